@@ -1,0 +1,111 @@
+# rknn-bench — build, test and install.
+#
+#   make              build build/rknn-bench and build/librknn-bench.a
+#   make run          install missing build dependencies (when possible), build, run the seed shapes
+#   make check        build and run every test; ends with "N passed, N failed"
+#   make bench        build the benchmarks under bench/ (build/bench-*)
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make clean
+#
+# Knobs: SANITIZE=1 (ASan+UBSan, objects in build/san), CROSS=aarch64-linux-gnu-
+# (cross build against the multiarch cJSON/libdrm, objects in build/<triplet>).
+
+CROSS    ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SANITIZE ?=
+
+ifneq ($(CROSS),)
+CC         := $(CROSS)gcc
+AR         := $(CROSS)ar
+TRIPLET    := $(patsubst %-,%,$(CROSS))
+PKG_CONFIG ?= PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
+BUILD      ?= build/$(TRIPLET)
+else
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+BUILD      ?= build
+endif
+
+ifeq ($(SANITIZE),1)
+BUILD      := $(BUILD)/san
+SANFLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+PKGS      := libcjson libdrm
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS   := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wshadow -Wvla -Werror
+CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD -MP
+LDLIBS   += $(PKG_LIBS) -lm -pthread
+LDFLAGS  += $(SANFLAGS)
+
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/npu/*.c src/dev/*.c src/sim/*.c src/tune/*.c))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+LIB      := $(BUILD)/librknn-bench.a
+BIN      := $(BUILD)/rknn-bench
+TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCHES  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench-%)
+
+.PHONY: all check run bench install uninstall clean deps
+.DEFAULT_GOAL := all
+
+all: $(BIN) $(LIB)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LDLIBS)
+
+$(BUILD)/obj/tests/unit/%.o: ALL_CFLAGS += $(CMOCKA_CFLAGS)
+
+$(BUILD)/bench-%: $(BUILD)/obj/bench/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+bench: $(BENCHES)
+
+check: $(BIN) $(TESTS)
+	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
+
+deps:
+	@sh scripts/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BIN) run configs/mat_kernel_size.json
+
+install: $(BIN) $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/rknn_bench
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/rknn-bench
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/librknn-bench.a
+	install -m 644 include/rknn_bench/*.h $(DESTDIR)$(PREFIX)/include/rknn_bench/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/rknn-bench $(DESTDIR)$(PREFIX)/lib/librknn-bench.a
+	rm -rf $(DESTDIR)$(PREFIX)/include/rknn_bench
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.d)

@@ -1,0 +1,71 @@
+/* Matmul shapes: the mat_kernel_size.json file of the ggml-rknn backend.
+ *
+ * Format (seed backend, §6), with an optional "dtype" at top level or per pair:
+ *   {"dtype":"fp16","pairs":[{"src0":{"row":M,"col":K},"src1":{"row":K,"col":N},
+ *                            "name":"ffn_up-0","dtype":"int8"}]}
+ * C[M×N] = src0[M×K] · src1[K×N]. Pairs with the same M, K, N and dtype are merged into
+ * one entry carrying all their names, in order of first appearance.
+ *
+ * Ownership: a struct rb_shape_list is owned by the caller; _init sets it up empty,
+ * _release frees everything it holds. Loaders append to the list. On error they return
+ * a negative errno, leave the list as it was, and rb_last_error() holds a message that
+ * names the file, the JSON path and the problem. */
+#ifndef RKNN_BENCH_SHAPE_H
+#define RKNN_BENCH_SHAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum rb_dtype {
+	RB_DTYPE_FP16 = 0, /* fp16 × fp16 → fp32 (fp32 accumulation) */
+	RB_DTYPE_INT8 = 1, /* int8 × int8 → int32 (exact) */
+};
+
+/* Largest accepted dimension (inclusive). */
+#define RB_SHAPE_DIM_MAX (INT64_C(1) << 31)
+
+struct rb_shape {
+	int64_t m, k, n;
+	enum rb_dtype dtype;
+};
+
+struct rb_shape_entry {
+	struct rb_shape shape;
+	char **names;
+	size_t n_names;
+};
+
+struct rb_shape_list {
+	struct rb_shape_entry *entries;
+	size_t count;
+};
+
+void rb_shape_list_init(struct rb_shape_list *list);
+void rb_shape_list_release(struct rb_shape_list *list);
+
+/* Reads a shapes file; `path` is used in messages. */
+int rb_shape_list_load_file(struct rb_shape_list *list, const char *path);
+/* Parses shapes JSON held in memory; `label` stands for the file name in messages. */
+int rb_shape_list_load_string(struct rb_shape_list *list, const char *json, size_t len,
+			      const char *label);
+/* Adds one shape given as "MxKxN" (e.g. "1x2048x8192"), named after the spec. */
+int rb_shape_list_add_spec(struct rb_shape_list *list, const char *spec, enum rb_dtype dtype);
+/* Adds a shape under a name, merging with an identical shape; a name already used by
+ * a different shape is refused. */
+int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, const char *name);
+
+const char *rb_dtype_name(enum rb_dtype dtype);          /* "fp16", "int8" */
+int rb_dtype_parse(const char *text, enum rb_dtype *out); /* 0 or -EINVAL */
+/* Bytes of one element of A/B, and of C. */
+size_t rb_dtype_in_size(enum rb_dtype dtype);
+size_t rb_dtype_out_size(enum rb_dtype dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

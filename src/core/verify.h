@@ -1,0 +1,85 @@
+/* Verification of a device's C against the CPU reference.
+ *
+ * Integers must match exactly. Floats pass when |got - exp| <= atol + rtol·|exp|
+ * (defaults per dtype: rb_verify_opts_init). `full` compares every element against a
+ * full reference C; `sample` compares a seeded random subset of elements, each
+ * recomputed on its own as a dot product, for shapes too big to check fully. */
+#ifndef RB_CORE_VERIFY_H
+#define RB_CORE_VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rknn_bench/shape.h"
+
+enum rb_verify_mode {
+	RB_VERIFY_AUTO = 0, /* full when M·N·K <= full_limit, else sample */
+	RB_VERIFY_FULL,
+	RB_VERIFY_SAMPLE,
+	RB_VERIFY_NONE,
+};
+
+enum rb_verify_status {
+	RB_VERIFY_VERIFIED = 0,
+	RB_VERIFY_FAILED,
+	RB_VERIFY_SKIPPED,
+};
+
+#define RB_VERIFY_MAX_REPORTED 10
+
+/* fp16 defaults: fp16 inputs, fp32 accumulation in any order. */
+#define RB_VERIFY_FP16_ATOL 1e-3
+#define RB_VERIFY_FP16_RTOL 1e-3
+/* M·N·K up to which `auto` means `full`. */
+#define RB_VERIFY_FULL_LIMIT (INT64_C(1) << 30)
+#define RB_VERIFY_DEFAULT_SAMPLES 4096
+
+struct rb_verify_opts {
+	enum rb_verify_mode mode;
+	double atol, rtol;   /* floats only */
+	int64_t samples;     /* elements checked in sample mode */
+	uint64_t seed;       /* which elements are sampled */
+	int64_t full_limit;  /* see RB_VERIFY_AUTO */
+};
+
+struct rb_mismatch {
+	int64_t i, j;
+	double expected, got;
+};
+
+struct rb_verify_result {
+	enum rb_verify_status status;
+	enum rb_verify_mode mode; /* the mode actually used (never AUTO) */
+	double max_abs, max_rel;
+	int64_t checked, mismatches;
+	int n_reported;
+	struct rb_mismatch first[RB_VERIFY_MAX_REPORTED];
+};
+
+/* Inputs and output of one matmul, row-major: A M×K, B K×N, C M×N. Element types follow
+ * the dtype: uint16_t (fp16) A/B with float C, or int8_t A/B with int32_t C. */
+struct rb_matmul_io {
+	struct rb_shape shape;
+	const void *a, *b;
+	const void *c;
+};
+
+void rb_verify_opts_init(struct rb_verify_opts *opts, enum rb_dtype dtype);
+/* The mode `opts` means for this shape (resolves AUTO). */
+enum rb_verify_mode rb_verify_resolve_mode(const struct rb_verify_opts *opts,
+					   const struct rb_shape *shape);
+
+/* Compares io->c against a full expected C (float for fp16, int32_t for int8). */
+void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
+		    const struct rb_verify_opts *opts, struct rb_verify_result *res);
+/* Compares a seeded sample of io->c against dot products of io->a and io->b. */
+void rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
+		      struct rb_verify_result *res);
+void rb_verify_skipped(struct rb_verify_result *res);
+
+const char *rb_verify_status_name(enum rb_verify_status status); /* verified|failed|skipped */
+const char *rb_verify_mode_name(enum rb_verify_mode mode);       /* auto|full|sample|none */
+int rb_verify_mode_parse(const char *text, enum rb_verify_mode *out);
+
+#endif

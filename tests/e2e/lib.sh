@@ -1,0 +1,28 @@
+# Helpers for end-to-end tests of the rknn-bench binary; each check prints one TAP line.
+# Sourced by tests/e2e/*.sh, which run from the top of the tree with $RKNN_BENCH set.
+RKNN_BENCH=${RKNN_BENCH:-build/rknn-bench}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+n=0
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+
+# expect_exit CODE DESCRIPTION -- COMMAND...: runs COMMAND, output in $TMP/out, $TMP/err
+expect_exit() {
+	code=$1
+	desc=$2
+	shift 3
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -eq "$code" ]; then ok "$desc"; else
+		not_ok "$desc" "exit $rc, wanted $code" "$(head -c 600 "$TMP/err")"
+	fi
+}
+
+# expect_grep PATTERN FILE DESCRIPTION
+expect_grep() {
+	if grep -qE -- "$1" "$2"; then ok "$3"; else
+		not_ok "$3" "no line matches '$1' in $2:" "$(head -c 600 "$2")"
+	fi
+}

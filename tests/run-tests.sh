@@ -1,0 +1,45 @@
+#!/bin/sh
+# Runs every test of `make check` and ends with the line "N passed, N failed".
+#
+# Usage: BUILD=build sh tests/run-tests.sh UNIT_TEST_BINARY...
+# Unit tests are cmocka binaries run with TAP output; end-to-end tests are the
+# tests/e2e/*.sh scripts, which also print TAP ("ok"/"not ok" lines). A binary or
+# script that dies without reporting counts as one failure.
+BUILD=${BUILD:-build}
+export BUILD
+export RKNN_BENCH="$BUILD/rknn-bench"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+
+run_one() { # name, command...
+	name=$1
+	shift
+	out=$(mktemp)
+	"$@" >"$out" 2>&1
+	rc=$?
+	grep -E '^(not )?ok ' "$out" | sed "s|^|$name: |" >>"$log"
+	grep -E '^not ok ' "$out" | sed "s|^|FAIL $name: |"
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
+		echo "not ok - $name exited with status $rc" | tee -a "$log"
+		tail -n 20 "$out"
+	elif ! grep -qE '^(not )?ok ' "$out"; then
+		echo "not ok - $name reported no test" | tee -a "$log"
+		tail -n 20 "$out"
+	fi
+	rm -f "$out"
+}
+
+for t in "$@"; do
+	CMOCKA_MESSAGE_OUTPUT=TAP run_one "$(basename "$t")" "$t"
+done
+for t in tests/e2e/*.sh; do
+	[ -f "$t" ] || continue
+	run_one "$(basename "$t" .sh)" sh "$t"
+done
+
+passed=$(grep -c ': ok \|^ok ' "$log")
+failed=$(grep -c 'not ok' "$log")
+[ "$failed" -eq 0 ] || status=1
+echo "$passed passed, $failed failed"
+exit $status
