@@ -83,9 +83,13 @@ $(BUILD)/obj/tests/unit/%.o: ALL_CFLAGS += $(CMOCKA_CFLAGS)
 $(BUILD)/bench-%: $(BUILD)/obj/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+$(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
 bench: $(BENCHES)
 
-check: $(BIN) $(TESTS)
+check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck
 	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
 
 deps:
@@ -108,4 +112,5 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.d) \
+	$(BUILD)/obj/tests/tools/jsoncheck.d

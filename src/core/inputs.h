@@ -3,7 +3,23 @@
  * `exact` data (the default) uses small integers for A and multiples of 1/8 for B, so
  * that every fp16 product and every fp32 partial sum is exactly representable: the
  * result does not depend on the order of accumulation, which is what lets a device be
- * checked tightly. `uniform` data is uniform in [-1, 1] (fp16) or [-128, 127] (int8). */
+ * checked tightly. `uniform` data is uniform in [-1, 1] (fp16) or [-128, 127] (int8).
+ *
+ * Why exact data is exact (fp16): A holds integers in [-4, 4] and B multiples of 1/8 in
+ * [-1, 1], all exact in fp16. A product a·b is p/8 with |p| <= 32, exact in fp16 (11
+ * significant bits). A partial sum of K products is s/8 with |s| <= 32·K; fp32 holds
+ * every s/8 with |s| <= 2^24 exactly, so every partial sum, in any order, is exact for
+ * K <= 2^19 = 524288. Past that only a sum near the worst case can round (random data
+ * stays far below it), but the guarantee is gone. An fp16 accumulator would only be
+ * exact for K <= 64.
+ *
+ * int8: both kinds are uniform in [-128, 127] for A and B. A product is at most
+ * (-128)·(-128) = 2^14, so int32 accumulation is exact while K·2^14 < 2^31, i.e. for
+ * K < 131072 = 2^17. Beyond that a worst-case sum wraps modulo 2^32, as int32 hardware
+ * does; verification then holds only if the reference wraps the same way.
+ *
+ * The stream is splitmix64 (core/rng.h): A and B use two seeds drawn from `seed`, so
+ * the same seed gives the same B for shapes that differ only in M. */
 #ifndef RB_CORE_INPUTS_H
 #define RB_CORE_INPUTS_H
 
@@ -22,15 +38,25 @@ struct rb_inputs {
 	void *b; /* K×N */
 };
 
-/* Allocates and fills A and B; returns 0, -ENOMEM or -EOVERFLOW (with a message). */
+/* Buffers are 64-byte aligned (free with free()). */
+#define RB_INPUTS_ALIGN 64
+
+/* Allocates and fills A and B; returns 0, -EINVAL (a dimension < 1), -ENOMEM or
+ * -EOVERFLOW (with a message). On error *in is left empty. */
 int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
 		   enum rb_data_kind kind);
+/* Frees A and B; safe on an empty or zeroed struct. */
 void rb_inputs_release(struct rb_inputs *in);
 
-/* Allocates an M×N output of the dtype's output type; NULL on failure. */
+/* Allocates an M×N output of the dtype's output type (float for fp16, int32_t for
+ * int8), 64-byte aligned; free with free(). Every byte is set to RB_OUTPUT_POISON so
+ * that an element a device fails to write cannot pass verification (float 3.39e38,
+ * int32 2139062143, beyond any exact-data result). NULL with errno ENOMEM, EOVERFLOW
+ * or EINVAL, and a message, on failure. */
 void *rb_output_alloc(const struct rb_shape *shape);
+#define RB_OUTPUT_POISON 0x7f
 
-int rb_data_kind_parse(const char *text, enum rb_data_kind *out);
-const char *rb_data_kind_name(enum rb_data_kind kind);
+int rb_data_kind_parse(const char *text, enum rb_data_kind *out); /* 0 or -EINVAL */
+const char *rb_data_kind_name(enum rb_data_kind kind);             /* "exact", "uniform" */
 
 #endif

@@ -3,7 +3,27 @@
  * Integers must match exactly. Floats pass when |got - exp| <= atol + rtol·|exp|
  * (defaults per dtype: rb_verify_opts_init). `full` compares every element against a
  * full reference C; `sample` compares a seeded random subset of elements, each
- * recomputed on its own as a dot product, for shapes too big to check fully. */
+ * recomputed on its own as a dot product, for shapes too big to check fully.
+ *
+ * Element rules (floats): an element passes when |got - exp| <= atol + rtol·|exp|. A NaN
+ * or infinite `got` where `exp` is finite fails; a non-finite `exp` (only possible
+ * from non-finite inputs) passes only against the same value (NaN against any NaN).
+ * Integers pass when equal.
+ *
+ * Result numbers: max_abs is the largest |got - exp| over the checked elements (inf when
+ * a non-finite value was found where a finite one was expected); max_rel is the largest
+ * |got - exp| / |exp| over checked elements with exp != 0 (elements whose expected value
+ * is 0 are judged by atol alone and left out of max_rel, rather than divided by a floor
+ * that would make the number depend on an arbitrary constant). `first` holds the first
+ * RB_VERIFY_MAX_REPORTED mismatches in row-major order.
+ *
+ * Sample mode checks the four corners (0,0), (0,N-1), (M-1,0), (M-1,N-1) plus
+ * (`samples` minus the number of distinct corners) positions drawn by stratified
+ * sampling: the M·N elements, in row-major order, are cut into that many runs of equal
+ * length (±1) and one position is drawn uniformly (rb_rng, `seed`) from each run. The
+ * positions are distinct and come out in row-major order, so the whole matrix is
+ * covered evenly and the mismatches reported are the first ones in row-major order.
+ * When samples >= M·N every element is checked. */
 #ifndef RB_CORE_VERIFY_H
 #define RB_CORE_VERIFY_H
 
@@ -65,6 +85,8 @@ struct rb_matmul_io {
 	const void *c;
 };
 
+/* Mode AUTO, fp16 atol/rtol RB_VERIFY_FP16_* (int8: 0, exact), RB_VERIFY_DEFAULT_SAMPLES,
+ * seed 0, full_limit RB_VERIFY_FULL_LIMIT. */
 void rb_verify_opts_init(struct rb_verify_opts *opts, enum rb_dtype dtype);
 /* The mode `opts` means for this shape (resolves AUTO). */
 enum rb_verify_mode rb_verify_resolve_mode(const struct rb_verify_opts *opts,
@@ -76,10 +98,12 @@ void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
 /* Compares a seeded sample of io->c against dot products of io->a and io->b. */
 void rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
 		      struct rb_verify_result *res);
+/* Status SKIPPED, mode NONE, nothing checked, max_abs and max_rel NAN (undefined). */
 void rb_verify_skipped(struct rb_verify_result *res);
 
 const char *rb_verify_status_name(enum rb_verify_status status); /* verified|failed|skipped */
 const char *rb_verify_mode_name(enum rb_verify_mode mode);       /* auto|full|sample|none */
+/* 0, or -EINVAL with a message. */
 int rb_verify_mode_parse(const char *text, enum rb_verify_mode *out);
 
 #endif

@@ -1,0 +1,478 @@
+/* rknn-bench run: benchmark and verify the matmuls of shapes files on a device. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/debug.h"
+#include "core/engine.h"
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/inputs.h"
+#include "core/ref.h"
+#include "core/report.h"
+#include "rknn_bench/shape.h"
+
+#define DEFAULT_SEED 1
+/* Bytes after C that must be left alone by the device: catches overruns. */
+#define GUARD_BYTES 256
+#define GUARD_BYTE 0xa5
+
+struct run_opts {
+	struct rb_shape_list shapes;
+	const struct rb_engine_ops *device;
+	struct rb_engine_opts engine;
+	struct rb_measure_opts measure;
+	struct rb_verify_opts verify;
+	uint64_t seed;
+	enum rb_data_kind data;
+	enum rb_format format;
+	const char *out_path;
+};
+
+static const char run_usage[] =
+	"usage: rknn-bench run [options] [SHAPES.json ...]\n"
+	"\n"
+	"Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
+	"verifying each result against the CPU reference before timing it.\n"
+	"\n"
+	"shapes:\n"
+	"  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
+	"  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
+	"device:\n"
+	"  --device NAME        auto (default) or cpu\n"
+	"  --threads N          CPU threads for the reference (default: one per CPU)\n"
+	"measuring:\n"
+	"  --warmup N           runs before sampling (default 2)\n"
+	"  --iters N            minimum samples (default 10)\n"
+	"  --min-time S         minimum seconds of samples per shape (default 0)\n"
+	"  --max-iters N        most samples per shape (default 100000)\n"
+	"verification:\n"
+	"  --verify MODE        auto (default: full up to M·N·K = 2^30, else sample),\n"
+	"                       full, sample or none\n"
+	"  --samples N          elements checked in sample mode (default 4096)\n"
+	"  --atol X, --rtol X   fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)\n"
+	"  --seed N             seed of inputs and of the sample (default 1)\n"
+	"  --data KIND          exact (default: small integers, order-independent sums)\n"
+	"                       or uniform\n"
+	"output:\n"
+	"  --format FMT         table (default), csv or json on stdout\n"
+	"  -o, --output FILE    also write the JSON report to FILE\n"
+	"\n"
+	"Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
+	"2 usage or input error, 3 device error.\n";
+
+enum {
+	OPT_SHAPE = 256, OPT_DTYPE, OPT_DEVICE, OPT_THREADS, OPT_WARMUP, OPT_ITERS,
+	OPT_MIN_TIME, OPT_MAX_ITERS, OPT_VERIFY, OPT_SAMPLES, OPT_ATOL, OPT_RTOL,
+	OPT_SEED, OPT_DATA, OPT_FORMAT,
+};
+
+static const struct option run_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"shape", required_argument, NULL, OPT_SHAPE},
+	{"dtype", required_argument, NULL, OPT_DTYPE},
+	{"device", required_argument, NULL, OPT_DEVICE},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"iters", required_argument, NULL, OPT_ITERS},
+	{"min-time", required_argument, NULL, OPT_MIN_TIME},
+	{"max-iters", required_argument, NULL, OPT_MAX_ITERS},
+	{"verify", required_argument, NULL, OPT_VERIFY},
+	{"samples", required_argument, NULL, OPT_SAMPLES},
+	{"atol", required_argument, NULL, OPT_ATOL},
+	{"rtol", required_argument, NULL, OPT_RTOL},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"data", required_argument, NULL, OPT_DATA},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"output", required_argument, NULL, 'o'},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_device(struct run_opts *o, const char *name)
+{
+	if (strcmp(name, "auto") == 0) {
+		o->device = rb_engine_default();
+		return 0;
+	}
+	o->device = rb_engine_find(name);
+	if (!o->device)
+		return rb_error("--device '%s' is not a device; this build has: auto, cpu", name);
+	return 0;
+}
+
+/* Options that take a count; kept apart so parse_option stays a flat switch. */
+static int parse_count(struct run_opts *o, int c, const char *arg)
+{
+	long v;
+	int ret;
+
+	switch (c) {
+	case OPT_THREADS:
+		ret = cli_parse_int("--threads", arg, 1, 1024, &v);
+		o->engine.threads = (int)v;
+		return ret;
+	case OPT_WARMUP:
+		ret = cli_parse_int("--warmup", arg, 0, 1000000, &v);
+		o->measure.warmup = (int)v;
+		return ret;
+	case OPT_ITERS:
+		ret = cli_parse_int("--iters", arg, 1, 100000000, &v);
+		o->measure.iters = (int)v;
+		return ret;
+	case OPT_MAX_ITERS:
+		ret = cli_parse_int("--max-iters", arg, 1, 100000000, &v);
+		o->measure.max_iters = (int)v;
+		return ret;
+	default: /* OPT_SAMPLES */
+		ret = cli_parse_int("--samples", arg, 1, 1L << 30, &v);
+		o->verify.samples = v;
+		return ret;
+	}
+}
+
+static int parse_named(const char *opt, const char *arg, int ret)
+{
+	if (ret < 0)
+		return rb_error("%s '%s' is not one of the accepted values; see 'rknn-bench run "
+				"--help'", opt, arg);
+	return 0;
+}
+
+static enum rb_dtype shape_dtype = RB_DTYPE_FP16;
+
+static int parse_option(struct run_opts *o, int c, const char *arg, const char **specs,
+			size_t *n_specs)
+{
+	switch (c) {
+	case OPT_SHAPE:
+		specs[(*n_specs)++] = arg;
+		return 0;
+	case OPT_DTYPE:
+		return parse_named("--dtype", arg, rb_dtype_parse(arg, &shape_dtype));
+	case OPT_DEVICE:
+		return parse_device(o, arg);
+	case OPT_MIN_TIME:
+		return cli_parse_double("--min-time", arg, 0, &o->measure.min_time_s);
+	case OPT_VERIFY:
+		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &o->verify.mode));
+	case OPT_ATOL:
+		return cli_parse_double("--atol", arg, 0, &o->verify.atol);
+	case OPT_RTOL:
+		return cli_parse_double("--rtol", arg, 0, &o->verify.rtol);
+	case OPT_SEED:
+		return cli_parse_u64("--seed", arg, &o->seed);
+	case OPT_DATA:
+		return parse_named("--data", arg, rb_data_kind_parse(arg, &o->data));
+	case OPT_FORMAT:
+		return parse_named("--format", arg, rb_format_parse(arg, &o->format));
+	case 'o':
+		o->out_path = arg;
+		return 0;
+	default:
+		return parse_count(o, c, arg);
+	}
+}
+
+static void run_opts_init(struct run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	rb_shape_list_init(&o->shapes);
+	o->device = rb_engine_default();
+	rb_measure_opts_init(&o->measure);
+	rb_verify_opts_init(&o->verify, RB_DTYPE_FP16);
+	o->seed = DEFAULT_SEED;
+}
+
+static int load_shapes(struct run_opts *o, char **files, int n_files, const char **specs,
+		       size_t n_specs)
+{
+	for (int i = 0; i < n_files; i++)
+		if (rb_shape_list_load_file(&o->shapes, files[i]) < 0)
+			return rb_error("%s", rb_last_error());
+	for (size_t i = 0; i < n_specs; i++)
+		if (rb_shape_list_add_spec(&o->shapes, specs[i], shape_dtype) < 0)
+			return rb_error("%s", rb_last_error());
+	if (o->shapes.count == 0)
+		return rb_error("no shapes: give a shapes file or --shape MxKxN; see 'rknn-bench "
+				"run --help'");
+	return 0;
+}
+
+/* Parses argv into `o`; returns 0, or an exit code > 0 (help printed: RB_EXIT_OK + 100). */
+static int parse_args(struct run_opts *o, int argc, char **argv)
+{
+	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	size_t n_specs = 0;
+	int c, ret = 0;
+
+	if (!specs)
+		return RB_EXIT_USAGE;
+	shape_dtype = RB_DTYPE_FP16;
+	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", run_options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(run_usage, stdout);
+			ret = -2;
+		} else if (c == '?') {
+			fputs("see 'rknn-bench run --help'\n", stderr);
+			ret = -1;
+		} else {
+			ret = parse_option(o, c, optarg, specs, &n_specs);
+		}
+	}
+	if (ret == 0)
+		ret = load_shapes(o, argv + optind, argc - optind, specs, n_specs);
+	free(specs);
+	if (ret == -2)
+		return 100 + RB_EXIT_OK;
+	return ret < 0 ? RB_EXIT_USAGE : 0;
+}
+
+/* The command line that measures this shape alone with the same settings. */
+static void format_reproducer(const struct run_opts *o, const struct rb_shape *s, char *buf,
+			      size_t size)
+{
+	snprintf(buf, size,
+		 "rknn-bench run --device %s --shape %lldx%lldx%lld --dtype %s --threads %d "
+		 "--seed %llu --data %s --verify %s",
+		 o->device->name, (long long)s->m, (long long)s->k, (long long)s->n,
+		 rb_dtype_name(s->dtype), rb_ref_threads(o->engine.threads),
+		 (unsigned long long)o->seed, rb_data_kind_name(o->data),
+		 rb_verify_mode_name(o->verify.mode));
+}
+
+static int write_json(FILE *f, void *ctx)
+{
+	char *text = cJSON_Print(ctx);
+	int ret = 0;
+
+	if (!text)
+		return -ENOMEM;
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+		ret = -EIO;
+	free(text);
+	return ret;
+}
+
+/* C with GUARD_BYTES of a known pattern behind it. */
+static void *guarded_output(const struct rb_shape *s, size_t *bytes)
+{
+	unsigned char *c;
+
+	*bytes = (size_t)s->m * (size_t)s->n * rb_dtype_out_size(s->dtype);
+	c = malloc(*bytes + GUARD_BYTES);
+	if (c)
+		memset(c + *bytes, GUARD_BYTE, GUARD_BYTES);
+	return c;
+}
+
+static bool guard_intact(const void *c, size_t bytes)
+{
+	const unsigned char *g = (const unsigned char *)c + bytes;
+
+	for (size_t i = 0; i < GUARD_BYTES; i++)
+		if (g[i] != GUARD_BYTE)
+			return false;
+	return true;
+}
+
+/* Checks C from one run. The expected values never come from the code under test: the
+ * CPU reference is checked against the naive loop, every other device against the
+ * fast reference. */
+static int verify_output(const struct run_opts *o, const struct rb_engine *e,
+			 const struct rb_inputs *in, const void *c, struct rb_verify_result *res)
+{
+	struct rb_matmul_io io = {.shape = in->shape, .a = in->a, .b = in->b, .c = c};
+	struct rb_verify_opts vo = o->verify;
+	const struct rb_shape *s = &in->shape;
+	void *expected;
+	int ret = 0;
+
+	vo.mode = rb_verify_resolve_mode(&o->verify, s);
+	if (vo.mode == RB_VERIFY_NONE) {
+		rb_verify_skipped(res);
+		return 0;
+	}
+	if (vo.mode == RB_VERIFY_SAMPLE) {
+		rb_verify_sample(&io, &vo, res);
+		return 0;
+	}
+	expected = rb_output_alloc(s);
+	if (!expected)
+		return rb_error("out of memory for the reference C of %lldx%lldx%lld",
+				(long long)s->m, (long long)s->k, (long long)s->n);
+	if (e->ops->is_reference && s->dtype == RB_DTYPE_FP16)
+		rb_ref_naive_f16(in->a, in->b, expected, s->m, s->k, s->n);
+	else if (e->ops->is_reference)
+		rb_ref_naive_i8(in->a, in->b, expected, s->m, s->k, s->n);
+	else
+		ret = rb_ref_gemm(s, in->a, in->b, expected, o->engine.threads);
+	if (ret == 0)
+		rb_verify_full(&io, expected, &vo, res);
+	free(expected);
+	return ret < 0 ? rb_error("reference GEMM failed: %s", rb_last_error()) : 0;
+}
+
+/* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C. */
+static void corrupt_output(const struct rb_shape *s, void *c)
+{
+	size_t mid = (size_t)(s->m / 2) * (size_t)s->n + (size_t)(s->n / 2);
+
+	if (s->dtype == RB_DTYPE_FP16)
+		((float *)c)[mid] += 1.0f;
+	else
+		((int32_t *)c)[mid] += 1;
+}
+
+struct timed_run {
+	struct rb_engine *engine;
+	void *c;
+};
+
+static int timed_run(void *ctx, double *elapsed_us)
+{
+	struct timed_run *t = ctx;
+
+	return t->engine->ops->run(t->engine, t->c, elapsed_us);
+}
+
+/* The first run of a shape: device errors, overruns and wrong results are caught
+ * here, before anything is timed. Returns 0 or an exit code. */
+static int checked_run(const struct run_opts *o, struct rb_engine *e,
+		       const struct rb_inputs *in, void *c, size_t bytes, struct rb_result *r)
+{
+	double elapsed_us;
+
+	if (e->ops->run(e, c, &elapsed_us) < 0) {
+		rb_error("device '%s' failed: %s", e->ops->name, rb_last_error());
+		return RB_EXIT_DEVICE;
+	}
+	if (!guard_intact(c, bytes)) {
+		rb_error("device '%s' wrote past the end of C", e->ops->name);
+		return RB_EXIT_FAIL;
+	}
+	if (rb_debug("corrupt_c"))
+		corrupt_output(&in->shape, c);
+	return verify_output(o, e, in, c, &r->verify) < 0 ? RB_EXIT_USAGE : 0;
+}
+
+/* Prepares, verifies, then measures one shape. Returns 0 or an exit code. */
+static int measure_shape(const struct run_opts *o, struct rb_engine *e,
+			 const struct rb_inputs *in, struct rb_result *r)
+{
+	size_t bytes;
+	struct timed_run t = {.engine = e, .c = guarded_output(&in->shape, &bytes)};
+	double t0 = rb_now_us();
+	int ret;
+
+	if (!t.c) {
+		rb_error("out of memory for C (%zu bytes)", bytes);
+		return RB_EXIT_USAGE;
+	}
+	ret = e->ops->prepare(e, in);
+	r->setup_us = rb_now_us() - t0;
+	if (ret < 0) {
+		rb_error("device '%s' cannot prepare: %s", e->ops->name, rb_last_error());
+		ret = RB_EXIT_DEVICE;
+	} else {
+		ret = checked_run(o, e, in, t.c, bytes, r);
+	}
+	if (ret == 0 && rb_measure(&o->measure, timed_run, &t, &r->stats) < 0) {
+		rb_error("device '%s' failed while timing: %s", e->ops->name, rb_last_error());
+		ret = RB_EXIT_DEVICE;
+	}
+	free(t.c);
+	return ret;
+}
+
+static int run_shape(const struct run_opts *o, struct rb_engine *e,
+		     const struct rb_shape_entry *entry, struct rb_result *r)
+{
+	struct rb_inputs in;
+	int ret;
+
+	r->shape = entry->shape;
+	r->names = entry->names;
+	r->n_names = entry->n_names;
+	r->device = e->ops->name;
+	r->modeled = e->ops->modeled;
+	r->config = e->ops->config(e);
+	format_reproducer(o, &entry->shape, r->reproducer, sizeof(r->reproducer));
+	if (rb_inputs_init(&in, &entry->shape, o->seed, o->data) < 0)
+		return rb_error("%s: %s", entry->names[0], rb_last_error()), RB_EXIT_USAGE;
+	if (!cli_quiet && isatty(STDERR_FILENO))
+		fprintf(stderr, "running %s (%lldx%lldx%lld %s) on %s...\n", entry->names[0],
+			(long long)entry->shape.m, (long long)entry->shape.k,
+			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype),
+			e->ops->name);
+	ret = measure_shape(o, e, &in, r);
+	rb_inputs_release(&in);
+	return ret;
+}
+
+static int run_all(const struct run_opts *o, struct rb_result **out)
+{
+	struct rb_engine engine;
+	int ret;
+
+	if (rb_engine_open(&engine, o->device, &o->engine) < 0) {
+		rb_error("cannot open device '%s': %s", o->device->name, rb_last_error());
+		return RB_EXIT_DEVICE;
+	}
+	*out = calloc(o->shapes.count, sizeof(**out));
+	ret = *out ? 0 : RB_EXIT_DEVICE;
+	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++)
+		ret = run_shape(o, &engine, &o->shapes.entries[i], &(*out)[i]);
+	rb_engine_close(&engine);
+	return ret;
+}
+
+/* Prints the results and writes -o; returns the exit code. Nothing is printed when a
+ * shape could not be run (ret != 0): a partial report would look like a complete one. */
+static int report(const struct run_opts *o, const struct rb_context *ctx,
+		  const struct rb_result *results, int ret)
+{
+	size_t n = o->shapes.count;
+	cJSON *json;
+
+	if (ret != 0)
+		return ret;
+	if (rb_report_write(stdout, o->format, ctx, results, n) < 0)
+		return rb_error("cannot write the report: %s", rb_last_error()), RB_EXIT_USAGE;
+	if (o->out_path) {
+		json = rb_report_json(ctx, results, n);
+		ret = json ? rb_file_write_atomic(o->out_path, write_json, json) : -ENOMEM;
+		cJSON_Delete(json);
+		if (ret < 0)
+			return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (results[i].verify.status == RB_VERIFY_FAILED)
+			return RB_EXIT_FAIL;
+	return RB_EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o;
+	struct rb_context ctx;
+	struct rb_result *results = NULL;
+	int ret;
+
+	run_opts_init(&o);
+	ret = parse_args(&o, argc, argv);
+	if (ret == 0)
+		ret = run_all(&o, &results);
+	if (results) {
+		rb_context_collect(&ctx);
+		ret = report(&o, &ctx, results, ret);
+		for (size_t i = 0; i < o.shapes.count; i++)
+			rb_result_release(&results[i]);
+		free(results);
+	}
+	rb_shape_list_release(&o.shapes);
+	return ret >= 100 ? ret - 100 : ret;
+}

@@ -1,0 +1,107 @@
+/* rknn-bench [global options] <command> [options] [args] */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/version.h"
+
+bool cli_quiet;
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static int cmd_help(int argc, char **argv);
+
+/* Adding a command is a line here and a cmd_<name>.c. */
+static const struct command commands[] = {
+	{"run", cmd_run, "benchmark and verify the matmuls of shapes files on a device"},
+	{"help", cmd_help, "show help for rknn-bench or one command"},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: rknn-bench [--quiet] [--version] [--help] <command> [options] [args]\n\n"
+		     "Benchmark and tune matrix multiplication on the Rockchip RK3588 NPU.\n\n"
+		     "commands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'rknn-bench <command> --help' describes a command.\n"
+		     "exit codes: 0 ok, 1 verification failure or regression, 2 usage or input "
+		     "error, 3 device or driver error\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct command *cmd;
+	char *help_argv[] = {NULL, "--help", NULL};
+
+	if (argc < 2) {
+		usage(stdout);
+		return RB_EXIT_OK;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd || cmd->fn == cmd_help) {
+		rb_error("'%s' is not a command; see 'rknn-bench --help'", argv[1]);
+		return RB_EXIT_USAGE;
+	}
+	help_argv[0] = (char *)cmd->name;
+	return cmd->fn(2, help_argv);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{"quiet", no_argument, NULL, 'q'},
+		{NULL, 0, NULL, 0},
+	};
+	const struct command *cmd;
+	int c;
+
+	/* '+': stop at the command name; its own options are parsed by the command. */
+	while ((c = getopt_long(argc, argv, "+hVq", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return RB_EXIT_OK;
+		case 'V':
+			printf("rknn-bench %s\n", RB_VERSION);
+			return RB_EXIT_OK;
+		case 'q':
+			cli_quiet = true;
+			break;
+		default:
+			usage(stderr);
+			return RB_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return RB_EXIT_USAGE;
+	}
+	cmd = find_command(argv[optind]);
+	if (!cmd) {
+		rb_error("'%s' is not a command; see 'rknn-bench --help'", argv[optind]);
+		return RB_EXIT_USAGE;
+	}
+	argc -= optind;
+	argv += optind;
+	optind = 0; /* glibc: full reset so the command's getopt_long starts afresh */
+	return cmd->fn(argc, argv);
+}

@@ -1,0 +1,45 @@
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+#include "core/error.h"
+
+int cli_parse_int(const char *opt, const char *text, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return rb_error("%s '%s' must be an integer from %ld to %ld", opt, text, min, max);
+	*out = v;
+	return 0;
+}
+
+int cli_parse_u64(const char *opt, const char *text, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 0);
+	if (errno || end == text || *end || text[0] == '-')
+		return rb_error("%s '%s' must be a non-negative integer", opt, text);
+	*out = v;
+	return 0;
+}
+
+int cli_parse_double(const char *opt, const char *text, double min, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(v) || v < min)
+		return rb_error("%s '%s' must be a number of at least %g", opt, text, min);
+	*out = v;
+	return 0;
+}

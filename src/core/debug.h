@@ -1,0 +1,12 @@
+/* Debug switches, read once from RKNN_BENCH_DEBUG=flag,flag (Mesa's pattern).
+ *
+ *   corrupt_c   after each verification run, change one element of C: proves end to
+ *               end that a wrong result is caught (exit code 1) */
+#ifndef RB_CORE_DEBUG_H
+#define RB_CORE_DEBUG_H
+
+#include <stdbool.h>
+
+bool rb_debug(const char *flag);
+
+#endif

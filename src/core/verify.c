@@ -1,0 +1,243 @@
+#include "core/verify.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/ref.h"
+#include "core/rng.h"
+
+static const char *const mode_names[] = {
+	[RB_VERIFY_AUTO] = "auto",
+	[RB_VERIFY_FULL] = "full",
+	[RB_VERIFY_SAMPLE] = "sample",
+	[RB_VERIFY_NONE] = "none",
+};
+
+static const char *const status_names[] = {
+	[RB_VERIFY_VERIFIED] = "verified",
+	[RB_VERIFY_FAILED] = "failed",
+	[RB_VERIFY_SKIPPED] = "skipped",
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void rb_verify_opts_init(struct rb_verify_opts *opts, enum rb_dtype dtype)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->mode = RB_VERIFY_AUTO;
+	if (dtype == RB_DTYPE_FP16) {
+		opts->atol = RB_VERIFY_FP16_ATOL;
+		opts->rtol = RB_VERIFY_FP16_RTOL;
+	}
+	opts->samples = RB_VERIFY_DEFAULT_SAMPLES;
+	opts->seed = 0;
+	opts->full_limit = RB_VERIFY_FULL_LIMIT;
+}
+
+enum rb_verify_mode rb_verify_resolve_mode(const struct rb_verify_opts *opts,
+					   const struct rb_shape *shape)
+{
+	int64_t mn;
+
+	if (opts->mode != RB_VERIFY_AUTO)
+		return opts->mode;
+	if (shape->m <= 0 || shape->n <= 0 || shape->k <= 0)
+		return RB_VERIFY_FULL; /* nothing to compute: full is free */
+	/* M·N·K can overflow int64 (each dimension may reach 2^31): compare M·N with
+	 * full_limit / K instead, exact for positive integers. */
+	mn = shape->m * shape->n;
+	return mn <= opts->full_limit / shape->k ? RB_VERIFY_FULL : RB_VERIFY_SAMPLE;
+}
+
+static void result_start(struct rb_verify_result *res, enum rb_verify_mode mode)
+{
+	memset(res, 0, sizeof(*res));
+	res->status = RB_VERIFY_VERIFIED;
+	res->mode = mode;
+}
+
+static void record(struct rb_verify_result *res, int64_t i, int64_t j, double exp, double got)
+{
+	struct rb_mismatch *mm;
+
+	res->mismatches++;
+	res->status = RB_VERIFY_FAILED;
+	if (res->n_reported >= RB_VERIFY_MAX_REPORTED)
+		return;
+	mm = &res->first[res->n_reported++];
+	mm->i = i;
+	mm->j = j;
+	mm->expected = exp;
+	mm->got = got;
+}
+
+/* Error of one element, or -1 when exp is non-finite and so has no error. */
+static double abs_error(double exp, double got)
+{
+	if (!isfinite(exp))
+		return -1;
+	if (!isfinite(got))
+		return INFINITY;
+	return fabs(got - exp);
+}
+
+static bool nonfinite_match(double exp, double got)
+{
+	return (isnan(exp) && isnan(got)) || exp == got;
+}
+
+/* Judges one element; the tolerance is 0 for integers. */
+static void check(struct rb_verify_result *res, const struct rb_verify_opts *opts,
+		  int64_t i, int64_t j, double exp, double got)
+{
+	double err = abs_error(exp, got);
+	bool ok;
+
+	res->checked++;
+	if (err < 0) {
+		ok = nonfinite_match(exp, got);
+	} else {
+		if (err > res->max_abs)
+			res->max_abs = err;
+		if (exp != 0 && err / fabs(exp) > res->max_rel)
+			res->max_rel = err / fabs(exp);
+		ok = err <= opts->atol + opts->rtol * fabs(exp);
+	}
+	if (!ok)
+		record(res, i, j, exp, got);
+}
+
+void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
+		    const struct rb_verify_opts *opts, struct rb_verify_result *res)
+{
+	struct rb_verify_opts exact = *opts;
+	int64_t i, j, idx, m = io->shape.m, n = io->shape.n;
+	const float *cf = io->c, *ef = expected;
+	const int32_t *ci = io->c, *ei = expected;
+
+	result_start(res, RB_VERIFY_FULL);
+	if (io->shape.dtype == RB_DTYPE_INT8) {
+		exact.atol = exact.rtol = 0; /* integers match exactly, whatever opts say */
+		opts = &exact;
+	}
+	for (i = 0; i < m; i++) {
+		for (j = 0; j < n; j++) {
+			idx = i * n + j;
+			if (io->shape.dtype == RB_DTYPE_INT8)
+				check(res, opts, i, j, ei[idx], ci[idx]);
+			else
+				check(res, opts, i, j, ef[idx], cf[idx]);
+		}
+	}
+}
+
+/* Checks element `idx` (row-major) against its own dot product. */
+static void check_dot(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
+		      struct rb_verify_result *res, int64_t idx)
+{
+	int64_t k = io->shape.k, n = io->shape.n, i = idx / n, j = idx % n;
+	const float *cf = io->c;
+	const int32_t *ci = io->c;
+
+	if (io->shape.dtype == RB_DTYPE_INT8)
+		check(res, opts, i, j, rb_ref_dot_i8(io->a, io->b, k, n, i, j), ci[idx]);
+	else
+		check(res, opts, i, j, rb_ref_dot_f16(io->a, io->b, k, n, i, j), cf[idx]);
+}
+
+/* The distinct corner indices in increasing order; returns how many. */
+static int corners(const struct rb_shape *s, int64_t out[4])
+{
+	int64_t c[4] = { 0, s->n - 1, (s->m - 1) * s->n, s->m * s->n - 1 };
+	int i, count = 0;
+
+	/* c[] is already non-decreasing; equal neighbours appear when M or N is 1. */
+	for (i = 0; i < 4; i++)
+		if (count == 0 || c[i] != out[count - 1])
+			out[count++] = c[i];
+	return count;
+}
+
+/* Checks the corners merged, in row-major order, with one seeded position from each
+ * of `runs` equal runs of the M·N elements. */
+static void check_strata(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
+			 struct rb_verify_result *res, int64_t runs)
+{
+	int64_t total = io->shape.m * io->shape.n, corner[4], t, start, len, pos;
+	int64_t width = runs ? total / runs : 0, rem = runs ? total % runs : 0;
+	int nc = corners(&io->shape, corner), ci = 0;
+	struct rb_rng rng;
+
+	rb_rng_init(&rng, opts->seed);
+	for (t = 0; t < runs; t++) {
+		start = t * width + (t < rem ? t : rem);
+		len = width + (t < rem);
+		pos = start + rb_rng_range(&rng, 0, len - 1);
+		for (; ci < nc && corner[ci] <= pos; ci++)
+			if (corner[ci] != pos)
+				check_dot(io, opts, res, corner[ci]);
+		check_dot(io, opts, res, pos);
+	}
+	for (; ci < nc; ci++)
+		check_dot(io, opts, res, corner[ci]);
+}
+
+void rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
+		      struct rb_verify_result *res)
+{
+	struct rb_verify_opts exact = *opts;
+	int64_t total = io->shape.m * io->shape.n, idx, corner[4], runs;
+
+	result_start(res, RB_VERIFY_SAMPLE);
+	if (io->shape.m <= 0 || io->shape.n <= 0)
+		return;
+	if (io->shape.dtype == RB_DTYPE_INT8) {
+		exact.atol = exact.rtol = 0;
+		opts = &exact;
+	}
+	if (opts->samples >= total) {
+		for (idx = 0; idx < total; idx++)
+			check_dot(io, opts, res, idx);
+		return;
+	}
+	runs = opts->samples - corners(&io->shape, corner);
+	check_strata(io, opts, res, runs > 0 ? runs : 0);
+}
+
+void rb_verify_skipped(struct rb_verify_result *res)
+{
+	result_start(res, RB_VERIFY_NONE);
+	res->status = RB_VERIFY_SKIPPED;
+	res->max_abs = NAN;
+	res->max_rel = NAN;
+}
+
+const char *rb_verify_status_name(enum rb_verify_status status)
+{
+	if ((unsigned)status >= ARRAY_SIZE(status_names))
+		return "unknown";
+	return status_names[status];
+}
+
+const char *rb_verify_mode_name(enum rb_verify_mode mode)
+{
+	if ((unsigned)mode >= ARRAY_SIZE(mode_names))
+		return "unknown";
+	return mode_names[mode];
+}
+
+int rb_verify_mode_parse(const char *text, enum rb_verify_mode *out)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(mode_names); i++) {
+		if (strcmp(text, mode_names[i]) == 0) {
+			*out = (enum rb_verify_mode)i;
+			return 0;
+		}
+	}
+	return rb_set_error(-EINVAL, "unknown verify mode '%s'; use auto, full, sample or none",
+			    text);
+}

@@ -1,0 +1,89 @@
+# End-to-end tests of `rknn-bench run --device cpu` and the command line.
+. tests/e2e/lib.sh
+JSONCHECK=${BUILD:-build}/tests/jsoncheck
+FAST="--iters 2 --warmup 0"
+
+# The seed shapes: three unique shapes, each verified, in a table.
+expect_exit 0 "run seed shapes on cpu" -- $RKNN_BENCH run configs/mat_kernel_size.json --device cpu $FAST
+expect_grep 'GFLOP/s' "$TMP/out" "table has a GFLOP/s column"
+rows=$(grep -cE '^(ffn_up-0|ffn_out-0|result_output) ' "$TMP/out")
+[ "$rows" -eq 3 ] && ok "table has the three unique seed shapes" ||
+	not_ok "table has the three unique seed shapes" "found $rows rows" "$(cat "$TMP/out")"
+verified=$(grep -c 'verified' "$TMP/out")
+[ "$verified" -ge 3 ] && ok "every seed shape verified" || not_ok "every seed shape verified" "$(cat "$TMP/out")"
+
+# JSON on stdout is valid and carries the documented fields.
+expect_exit 0 "run --format json" -- $RKNN_BENCH run configs/mat_kernel_size.json --device cpu --format json $FAST
+cp "$TMP/out" "$TMP/report.json"
+expect_exit 0 "json output parses" -- "$JSONCHECK" "$TMP/report.json"
+check_field() { # path expected
+	got=$("$JSONCHECK" "$TMP/report.json" "$1" 2>&1)
+	[ "$got" = "$2" ] && ok "json $1 = $2" || not_ok "json $1 = $2" "got '$got'"
+}
+check_field schema rknn-bench/1
+check_field results.# 3
+check_field results.0.shape.m 1
+check_field results.0.shape.k 2048
+check_field results.0.shape.n 8192
+check_field results.0.shape.dtype fp16
+check_field results.0.names.# 17
+check_field results.0.device cpu
+check_field results.0.modeled false
+check_field results.0.verify.status verified
+check_field results.2.names.0 result_output
+check_field results.0.stats.samples_us.# 2
+expect_exit 0 "json has context.tool_version" -- "$JSONCHECK" "$TMP/report.json" context.tool_version
+
+# CSV: a header and one line per shape.
+expect_exit 0 "run --format csv" -- $RKNN_BENCH run --device cpu --shape 4x64x32 --shape 2x16x8 --format csv $FAST
+lines=$(wc -l <"$TMP/out")
+[ "$lines" -eq 3 ] && ok "csv has header + 2 rows" || not_ok "csv has header + 2 rows" "$(cat "$TMP/out")"
+
+# int8 is exact; --verify sample and full both verify.
+expect_exit 0 "int8 shape verifies" -- $RKNN_BENCH run --device cpu --shape 3x100x70 --dtype int8 --format json $FAST
+expect_grep '"status":[[:space:]]*"verified"' "$TMP/out" "int8 result verified"
+expect_exit 0 "sample verification" -- $RKNN_BENCH run --device cpu --shape 64x256x96 --verify sample --samples 100 --format json $FAST
+expect_grep '"mode":[[:space:]]*"sample"' "$TMP/out" "sample mode reported"
+expect_exit 0 "uniform data verifies" -- $RKNN_BENCH run --device cpu --shape 33x517x65 --data uniform $FAST
+
+# -o writes the JSON report in addition to the table, and replaces an old file.
+echo old >"$TMP/r.json"
+expect_exit 0 "run -o FILE" -- $RKNN_BENCH run --device cpu --shape 8x64x64 -o "$TMP/r.json" $FAST
+expect_grep 'GFLOP/s' "$TMP/out" "-o still prints the table"
+expect_exit 0 "-o file is valid JSON" -- "$JSONCHECK" "$TMP/r.json" results.0.reproducer
+expect_grep 'rknn-bench run --device cpu --shape 8x64x64' "$TMP/out" "reproducer names the shape"
+
+# A wrong result is caught: exit 1, reported as failed with the position.
+expect_exit 1 "corrupted C fails verification" -- \
+	env RKNN_BENCH_DEBUG=corrupt_c $RKNN_BENCH run --device cpu --shape 4x32x16 -o "$TMP/bad.json" $FAST
+expect_grep 'failed' "$TMP/out" "failure shown in the table"
+expect_grep '\(2, 8\)|2,8|i=2.*j=8' "$TMP/out" "first mismatch position shown"
+got=$("$JSONCHECK" "$TMP/bad.json" results.0.verify.mismatches 2>&1)
+[ "$got" = 1 ] && ok "json counts one mismatch" || not_ok "json counts one mismatch" "got '$got'"
+expect_exit 1 "corrupted int8 C fails" -- \
+	env RKNN_BENCH_DEBUG=corrupt_c $RKNN_BENCH run --device cpu --shape 5x9x7 --dtype int8 $FAST
+
+# Command line: help, version, usage errors (exit 2).
+expect_exit 0 "--version" -- $RKNN_BENCH --version
+expect_grep '^rknn-bench [0-9]+\.[0-9]+' "$TMP/out" "--version prints the version"
+expect_exit 0 "--help" -- $RKNN_BENCH --help
+expect_grep 'run' "$TMP/out" "--help lists run"
+expect_exit 0 "run --help" -- $RKNN_BENCH run --help
+expect_grep '--shape' "$TMP/out" "run --help documents --shape"
+expect_exit 0 "help run" -- $RKNN_BENCH help run
+expect_exit 2 "no command" -- $RKNN_BENCH
+expect_exit 2 "unknown command" -- $RKNN_BENCH frobnicate
+expect_grep "'frobnicate' is not a command" "$TMP/err" "unknown command named"
+expect_exit 2 "unknown option" -- $RKNN_BENCH run --frob
+expect_exit 2 "unknown device" -- $RKNN_BENCH run --device tpu --shape 1x2x3
+expect_grep "tpu" "$TMP/err" "unknown device named"
+expect_exit 2 "bad --iters" -- $RKNN_BENCH run --shape 1x2x3 --iters 0
+expect_exit 2 "bad --threads" -- $RKNN_BENCH run --shape 1x2x3 --threads x
+expect_exit 2 "bad --format" -- $RKNN_BENCH run --shape 1x2x3 --format xml
+expect_exit 2 "bad --dtype" -- $RKNN_BENCH run --shape 1x2x3 --dtype bf16
+expect_exit 2 "bad --shape" -- $RKNN_BENCH run --shape 1x2
+expect_exit 2 "no shapes" -- $RKNN_BENCH run
+expect_exit 2 "missing shapes file" -- $RKNN_BENCH run "$TMP/none.json" -o "$TMP/none-out.json"
+expect_grep "none.json" "$TMP/err" "missing file named"
+[ ! -e "$TMP/none-out.json" ] && ok "no output file on error" || not_ok "no output file on error"
+expect_exit 2 "unwritable -o" -- $RKNN_BENCH run --shape 2x8x8 $FAST -o "$TMP/no/such/dir/r.json"

@@ -1,0 +1,102 @@
+/* jsoncheck FILE [PATH]: exits 0 when FILE ("-": stdin) is one valid JSON value with
+ * nothing after it, and prints the value at PATH (dot-separated keys and array
+ * indexes, e.g. results.0.verify.status; strings unquoted, "#" after a key gives the
+ * array's length). Used by the end-to-end tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+static char *slurp(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0, got;
+	char *buf = malloc(cap + 1);
+
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *bigger = realloc(buf, 2 * cap + 1);
+
+			if (!bigger)
+				free(buf);
+			buf = bigger;
+			cap *= 2;
+		}
+	}
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static const cJSON *walk(const cJSON *v, char *path)
+{
+	for (char *key = path, *next; v && key && *key; key = next) {
+		next = strchr(key, '.');
+		if (next)
+			*next++ = '\0';
+		if (strcmp(key, "#") == 0) {
+			static cJSON count;
+
+			count.type = cJSON_Number;
+			count.valuedouble = cJSON_GetArraySize(v);
+			return &count;
+		}
+		if (cJSON_IsArray(v))
+			v = cJSON_GetArrayItem(v, (int)strtol(key, NULL, 10));
+		else
+			v = cJSON_GetObjectItemCaseSensitive(v, key);
+	}
+	return v;
+}
+
+static void print_value(const cJSON *v)
+{
+	char *text;
+
+	if (cJSON_IsString(v)) {
+		puts(v->valuestring);
+		return;
+	}
+	if (cJSON_IsNumber(v)) {
+		printf("%.17g\n", v->valuedouble);
+		return;
+	}
+	text = cJSON_PrintUnformatted(v);
+	puts(text ? text : "?");
+	free(text);
+}
+
+int main(int argc, char **argv)
+{
+	FILE *f = argc > 1 && strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
+	const char *end = NULL;
+	const cJSON *v;
+	size_t len;
+	char *text;
+	cJSON *doc;
+
+	if (argc < 2 || !f || !(text = slurp(f, &len))) {
+		fprintf(stderr, "jsoncheck: cannot read '%s'\n", argc > 1 ? argv[1] : "");
+		return 2;
+	}
+	doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	while (doc && end && (*end == ' ' || *end == '\n' || *end == '\t' || *end == '\r'))
+		end++;
+	if (!doc || (end && *end)) {
+		fprintf(stderr, "jsoncheck: invalid JSON at byte %ld\n", end ? (long)(end - text) : -1L);
+		return 1;
+	}
+	if (argc > 2) {
+		v = walk(doc, argv[2]);
+		if (!v) {
+			fprintf(stderr, "jsoncheck: no value at '%s'\n", argv[2]);
+			return 1;
+		}
+		print_value(v);
+	}
+	cJSON_Delete(doc);
+	free(text);
+	return 0;
+}
