@@ -1,0 +1,244 @@
+/* Whole-file reads and crash-safe writes (see fileio.h). */
+#include "core/fileio.h"
+
+#include "core/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Refuse to slurp more than this: inputs are small JSON files, and a mistaken path such
+ * as /dev/zero must not eat the machine's memory. */
+#define FILE_MAX ((size_t)256 << 20)
+
+/* ---- reading ---- */
+
+static int grow(char **buf, size_t *cap, size_t want)
+{
+	size_t cap2 = *cap ? *cap : 4096;
+	char *p;
+
+	while (cap2 < want)
+		cap2 *= 2;
+	/* one byte past the limit is enough to notice a file that is too big */
+	if (cap2 > FILE_MAX + 2)
+		cap2 = FILE_MAX + 2;
+	p = realloc(*buf, cap2);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = cap2;
+	return 0;
+}
+
+/* Reads until end of file; the size from fstat is only a hint (pipes, /proc). */
+static int read_all(int fd, const char *path, size_t hint, char **data, size_t *len)
+{
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t got;
+
+	for (;;) {
+		if (n + 1 >= cap && grow(&buf, &cap, n + 1 + (n ? 0 : hint))) {
+			free(buf);
+			return rb_set_error(-ENOMEM, "cannot read '%s': out of memory", path);
+		}
+		got = read(fd, buf + n, cap - n - 1);
+		if (got == 0)
+			break;
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int err = errno;
+
+			free(buf);
+			return rb_set_error(-err, "cannot read '%s': %s", path, strerror(err));
+		}
+		n += (size_t)got;
+		if (n > FILE_MAX) {
+			free(buf);
+			return rb_set_error(-EFBIG, "cannot read '%s': larger than %zu MiB", path,
+					    FILE_MAX >> 20);
+		}
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+int rb_file_read(const char *path, char **data, size_t *len)
+{
+	struct stat st;
+	size_t n = 0, hint;
+	int fd, rc, err;
+
+	*data = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		return rb_set_error(-err, "cannot open '%s': %s", path, strerror(err));
+	}
+	if (fstat(fd, &st) < 0) {
+		err = errno;
+		close(fd);
+		return rb_set_error(-err, "cannot read '%s': %s", path, strerror(err));
+	}
+	/* open() succeeds on a directory; say so instead of failing later in read() */
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return rb_set_error(-EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
+	}
+	hint = S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < FILE_MAX
+		   ? (size_t)st.st_size
+		   : 0;
+	rc = read_all(fd, path, hint, data, &n);
+	close(fd);
+	if (len)
+		*len = n;
+	return rc;
+}
+
+/* ---- writing ---- */
+
+/* "<dir>/.<base>.XXXXXX": the same directory, so rename() cannot cross filesystems. */
+static int temp_name(const char *path, char **out)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dir_len = (int)(base - path);
+	size_t size = strlen(path) + sizeof(".XXXXXX") + 1;
+
+	if (!*base)
+		return rb_set_error(-EINVAL, "cannot write '%s': not a file name", path);
+	*out = malloc(size);
+	if (!*out)
+		return rb_set_error(-ENOMEM, "cannot write '%s': out of memory", path);
+	snprintf(*out, size, "%.*s.%s.XXXXXX", dir_len, path, base);
+	return 0;
+}
+
+static mode_t current_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned int mask;
+	char line[128];
+	mode_t m;
+
+	/* Linux shows the umask here; reading it leaves the process state alone */
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Umask: %o", &mask) == 1) {
+			fclose(f);
+			return (mode_t)mask;
+		}
+	}
+	if (f)
+		fclose(f);
+	m = umask(022);
+	umask(m);
+	return m;
+}
+
+/* mkstemp() creates 0600 files; give the result the mode of the file it replaces, or
+ * the mode fopen() would have used, so results stay readable by others. Failing to
+ * change the mode is not worth losing the results over. */
+static void set_mode(int fd, const char *path)
+{
+	struct stat st;
+	mode_t mode;
+
+	if (stat(path, &st) == 0)
+		mode = st.st_mode & 07777;
+	else
+		mode = 0666 & ~current_umask();
+	(void)fchmod(fd, mode);
+}
+
+/* Runs the writer and pushes its bytes to the disk; closes f in every case. */
+static int write_sync(FILE *f, const char *path, rb_file_writer writer, void *ctx)
+{
+	char why[512];
+	bool own_message;
+	int rc;
+
+	/* cleared so that a message left by a failing writer can be told apart */
+	rb_set_error(0, "%s", "");
+	rc = writer(f, ctx);
+	if (rc > 0)
+		rc = -EIO;
+	own_message = rc && *rb_last_error();
+	errno = 0;
+	if (!rc && fflush(f) != 0)
+		rc = errno ? -errno : -EIO;
+	if (!rc && ferror(f))
+		rc = -EIO;
+	if (!rc && fsync(fileno(f)) < 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = errno ? -errno : -EIO;
+	if (!rc)
+		return 0;
+	snprintf(why, sizeof(why), "%s", own_message ? rb_last_error() : strerror(-rc));
+	return rb_set_error(rc, "cannot write '%s': %s", path, why);
+}
+
+/* Makes the rename itself durable. Best effort: some filesystems refuse to fsync a
+ * directory, and the data is already safe in the file. */
+static void sync_dir(const char *tmp)
+{
+	const char *slash = strrchr(tmp, '/');
+	char *dir = slash ? strndup(tmp, (size_t)(slash - tmp) + 1) : NULL;
+	int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+int rb_file_write_atomic(const char *path, rb_file_writer writer, void *ctx)
+{
+	char *tmp;
+	FILE *f;
+	int fd, rc, err;
+
+	rc = temp_name(path, &tmp);
+	if (rc)
+		return rc;
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = errno;
+		rc = rb_set_error(-err, "cannot write '%s': %s", path, strerror(err));
+		goto err_free;
+	}
+	set_mode(fd, path);
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = errno;
+		close(fd);
+		rc = rb_set_error(-err, "cannot write '%s': %s", path, strerror(err));
+		goto err_unlink;
+	}
+	rc = write_sync(f, path, writer, ctx);
+	if (rc)
+		goto err_unlink;
+	if (rename(tmp, path) < 0) {
+		err = errno;
+		rc = rb_set_error(-err, "cannot replace '%s': %s", path, strerror(err));
+		goto err_unlink;
+	}
+	sync_dir(tmp);
+	free(tmp);
+	return 0;
+
+err_unlink:
+	unlink(tmp);
+err_free:
+	free(tmp);
+	return rc;
+}

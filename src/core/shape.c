@@ -1,0 +1,794 @@
+/* Matmul shape lists and the shapes file parser (see include/rknn_bench/shape.h).
+ *
+ * Loading is transactional: the list is copied, the file is added to the copy, and the
+ * copy replaces the list only when every pair was accepted. Shape lists are short
+ * (tens to a few thousand names), so lookups are linear scans. */
+#include "rknn_bench/shape.h"
+
+#include "core/error.h"
+#include "core/fileio.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define DTYPE_CHOICES "\"fp16\" or \"int8\""
+#define SPEC_USAGE    "must be MxKxN, e.g. 1x2048x8192"
+
+/* ---- dtypes ---- */
+
+const char *rb_dtype_name(enum rb_dtype dtype)
+{
+	switch (dtype) {
+	case RB_DTYPE_FP16:
+		return "fp16";
+	case RB_DTYPE_INT8:
+		return "int8";
+	}
+	return "unknown";
+}
+
+int rb_dtype_parse(const char *text, enum rb_dtype *out)
+{
+	if (text && strcmp(text, "fp16") == 0) {
+		*out = RB_DTYPE_FP16;
+		return 0;
+	}
+	if (text && strcmp(text, "int8") == 0) {
+		*out = RB_DTYPE_INT8;
+		return 0;
+	}
+	return rb_set_error(-EINVAL, "unknown dtype '%s': must be " DTYPE_CHOICES,
+			    text ? text : "(null)");
+}
+
+size_t rb_dtype_in_size(enum rb_dtype dtype)
+{
+	switch (dtype) {
+	case RB_DTYPE_FP16:
+		return 2;
+	case RB_DTYPE_INT8:
+		return 1;
+	}
+	return 0;
+}
+
+size_t rb_dtype_out_size(enum rb_dtype dtype)
+{
+	/* fp16 accumulates into fp32, int8 into int32: both 4 bytes */
+	switch (dtype) {
+	case RB_DTYPE_FP16:
+	case RB_DTYPE_INT8:
+		return 4;
+	}
+	return 0;
+}
+
+/* ---- text helpers for messages ---- */
+
+/* Writes n bytes of s between q quotes, escaped and shortened to fit: names and
+ * snippets come from files and command lines and may hold anything. */
+static const char *quote(char *buf, size_t size, const char *s, size_t n, char q)
+{
+	size_t o = 0;
+
+	buf[o++] = q;
+	for (size_t i = 0; i < n && s[i]; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		char esc[8];
+		int w;
+
+		if (ch == q || ch == '\\')
+			w = snprintf(esc, sizeof(esc), "\\%c", ch);
+		else if (ch == '\n')
+			w = snprintf(esc, sizeof(esc), "\\n");
+		else if (ch < 0x20 || ch == 0x7f)
+			w = snprintf(esc, sizeof(esc), "\\x%02x", ch);
+		else
+			w = snprintf(esc, sizeof(esc), "%c", ch);
+		if (o + (size_t)w + 5 > size) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(buf + o, esc, (size_t)w);
+		o += (size_t)w;
+	}
+	buf[o++] = q;
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Shortest text that reads back as d, so 4294967296 is not shown as 4.29497e+09. */
+static const char *fmt_number(char *buf, size_t size, double d)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return buf;
+}
+
+/* What a JSON value is, for "must be X, not <this>". */
+static const char *describe(char *buf, size_t size, const cJSON *item)
+{
+	char tmp[64];
+
+	if (cJSON_IsNull(item))
+		return "null";
+	if (cJSON_IsTrue(item))
+		return "true";
+	if (cJSON_IsFalse(item))
+		return "false";
+	if (cJSON_IsArray(item))
+		return "an array";
+	if (cJSON_IsObject(item))
+		return "an object";
+	if (cJSON_IsNumber(item))
+		snprintf(buf, size, "the number %s",
+			 fmt_number(tmp, sizeof(tmp), item->valuedouble));
+	else if (cJSON_IsString(item))
+		snprintf(buf, size, "the string %s",
+			 quote(tmp, sizeof(tmp), item->valuestring, SIZE_MAX, '"'));
+	else
+		snprintf(buf, size, "an invalid value");
+	return buf;
+}
+
+static const char *fmt_shape(char *buf, size_t size, const struct rb_shape *s)
+{
+	snprintf(buf, size, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s", s->m, s->k, s->n,
+		 rb_dtype_name(s->dtype));
+	return buf;
+}
+
+/* ---- the list ---- */
+
+void rb_shape_list_init(struct rb_shape_list *list)
+{
+	list->entries = NULL;
+	list->count = 0;
+}
+
+static void entry_release(struct rb_shape_entry *e)
+{
+	for (size_t i = 0; i < e->n_names; i++)
+		free(e->names[i]);
+	free(e->names);
+	e->names = NULL;
+	e->n_names = 0;
+}
+
+void rb_shape_list_release(struct rb_shape_list *list)
+{
+	if (!list)
+		return;
+	for (size_t i = 0; i < list->count; i++)
+		entry_release(&list->entries[i]);
+	free(list->entries);
+	rb_shape_list_init(list);
+}
+
+static bool shape_equal(const struct rb_shape *a, const struct rb_shape *b)
+{
+	return a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype;
+}
+
+static bool dim_valid(int64_t d)
+{
+	return d >= 1 && d <= RB_SHAPE_DIM_MAX;
+}
+
+static bool shape_valid(const struct rb_shape *s)
+{
+	return dim_valid(s->m) && dim_valid(s->k) && dim_valid(s->n) &&
+	       (s->dtype == RB_DTYPE_FP16 || s->dtype == RB_DTYPE_INT8);
+}
+
+static struct rb_shape_entry *find_shape(const struct rb_shape_list *list,
+					 const struct rb_shape *shape)
+{
+	for (size_t i = 0; i < list->count; i++)
+		if (shape_equal(&list->entries[i].shape, shape))
+			return &list->entries[i];
+	return NULL;
+}
+
+static struct rb_shape_entry *find_name(const struct rb_shape_list *list, const char *name)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		struct rb_shape_entry *e = &list->entries[i];
+
+		for (size_t j = 0; j < e->n_names; j++)
+			if (strcmp(e->names[j], name) == 0)
+				return e;
+	}
+	return NULL;
+}
+
+/* Arrays grow one element at a time: lists are short, and a capacity hidden from the
+ * public struct would break lists that callers build or copy by hand. */
+static int entry_add_name(struct rb_shape_entry *e, const char *name)
+{
+	char *copy = strdup(name);
+	char **names;
+
+	if (!copy)
+		return -ENOMEM;
+	names = realloc(e->names, (e->n_names + 1) * sizeof(*names));
+	if (!names) {
+		free(copy);
+		return -ENOMEM;
+	}
+	names[e->n_names++] = copy;
+	e->names = names;
+	return 0;
+}
+
+static int list_add_entry(struct rb_shape_list *list, const struct rb_shape *shape,
+			  const char *name)
+{
+	struct rb_shape_entry e = {.shape = *shape};
+	struct rb_shape_entry *entries;
+
+	if (entry_add_name(&e, name))
+		return -ENOMEM;
+	entries = realloc(list->entries, (list->count + 1) * sizeof(*entries));
+	if (!entries) {
+		entry_release(&e);
+		return -ENOMEM;
+	}
+	entries[list->count++] = e;
+	list->entries = entries;
+	return 0;
+}
+
+int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, const char *name)
+{
+	struct rb_shape_entry *e;
+	char q[80], a[96], b[96];
+
+	if (!shape_valid(shape))
+		return rb_set_error(-EINVAL, "shape %s: dimensions must be 1..%" PRId64,
+				    fmt_shape(a, sizeof(a), shape), RB_SHAPE_DIM_MAX);
+	if (!name || !*name)
+		return rb_set_error(-EINVAL, "shape %s needs a non-empty name",
+				    fmt_shape(a, sizeof(a), shape));
+	e = find_name(list, name);
+	if (e && shape_equal(&e->shape, shape))
+		return 0;
+	if (e)
+		return rb_set_error(-EINVAL, "name %s is already used by shape %s, not %s",
+				    quote(q, sizeof(q), name, SIZE_MAX, '\''),
+				    fmt_shape(b, sizeof(b), &e->shape),
+				    fmt_shape(a, sizeof(a), shape));
+	e = find_shape(list, shape);
+	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name))
+		return rb_set_error(-ENOMEM, "out of memory");
+	return 0;
+}
+
+static int list_copy(struct rb_shape_list *dst, const struct rb_shape_list *src)
+{
+	rb_shape_list_init(dst);
+	for (size_t i = 0; i < src->count; i++) {
+		const struct rb_shape_entry *e = &src->entries[i];
+
+		for (size_t j = 0; j < e->n_names; j++) {
+			int rc = rb_shape_list_add(dst, &e->shape, e->names[j]);
+
+			if (rc) {
+				rb_shape_list_release(dst);
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- MxKxN specs ---- */
+
+/* One dimension of a spec: digits only (strtoll alone would take spaces and signs). */
+static int spec_dim(const char *quoted, const char **p, char axis, char stop, int64_t *out)
+{
+	const char *s = *p;
+	char *end;
+	long long v;
+
+	if (*s < '0' || *s > '9')
+		return rb_set_error(-EINVAL, "shape %s " SPEC_USAGE, quoted);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != stop)
+		return rb_set_error(-EINVAL, "shape %s " SPEC_USAGE, quoted);
+	if (errno == ERANGE || v > RB_SHAPE_DIM_MAX)
+		return rb_set_error(-EINVAL, "shape %s: %c is %.*s: larger than %" PRId64, quoted,
+				    axis, (int)(end - s), s, RB_SHAPE_DIM_MAX);
+	if (v < 1)
+		return rb_set_error(-EINVAL, "shape %s: %c is %.*s: must be a positive integer",
+				    quoted, axis, (int)(end - s), s);
+	*out = v;
+	*p = *end ? end + 1 : end;
+	return 0;
+}
+
+int rb_shape_list_add_spec(struct rb_shape_list *list, const char *spec, enum rb_dtype dtype)
+{
+	struct rb_shape s = {.dtype = dtype};
+	char quoted[96], name[80];
+	const char *p = spec;
+	int rc;
+
+	if (!spec)
+		return rb_set_error(-EINVAL, "no shape given: " SPEC_USAGE);
+	quote(quoted, sizeof(quoted), spec, SIZE_MAX, '\'');
+	rc = spec_dim(quoted, &p, 'M', 'x', &s.m);
+	if (!rc)
+		rc = spec_dim(quoted, &p, 'K', 'x', &s.k);
+	if (!rc)
+		rc = spec_dim(quoted, &p, 'N', '\0', &s.n);
+	if (rc)
+		return rc;
+	/* the name is the normalised spec, so "01x2x3" and "1x2x3" are one name */
+	snprintf(name, sizeof(name), "%" PRId64 "x%" PRId64 "x%" PRId64, s.m, s.k, s.n);
+	return rb_shape_list_add(list, &s, name);
+}
+
+/* ---- JSON text: emptiness, syntax errors and their positions ---- */
+
+struct parse_ctx {
+	const char *label;  /* the file name in messages */
+	const cJSON *pairs; /* to find the pair that first used a name */
+	struct rb_shape_list *list;
+};
+
+static int fail(const struct parse_ctx *c, const char *fmt, ...) RB_PRINTF(2, 3);
+static int fail(const struct parse_ctx *c, const char *fmt, ...)
+{
+	char msg[896];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return rb_set_error(-EINVAL, "%s: %s", c->label, msg);
+}
+
+static bool is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+static size_t skip_space(const char *text, size_t off, size_t len)
+{
+	while (off < len && is_space(text[off]))
+		off++;
+	return off;
+}
+
+/* 1-based line and byte column of text[off]. */
+static void position(const char *text, size_t off, size_t *line, size_t *col)
+{
+	size_t start = 0;
+
+	*line = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			++*line;
+			start = i + 1;
+		}
+	}
+	*col = off - start + 1;
+}
+
+enum open_end { ENDS_CLOSED, ENDS_IN_BRACKETS, ENDS_IN_STRING };
+
+/* Whether the text ends inside a string (*str is then its opening quote) or with
+ * brackets left open, as a file cut short does; a mismatched bracket means the error
+ * is elsewhere. */
+static enum open_end ends_open(const char *text, size_t len, size_t *str)
+{
+	char stack[256];
+	size_t depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+			*str = i;
+		} else if (ch == '{' || ch == '[') {
+			if (depth == sizeof(stack))
+				return ENDS_CLOSED;
+			stack[depth++] = ch == '{' ? '}' : ']';
+		} else if (ch == '}' || ch == ']') {
+			if (!depth || stack[--depth] != ch)
+				return ENDS_CLOSED;
+		}
+	}
+	if (in_str)
+		return ENDS_IN_STRING;
+	return depth ? ENDS_IN_BRACKETS : ENDS_CLOSED;
+}
+
+/* Up to 20 bytes of the text at off, to the end of the line, quoted. */
+static const char *snippet(char *buf, size_t size, const char *text, size_t off, size_t len)
+{
+	size_t n = 0, o;
+
+	while (off + n < len && n < 20 && text[off + n] != '\n')
+		n++;
+	quote(buf, size, text + off, n, '"');
+	o = strlen(buf);
+	if (off + n < len && text[off + n] != '\n' && o >= 4 && o + 4 <= size && buf[o - 4] != '.')
+		memcpy(buf + o - 1, "...\"", 5); /* say that the line goes on */
+	return buf;
+}
+
+/* cJSON reports where it stopped (at most the last byte, at the start of a string
+ * that fails); turn that into a message. */
+static int syntax_error(const struct parse_ctx *c, const char *text, size_t len, size_t off)
+{
+	size_t last = len, str = 0, line, col;
+	enum open_end open = ends_open(text, len, &str);
+	char snip[48];
+
+	while (last > 0 && is_space(text[last - 1]))
+		last--;
+	if (open == ENDS_IN_STRING && off > str) {
+		position(text, str, &line, &col);
+		return fail(c,
+			    "invalid JSON at line %zu, column %zu: string not closed before "
+			    "the end of the file",
+			    line, col);
+	}
+	if (open == ENDS_IN_BRACKETS && off + 1 >= last) {
+		position(text, last, &line, &col);
+		return fail(c,
+			    "invalid JSON at line %zu, column %zu: unexpected end of file "
+			    "(is it truncated?)",
+			    line, col);
+	}
+	position(text, off, &line, &col);
+	return fail(c, "invalid JSON at line %zu, column %zu near %s", line, col,
+		    snippet(snip, sizeof(snip), text, off, len));
+}
+
+static int check_text(const struct parse_ctx *c, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	size_t start = 0, line, col;
+
+	if (nul) {
+		position(text, (size_t)(nul - text), &line, &col);
+		return fail(c, "NUL byte at line %zu, column %zu: not a JSON text file", line, col);
+	}
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		start = 3; /* a UTF-8 byte order mark, which cJSON skips too */
+	if (skip_space(text, start, len) == len)
+		return fail(c, "file is empty: expected an object like {\"pairs\": [...]}");
+	return 0;
+}
+
+/* Parses one JSON value and refuses anything but white space after it. The check is
+ * ours rather than cJSON's require_null_terminated, which (in 1.7.15) fails unless the
+ * length counts the terminator and cannot say where the extra text starts. */
+static int parse_json(const struct parse_ctx *c, const char *json, size_t len, cJSON **root)
+{
+	const char *end = NULL;
+	char snip[48];
+	size_t off, line, col;
+	char *text;
+	int rc = check_text(c, json, len);
+
+	if (rc)
+		return rc;
+	/* A terminated copy: a parser bug reading one byte past len stays in bounds. */
+	text = malloc(len + 1);
+	if (!text)
+		return rb_set_error(-ENOMEM, "%s: out of memory", c->label);
+	memcpy(text, json, len);
+	text[len] = '\0';
+	*root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+	if (!*root) {
+		rc = syntax_error(c, text, len, off);
+	} else if ((off = skip_space(text, off, len)) < len) {
+		position(text, off, &line, &col);
+		rc = fail(c, "extra text after the JSON value at line %zu, column %zu: %s", line,
+			  col, snippet(snip, sizeof(snip), text, off, len));
+		cJSON_Delete(*root);
+		*root = NULL;
+	}
+	free(text);
+	return rc;
+}
+
+/* ---- JSON values: fields, integers, dtypes, names ---- */
+
+static void join(char *buf, size_t size, const char *path, const char *key)
+{
+	snprintf(buf, size, "%s%s%s", path, *path ? "." : "", key);
+}
+
+/* Looks key up case-sensitively, as nlohmann::json in the seed backend does. A key
+ * given twice is refused because JSON parsers disagree about which one wins. */
+static int get_field(const struct parse_ctx *c, const cJSON *obj, const char *path, const char *key,
+		     bool required, const cJSON **out)
+{
+	const cJSON *it, *found = NULL, *other = NULL;
+	char full[96], q[80];
+
+	join(full, sizeof(full), path, key);
+	cJSON_ArrayForEach(it, obj)
+	{
+		if (!it->string)
+			continue;
+		if (strcmp(it->string, key) == 0) {
+			if (found)
+				return fail(c, "%s appears twice", full);
+			found = it;
+		} else if (!other && strcasecmp(it->string, key) == 0) {
+			other = it;
+		}
+	}
+	*out = found;
+	if (found || !required)
+		return 0;
+	if (other)
+		return fail(c, "%s is missing (there is %s: keys are case-sensitive)", full,
+			    quote(q, sizeof(q), other->string, SIZE_MAX, '"'));
+	return fail(c, "%s is missing", full);
+}
+
+static bool is_integral(double d)
+{
+	/* beyond 2^52 every double is an integer (and so is infinity) */
+	if (d > 4503599627370496.0 || d < -4503599627370496.0)
+		return true;
+	return d == (double)(int64_t)d;
+}
+
+/* cJSON keeps numbers as doubles: check integral and in range before converting. */
+static int get_dim(const struct parse_ctx *c, const cJSON *obj, const char *path, const char *key,
+		   int64_t *out)
+{
+	const cJSON *it;
+	char full[96], num[40], what[96];
+	double d;
+	int rc = get_field(c, obj, path, key, true, &it);
+
+	if (rc)
+		return rc;
+	join(full, sizeof(full), path, key);
+	if (!cJSON_IsNumber(it))
+		return fail(c, "%s must be a positive integer, not %s", full,
+			    describe(what, sizeof(what), it));
+	d = it->valuedouble;
+	fmt_number(num, sizeof(num), d);
+	if (d != d || !is_integral(d))
+		return fail(c, "%s is %s: must be an integer", full, num);
+	if (d < 1)
+		return fail(c, "%s is %s: must be a positive integer", full, num);
+	if (d > (double)RB_SHAPE_DIM_MAX)
+		return fail(c, "%s is %s: larger than %" PRId64, full, num, RB_SHAPE_DIM_MAX);
+	*out = (int64_t)d;
+	return 0;
+}
+
+/* {"row": R, "col": C} under key */
+static int get_matrix(const struct parse_ctx *c, const cJSON *pair, const char *path,
+		      const char *key, int64_t *row, int64_t *col)
+{
+	const cJSON *m;
+	char full[96], what[96];
+	int rc = get_field(c, pair, path, key, true, &m);
+
+	if (rc)
+		return rc;
+	join(full, sizeof(full), path, key);
+	if (!cJSON_IsObject(m))
+		return fail(c, "%s must be an object like {\"row\": 1, \"col\": 2048}, not %s",
+			    full, describe(what, sizeof(what), m));
+	rc = get_dim(c, m, full, "row", row);
+	return rc ? rc : get_dim(c, m, full, "col", col);
+}
+
+/* An optional "dtype"; *dtype keeps its value (the default) when there is none. */
+static int get_dtype(const struct parse_ctx *c, const cJSON *obj, const char *path,
+		     enum rb_dtype *dtype)
+{
+	const cJSON *it;
+	char full[96], what[96];
+	int rc = get_field(c, obj, path, "dtype", false, &it);
+
+	if (rc || !it)
+		return rc;
+	join(full, sizeof(full), path, "dtype");
+	if (!cJSON_IsString(it))
+		return fail(c, "%s must be a string, not %s", full,
+			    describe(what, sizeof(what), it));
+	if (rb_dtype_parse(it->valuestring, dtype))
+		return fail(c, "%s is %s: must be " DTYPE_CHOICES, full,
+			    quote(what, sizeof(what), it->valuestring, SIZE_MAX, '"'));
+	return 0;
+}
+
+/* Names are required: the seed backend looks its kernels up by name. */
+static int get_name(const struct parse_ctx *c, const cJSON *pair, const char *path,
+		    const char **name)
+{
+	const cJSON *it;
+	char what[96];
+	int rc = get_field(c, pair, path, "name", true, &it);
+
+	if (rc)
+		return rc;
+	if (!cJSON_IsString(it))
+		return fail(c, "%s.name must be a string, not %s", path,
+			    describe(what, sizeof(what), it));
+	if (!it->valuestring[0])
+		return fail(c, "%s.name must not be empty", path);
+	*name = it->valuestring;
+	return 0;
+}
+
+/* ---- pairs ---- */
+
+static int parse_pair(const struct parse_ctx *c, const cJSON *pair, const char *path,
+		      struct rb_shape *s, const char **name)
+{
+	int64_t k1;
+	char what[96];
+	int rc;
+
+	if (!cJSON_IsObject(pair))
+		return fail(c, "%s must be an object, not %s", path,
+			    describe(what, sizeof(what), pair));
+	rc = get_matrix(c, pair, path, "src0", &s->m, &s->k);
+	if (!rc)
+		rc = get_matrix(c, pair, path, "src1", &k1, &s->n);
+	if (!rc && k1 != s->k)
+		rc = fail(c, "%s.src1.row is %" PRId64 " but src0.col is %" PRId64, path, k1, s->k);
+	if (!rc)
+		rc = get_dtype(c, pair, path, &s->dtype);
+	return rc ? rc : get_name(c, pair, path, name);
+}
+
+/* Index of the first pair before `before` named `name`, or `before` if none. */
+static size_t first_use(const cJSON *pairs, size_t before, const char *name)
+{
+	const cJSON *pair;
+	size_t i = 0;
+
+	cJSON_ArrayForEach(pair, pairs)
+	{
+		const cJSON *it = cJSON_GetObjectItemCaseSensitive(pair, "name");
+
+		if (i == before)
+			break;
+		if (cJSON_IsString(it) && strcmp(it->valuestring, name) == 0)
+			return i;
+		i++;
+	}
+	return before;
+}
+
+static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name)
+{
+	const struct rb_shape_entry *e = find_name(c->list, name);
+	char q[80], was[96], now[96];
+	size_t first;
+	int rc;
+
+	if (e && !shape_equal(&e->shape, s)) {
+		quote(q, sizeof(q), name, SIZE_MAX, '"');
+		fmt_shape(was, sizeof(was), &e->shape);
+		fmt_shape(now, sizeof(now), s);
+		first = first_use(c->pairs, i, name);
+		if (first < i)
+			return fail(c, "pairs[%zu].name %s was pairs[%zu] with shape %s, now %s", i,
+				    q, first, was, now);
+		return fail(c, "pairs[%zu].name %s was already loaded with shape %s, now %s", i, q,
+			    was, now);
+	}
+	rc = rb_shape_list_add(c->list, s, name);
+	return rc ? rb_set_error(rc, "%s: out of memory", c->label) : 0;
+}
+
+static int parse_pairs(const struct parse_ctx *c, enum rb_dtype dtype)
+{
+	const cJSON *pair;
+	size_t i = 0;
+
+	cJSON_ArrayForEach(pair, c->pairs)
+	{
+		struct rb_shape s = {.dtype = dtype};
+		const char *name = NULL;
+		char path[40];
+		int rc;
+
+		snprintf(path, sizeof(path), "pairs[%zu]", i);
+		rc = parse_pair(c, pair, path, &s, &name);
+		if (!rc)
+			rc = add_pair(c, i, &s, name);
+		if (rc)
+			return rc;
+		i++;
+	}
+	return 0;
+}
+
+static int parse_root(struct parse_ctx *c, const cJSON *root)
+{
+	enum rb_dtype dtype = RB_DTYPE_FP16;
+	char what[96];
+	int rc;
+
+	if (!cJSON_IsObject(root))
+		return fail(c, "top level must be an object like {\"pairs\": [...]}, not %s",
+			    describe(what, sizeof(what), root));
+	rc = get_dtype(c, root, "", &dtype);
+	if (!rc)
+		rc = get_field(c, root, "", "pairs", true, &c->pairs);
+	if (rc)
+		return rc;
+	if (!cJSON_IsArray(c->pairs))
+		return fail(c, "pairs must be an array, not %s",
+			    describe(what, sizeof(what), c->pairs));
+	if (!c->pairs->child)
+		return fail(c, "pairs is empty");
+	return parse_pairs(c, dtype);
+}
+
+int rb_shape_list_load_string(struct rb_shape_list *list, const char *json, size_t len,
+			      const char *label)
+{
+	struct rb_shape_list tmp;
+	struct parse_ctx c = {.label = label ? label : "<string>", .list = &tmp};
+	cJSON *root = NULL;
+	int rc;
+
+	if (!json && len)
+		return rb_set_error(-EINVAL, "%s: no data", c.label);
+	rc = parse_json(&c, json ? json : "", len, &root);
+	if (rc)
+		return rc;
+	rc = list_copy(&tmp, list);
+	if (!rc) {
+		rc = parse_root(&c, root);
+		if (rc)
+			rb_shape_list_release(&tmp);
+	}
+	cJSON_Delete(root);
+	if (rc)
+		return rc;
+	rb_shape_list_release(list);
+	*list = tmp;
+	return 0;
+}
+
+int rb_shape_list_load_file(struct rb_shape_list *list, const char *path)
+{
+	char *data;
+	size_t len;
+	int rc = rb_file_read(path, &data, &len);
+
+	if (rc)
+		return rc;
+	rc = rb_shape_list_load_string(list, data, len, path);
+	free(data);
+	return rc;
+}
