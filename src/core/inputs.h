@@ -41,8 +41,9 @@ struct rb_inputs {
 /* Buffers are 64-byte aligned (free with free()). */
 #define RB_INPUTS_ALIGN 64
 
-/* Allocates and fills A and B; returns 0, -EINVAL (a dimension < 1), -ENOMEM or
- * -EOVERFLOW (with a message). On error *in is left empty. */
+/* Allocates and fills A and B; returns 0, -EINVAL (a dimension outside [1, 2^31] or an
+ * unknown dtype), -ENOMEM or -EOVERFLOW (A, B or C larger than size_t can count), with
+ * a message. On error *in is left empty. */
 int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
 		   enum rb_data_kind kind);
 /* Frees A and B; safe on an empty or zeroed struct. */
@@ -50,13 +51,14 @@ void rb_inputs_release(struct rb_inputs *in);
 
 /* Allocates an M×N output of the dtype's output type (float for fp16, int32_t for
  * int8), 64-byte aligned; free with free(). Every byte is set to RB_OUTPUT_POISON so
- * that an element a device fails to write cannot pass verification (float 3.39e38,
- * int32 2139062143, beyond any exact-data result). NULL with errno ENOMEM, EOVERFLOW
- * or EINVAL, and a message, on failure. */
+ * that an element a device fails to write is caught by verification: as a float it is
+ * 3.39e38, far from any result; as an int32 it is 2139062143, more than any int8 result
+ * reaches for K <= 130558. NULL with errno ENOMEM, EOVERFLOW or EINVAL, and a message,
+ * on failure. */
 void *rb_output_alloc(const struct rb_shape *shape);
 #define RB_OUTPUT_POISON 0x7f
 
 int rb_data_kind_parse(const char *text, enum rb_data_kind *out); /* 0 or -EINVAL */
-const char *rb_data_kind_name(enum rb_data_kind kind);             /* "exact", "uniform" */
+const char *rb_data_kind_name(enum rb_data_kind kind);            /* "exact", "uniform" */
 
 #endif

@@ -1,7 +1,24 @@
 /* Reports: console table, CSV and JSON.
  *
+ * Table (for people): one row per result: first name ("+N" when the shape has N more),
+ * MxKxN, dtype, device (" (modeled)" when timed by a model), median µs, ±MAD µs,
+ * GFLOP/s, GB/s of A+B+C, GB/s of B (decode shapes, M <= RB_REPORT_DECODE_M, else "-")
+ * and the verification. Below it: the first mismatches of every failed verification,
+ * outlier counts, and a footnote when any row is modeled.
+ *
+ * CSV: a header row, then one row per result with every scalar field (names joined
+ * with ';', config as compact JSON, undefined numbers empty). Fields holding a comma,
+ * a double quote, CR or LF are quoted, quotes doubled (RFC 4180); records end with LF.
+ * Numbers are printed with the fewest digits that read back to the same double.
+ *
  * JSON (schema "rknn-bench/1"): {"schema","context":{...},"results":[...]}; readers
- * ignore unknown fields; undefined statistics are null. */
+ * ignore unknown fields; undefined statistics (NaN, inf) are null. Each result:
+ *   shape {m,k,n,dtype}, names[], device, modeled, config (copy, or {}),
+ *   stats {median_us,min_us,mean_us,stddev_us,cv,mad_us,p90_us,samples_us[],outliers},
+ *   setup_us, gflops, gbps, gbps_b (always present, meaningful for small M),
+ *   verify {status,mode,max_abs,max_rel,mismatches,checked,
+ *           first_mismatches[{i,j,expected,got}]},
+ *   reproducer. */
 #ifndef RB_CORE_REPORT_H
 #define RB_CORE_REPORT_H
 
@@ -15,6 +32,9 @@
 #include "rknn_bench/shape.h"
 
 #define RB_SCHEMA "rknn-bench/1"
+
+/* Largest M for which the table shows the GB/s of B (decode: weights streamed). */
+#define RB_REPORT_DECODE_M 4
 
 enum rb_format {
 	RB_FORMAT_TABLE = 0,
@@ -37,16 +57,24 @@ struct rb_result {
 	char *const *names;
 	size_t n_names;
 	const char *device;
-	bool modeled;         /* times come from a model, not a clock */
-	cJSON *config;        /* owned; the device's configuration */
+	bool modeled;  /* times come from a model, not a clock */
+	cJSON *config; /* owned; the device's configuration */
 	struct rb_stats stats;
-	double setup_us;      /* one-time preparation, reported apart from run time */
+	double setup_us; /* one-time preparation, reported apart from run time */
 	struct rb_verify_result verify;
 	char reproducer[512]; /* command line that measures this row alone */
 };
 
+/* Fills every field; what cannot be found reads "unknown" (cpu_count 0). */
 void rb_context_collect(struct rb_context *ctx);
+/* The CPU description rb_context_collect uses, read from the given files (normally
+ * /proc/cpuinfo and /proc/device-tree/compatible): the "model name" line; else the
+ * SoC (last device-tree compatible string) and the distinct Arm cores ("CPU part"),
+ * e.g. "rockchip,rk3588 (Cortex-A55 + Cortex-A76)"; else "unknown". */
+void rb_cpu_model_read(char *buf, size_t size, const char *cpuinfo_path,
+		       const char *dt_compatible_path);
 
+/* Rates are NAN when the median is not a positive number. */
 /* 2·M·N·K / median, in GFLOP/s. */
 double rb_result_gflops(const struct rb_result *r);
 /* Bytes of A, B and C moved once / median, in GB/s. */
@@ -54,9 +82,11 @@ double rb_result_gbps(const struct rb_result *r);
 /* Bytes of B / median, in GB/s (the weight-streaming rate of decode shapes). */
 double rb_result_gbps_b(const struct rb_result *r);
 
+/* Frees config and stats (not names, which the caller owns). */
 void rb_result_release(struct rb_result *r);
 
-int rb_format_parse(const char *text, enum rb_format *out);
+int rb_format_parse(const char *text, enum rb_format *out); /* table|csv|json; or -EINVAL */
+const char *rb_format_name(enum rb_format format);
 
 /* Writes the results in `format` to `out`. Returns 0 or a negative errno. */
 int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *ctx,

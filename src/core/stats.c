@@ -187,8 +187,8 @@ static int reserve(double **buf, size_t *size, size_t want, size_t cap)
 	return 0;
 }
 
-static int sample_loop(const struct rb_measure_opts *o, rb_measure_fn fn, void *ctx,
-		       double **buf, size_t *count)
+static int sample_loop(const struct rb_measure_opts *o, rb_measure_fn fn, void *ctx, double **buf,
+		       size_t *count)
 {
 	size_t iters = o->iters > 1 ? (size_t)o->iters : 1;
 	size_t cap = o->max_iters > 1 ? (size_t)o->max_iters : 1;

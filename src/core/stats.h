@@ -46,9 +46,9 @@ struct rb_measure_opts {
 	int max_iters;     /* hard cap on samples, wins over iters (values < 1 mean 1) */
 };
 
-#define RB_MEASURE_DEFAULT_WARMUP 2
-#define RB_MEASURE_DEFAULT_ITERS 10
-#define RB_MEASURE_DEFAULT_MIN_TIME 0.0
+#define RB_MEASURE_DEFAULT_WARMUP    2
+#define RB_MEASURE_DEFAULT_ITERS     10
+#define RB_MEASURE_DEFAULT_MIN_TIME  0.0
 #define RB_MEASURE_DEFAULT_MAX_ITERS 100000
 
 /* One timed run: stores its duration in *elapsed_us, returns 0 or a negative errno. */

@@ -9,16 +9,16 @@
 #include "core/rng.h"
 
 static const char *const mode_names[] = {
-	[RB_VERIFY_AUTO] = "auto",
-	[RB_VERIFY_FULL] = "full",
-	[RB_VERIFY_SAMPLE] = "sample",
-	[RB_VERIFY_NONE] = "none",
+    [RB_VERIFY_AUTO] = "auto",
+    [RB_VERIFY_FULL] = "full",
+    [RB_VERIFY_SAMPLE] = "sample",
+    [RB_VERIFY_NONE] = "none",
 };
 
 static const char *const status_names[] = {
-	[RB_VERIFY_VERIFIED] = "verified",
-	[RB_VERIFY_FAILED] = "failed",
-	[RB_VERIFY_SKIPPED] = "skipped",
+    [RB_VERIFY_VERIFIED] = "verified",
+    [RB_VERIFY_FAILED] = "failed",
+    [RB_VERIFY_SKIPPED] = "skipped",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -89,8 +89,8 @@ static bool nonfinite_match(double exp, double got)
 }
 
 /* Judges one element; the tolerance is 0 for integers. */
-static void check(struct rb_verify_result *res, const struct rb_verify_opts *opts,
-		  int64_t i, int64_t j, double exp, double got)
+static void check(struct rb_verify_result *res, const struct rb_verify_opts *opts, int64_t i,
+		  int64_t j, double exp, double got)
 {
 	double err = abs_error(exp, got);
 	bool ok;
@@ -150,10 +150,15 @@ static void check_dot(const struct rb_matmul_io *io, const struct rb_verify_opts
 /* The distinct corner indices in increasing order; returns how many. */
 static int corners(const struct rb_shape *s, int64_t out[4])
 {
-	int64_t c[4] = { 0, s->n - 1, (s->m - 1) * s->n, s->m * s->n - 1 };
+	int64_t c[4] = {0, s->n - 1, (s->m - 1) * s->n, s->m * s->n - 1}, tmp;
 	int i, count = 0;
 
-	/* c[] is already non-decreasing; equal neighbours appear when M or N is 1. */
+	/* Only M = 1 puts (M-1, 0) before (0, N-1); equal ones appear when M or N is 1. */
+	if (c[2] < c[1]) {
+		tmp = c[1];
+		c[1] = c[2];
+		c[2] = tmp;
+	}
 	for (i = 0; i < 4; i++)
 		if (count == 0 || c[i] != out[count - 1])
 			out[count++] = c[i];

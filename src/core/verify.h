@@ -52,15 +52,15 @@ enum rb_verify_status {
 #define RB_VERIFY_FP16_ATOL 1e-3
 #define RB_VERIFY_FP16_RTOL 1e-3
 /* M·N·K up to which `auto` means `full`. */
-#define RB_VERIFY_FULL_LIMIT (INT64_C(1) << 30)
+#define RB_VERIFY_FULL_LIMIT      (INT64_C(1) << 30)
 #define RB_VERIFY_DEFAULT_SAMPLES 4096
 
 struct rb_verify_opts {
 	enum rb_verify_mode mode;
-	double atol, rtol;   /* floats only */
-	int64_t samples;     /* elements checked in sample mode */
-	uint64_t seed;       /* which elements are sampled */
-	int64_t full_limit;  /* see RB_VERIFY_AUTO */
+	double atol, rtol;  /* floats only */
+	int64_t samples;    /* elements checked in sample mode */
+	uint64_t seed;      /* which elements are sampled */
+	int64_t full_limit; /* see RB_VERIFY_AUTO */
 };
 
 struct rb_mismatch {
