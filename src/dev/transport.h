@@ -1,0 +1,50 @@
+/* The transport: the only seam between the userspace drivers and a kernel.
+ *
+ * The userspace drivers (src/dev/rknpu.c, later rocket.c) are written once against this
+ * interface. The host transport opens a device node and calls drmIoctl / mmap / munmap /
+ * poll / close; the emulated transport calls the emulated kernel in src/sim/, which
+ * implements the same ABI (struct layouts, flags, errors) on the emulated NPU. So
+ * everything but the syscall itself is the code that runs on a board.
+ *
+ * Every call returns 0 or a negative errno. Ownership: rb_transport_open_* fills a
+ * caller-owned struct; rb_transport_close releases it (and the device or emulator). */
+#ifndef RB_DEV_TRANSPORT_H
+#define RB_DEV_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rb_sim_config;
+
+struct rb_transport_ops {
+	const char *name; /* "host" or "sim" */
+	int (*ioctl)(void *priv, unsigned long request, void *arg);
+	int (*mmap)(void *priv, size_t len, uint64_t offset, void **addr);
+	int (*munmap)(void *priv, void *addr, size_t len);
+	/* Waits until the fence fd signals; -ETIMEDOUT after timeout_ms. */
+	int (*wait)(void *priv, int fence_fd, int timeout_ms);
+	/* The clock device time is measured with: CLOCK_MONOTONIC on a board, the
+	 * emulator's virtual clock under emulation (so one timing code serves both). */
+	uint64_t (*now_ns)(void *priv);
+	/* Closes an fd the kernel handed out (a fence). */
+	int (*close_fd)(void *priv, int fd);
+	void (*release)(void *priv);
+};
+
+struct rb_transport {
+	const struct rb_transport_ops *ops;
+	void *priv;
+};
+
+/* Opens the device node at `path` (O_RDWR | O_CLOEXEC). */
+int rb_transport_open_host(struct rb_transport *t, const char *path);
+/* Creates an emulated vendor-rknpu kernel with its emulated NPU. */
+int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_config *cfg);
+void rb_transport_close(struct rb_transport *t);
+
+static inline int rb_transport_ioctl(struct rb_transport *t, unsigned long request, void *arg)
+{
+	return t->ops->ioctl(t->priv, request, arg);
+}
+
+#endif

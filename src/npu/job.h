@@ -1,0 +1,63 @@
+/* The job runner: one matmul on an NPU device, through the vendor driver ABI.
+ *
+ * prepare (once per shape and plan, like a backend at model load): allocate buffer
+ * objects (A cube, packed B, C cubes, one regcmd and one task array per core), pack B
+ * (and its K-slices), encode every core's program (npu/regcmd) and task descriptors.
+ * run (timed): pack A, submit one job per core of the plan (non-blocking submits with
+ * out-fences, or one blocking submit per core from its own thread like the seed
+ * backend), wait for all, unpack C (adding K-slices on the host).
+ *
+ * Device time is measured on the transport's clock from the first submit to the last
+ * completion: CLOCK_MONOTONIC on a board, the virtual clock on the emulator (then the
+ * device is `modeled`). Host time per phase is reported apart.
+ *
+ * Ownership: rb_npu_device_open_* fill a caller-owned struct, rb_npu_device_close
+ * releases it; rb_npu_job_new/_free pair. A job keeps a pointer to its device and plan,
+ * which must outlive it. */
+#ifndef RB_NPU_JOB_H
+#define RB_NPU_JOB_H
+
+#include <stdbool.h>
+
+#include "core/inputs.h"
+#include "dev/rknpu.h"
+#include "npu/plan.h"
+#include "sim/sim.h"
+
+struct rb_npu_device {
+	struct rb_rknpu drv;
+	const char *name; /* "sim", "rknpu" */
+	bool modeled;     /* times come from the emulator's model */
+	int timeout_ms;   /* per submit */
+};
+
+int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
+int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path);
+void rb_npu_device_close(struct rb_npu_device *dev);
+
+enum rb_npu_launch {
+	RB_LAUNCH_FENCES = 0, /* non-blocking submits with out-fences, then wait all */
+	RB_LAUNCH_THREADS,    /* one blocking submit per core from its own thread */
+};
+
+struct rb_npu_job_times {
+	double device_us;   /* first submit to last completion, on the device clock */
+	double hw_us[RB_PLAN_MAX_CORES]; /* per-core job hw_elapse_time (0 if unknown) */
+	double pack_us;     /* host: packing A */
+	double submit_us;   /* host: submit + wait */
+	double unpack_us;   /* host: unpacking C and adding K-slices */
+};
+
+struct rb_npu_job;
+
+int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev,
+		   const struct rb_plan *plan, const struct rb_inputs *in,
+		   enum rb_npu_launch launch);
+/* Runs the matmul; C is M×N row-major of the shape's output type. */
+int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *times);
+void rb_npu_job_free(struct rb_npu_job *job);
+
+const char *rb_npu_launch_name(enum rb_npu_launch launch);
+int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out);
+
+#endif

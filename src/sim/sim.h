@@ -1,0 +1,92 @@
+/* The emulator of the RK3588 NPU and of its kernel drivers.
+ *
+ * Layers, each talking only to the next:
+ *   emulated kernel (kmod_rknpu.c)  implements the vendor ioctl ABI: buffer objects in a
+ *                                   32-bit NPU address space, the commit sequence of
+ *                                   npu-facts §a.3 written into MMIO, interrupts, fences
+ *   emulated NPU (npu.c, hw*.c)     per-core MMIO and register groups, the PC fetching
+ *                                   regcmd words, CNA/CORE/DPU execution, faults
+ *   IOMMU (a callback)              NPU address -> host memory of a buffer object; an
+ *                                   access outside every mapped buffer is a fault
+ * Time is virtual and deterministic: jobs in flight together run together at the next
+ * wait. Every time it reports is modeled, never measured. */
+#ifndef RB_SIM_SIM_H
+#define RB_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RB_SIM_MAX_CORES 3
+
+struct rb_sim_config {
+	int cores;              /* 1..3; RK3588 has 3 */
+	int threads;            /* host threads for execution; <= 0: online CPUs */
+	uint64_t mem_budget;    /* most bytes of buffer objects at once; 0: 4 GiB */
+};
+
+void rb_sim_config_init(struct rb_sim_config *cfg);
+
+/* ---- IOMMU: how the NPU reaches memory ---- */
+
+struct rb_sim_iommu {
+	/* Host address of [iova, iova + len) if it lies inside one mapped buffer, else
+	 * NULL (the NPU reports an IOMMU fault). */
+	void *(*map)(void *ctx, uint32_t iova, uint64_t len);
+	void *ctx;
+};
+
+/* ---- the emulated NPU ---- */
+
+enum rb_sim_status {
+	RB_SIM_IDLE = 0,     /* not started */
+	RB_SIM_DONE,         /* every task completed, DPU interrupt raised */
+	RB_SIM_HANG,         /* the core stopped without an interrupt: the kernel times out */
+	RB_SIM_IOMMU_FAULT,  /* a DMA outside every mapped buffer */
+};
+
+struct rb_sim_core_result {
+	enum rb_sim_status status;
+	uint32_t tasks_done;
+	uint64_t elapsed_ns;  /* modeled time from the op-enable kick to the interrupt */
+	char reason[256];     /* why it hung or faulted, naming the task and register */
+};
+
+struct rb_sim_npu;
+
+struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg,
+				  const struct rb_sim_iommu *iommu);
+void rb_sim_npu_free(struct rb_sim_npu *npu);
+int rb_sim_npu_cores(const struct rb_sim_npu *npu);
+
+/* MMIO of one core: offsets within the core's 64 KiB register space (PC 0x0000,
+ * CNA 0x1000, ... GLOBAL 0xF000). Writing PC OPERATION_ENABLE = 1 latches a start. */
+void rb_sim_npu_mmio_write(struct rb_sim_npu *npu, int core, uint32_t offset, uint32_t value);
+uint32_t rb_sim_npu_mmio_read(struct rb_sim_npu *npu, int core, uint32_t offset);
+
+/* Runs every core of `core_mask` that was started, together in virtual time, until
+ * each completes, hangs or faults; results per core index. */
+int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
+		   struct rb_sim_core_result results[RB_SIM_MAX_CORES]);
+/* Soft reset of one core (registers to reset values, state idle). */
+void rb_sim_npu_reset(struct rb_sim_npu *npu, int core);
+
+/* ---- the emulated vendor kernel (rknpu 0.9.8 ABI) ---- */
+
+struct rb_sim_kmod;
+
+struct rb_sim_kmod *rb_sim_kmod_rknpu_new(const struct rb_sim_config *cfg);
+void rb_sim_kmod_free(struct rb_sim_kmod *kmod);
+int rb_sim_kmod_ioctl(struct rb_sim_kmod *kmod, unsigned long request, void *arg);
+int rb_sim_kmod_mmap(struct rb_sim_kmod *kmod, size_t len, uint64_t offset, void **addr);
+int rb_sim_kmod_munmap(struct rb_sim_kmod *kmod, void *addr, size_t len);
+int rb_sim_kmod_wait(struct rb_sim_kmod *kmod, int fence_fd, int timeout_ms);
+int rb_sim_kmod_close_fd(struct rb_sim_kmod *kmod, int fd);
+/* The virtual clock: advanced by the modeled time of the jobs run and of the kernel's
+ * fixed costs (submit, interrupt, wake-up). */
+uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
+/* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
+ * kernel log (dmesg) on a board. */
+const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *kmod);
+
+#endif
