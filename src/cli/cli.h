@@ -7,11 +7,24 @@
 
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
 int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_regcmd(int argc, char **argv);
 
 /* Option values: strict parsing, a message naming the option on error (CLI prints). */
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out);
 int cli_parse_u64(const char *opt, const char *text, uint64_t *out);
 int cli_parse_double(const char *opt, const char *text, double min, double *out);
+
+/* Planner config flags shared by plan, run and tune (plan_opts.c): a command getopts
+ * with cli_plan_options_join(its own options) (free it), hands every code at or above
+ * CLI_PLAN_OPT_BASE to cli_plan_option, and prints cli_plan_usage in its help. */
+struct option;
+struct rb_plan_config;
+#define CLI_PLAN_OPT_BASE 0x1000
+extern const char cli_plan_usage[];
+struct option *cli_plan_options_join(const struct option *own);
+int cli_plan_option(struct rb_plan_config *cfg, int code, const char *arg);
+int cmd_plan(int argc, char **argv);
 
 /* Global switches read once in main. */
 extern bool cli_quiet;

@@ -20,6 +20,9 @@ static int cmd_help(int argc, char **argv);
 /* Adding a command is a line here and a cmd_<name>.c. */
 static const struct command commands[] = {
 	{"run", cmd_run, "benchmark and verify the matmuls of shapes files on a device"},
+	{"dump", cmd_dump, "decode a register program (regcmd) into text"},
+	{"regcmd", cmd_regcmd, "print the register program of a one-task matmul"},
+	{"plan", cmd_plan, "show how a matmul is cut into NPU tasks per core"},
 	{"help", cmd_help, "show help for rknn-bench or one command"},
 };
 

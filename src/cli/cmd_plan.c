@@ -1,0 +1,412 @@
+/* rknn-bench plan: print how a matmul is cut into NPU tasks per core. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/version.h"
+#include "npu/plan.h"
+#include "rknn_bench/shape.h"
+
+#define DEFAULT_SHOWN_TASKS 16
+
+static const char plan_usage[] =
+    "usage: rknn-bench plan [options] [config flags] [SHAPES.json ...]\n"
+    "\n"
+    "Print the plan of C = A·B for every shape: the config as planned, the buffers, and\n"
+    "per NPU core its range of the split axis and its tasks (rows, channels and kernels,\n"
+    "CBUF banks, buffer offsets, bytes moved), then totals.\n"
+    "\n"
+    "shapes:\n"
+    "  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
+    "  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
+    "output:\n"
+    "  --format text|json   text (default) or JSON on stdout\n"
+    "  --tasks N            text: tasks shown per core (default 16, 0 = all)\n"
+    "\n";
+
+enum {
+	OPT_SHAPE = 256,
+	OPT_DTYPE,
+	OPT_FORMAT,
+	OPT_TASKS,
+};
+
+static const struct option plan_own_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"shape", required_argument, NULL, OPT_SHAPE},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"tasks", required_argument, NULL, OPT_TASKS},
+    {NULL, 0, NULL, 0},
+};
+
+struct plan_opts {
+	struct rb_shape_list shapes;
+	struct rb_plan_config config;
+	enum rb_dtype dtype;
+	bool json;
+	long shown_tasks;
+};
+
+static int parse_format(struct plan_opts *o, const char *arg)
+{
+	if (strcmp(arg, "text") == 0 || strcmp(arg, "json") == 0) {
+		o->json = arg[0] == 'j';
+		return 0;
+	}
+	return rb_error("--format '%s' must be text or json", arg);
+}
+
+static int parse_option(struct plan_opts *o, int c, const char *arg, const char **specs,
+			size_t *n_specs)
+{
+	long v;
+
+	switch (c) {
+	case OPT_SHAPE:
+		specs[(*n_specs)++] = arg;
+		return 0;
+	case OPT_DTYPE:
+		if (rb_dtype_parse(arg, &o->dtype) < 0)
+			return rb_error("--dtype '%s' must be fp16 or int8", arg);
+		return 0;
+	case OPT_FORMAT:
+		return parse_format(o, arg);
+	case OPT_TASKS:
+		if (cli_parse_int("--tasks", arg, 0, 1L << 30, &v) < 0)
+			return -1;
+		o->shown_tasks = v;
+		return 0;
+	default:
+		return cli_plan_option(&o->config, c, arg);
+	}
+}
+
+static int load_shapes(struct plan_opts *o, char **files, int n_files, const char **specs,
+		       size_t n_specs)
+{
+	for (int i = 0; i < n_files; i++)
+		if (rb_shape_list_load_file(&o->shapes, files[i]) < 0)
+			return rb_error("%s", rb_last_error());
+	for (size_t i = 0; i < n_specs; i++)
+		if (rb_shape_list_add_spec(&o->shapes, specs[i], o->dtype) < 0)
+			return rb_error("%s", rb_last_error());
+	if (o->shapes.count == 0)
+		return rb_error("no shapes: give --shape MxKxN or a shapes file; see 'rknn-bench "
+				"plan --help'");
+	return 0;
+}
+
+/* 0 to go on, -1 on a usage error, 1 when help was printed. */
+static int parse_args(struct plan_opts *o, int argc, char **argv)
+{
+	struct option *opts = cli_plan_options_join(plan_own_options);
+	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	size_t n_specs = 0;
+	int c, ret = opts && specs ? 0 : rb_error("out of memory");
+
+	while (ret == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(plan_usage, stdout);
+			fputs(cli_plan_usage, stdout);
+			ret = 1;
+		} else if (c == '?') {
+			fputs("see 'rknn-bench plan --help'\n", stderr);
+			ret = -1;
+		} else {
+			ret = parse_option(o, c, optarg, specs, &n_specs);
+		}
+	}
+	if (ret == 0)
+		ret = load_shapes(o, argv + optind, argc - optind, specs, n_specs);
+	free(specs);
+	free(opts);
+	return ret;
+}
+
+/* ---- text ----------------------------------------------------------------------- */
+
+static void print_task(const struct rb_plan_task *t, size_t i)
+{
+	const struct rb_npu_task *n = &t->npu;
+	char m[32], k[32], kn[32];
+
+	snprintf(m, sizeof(m), "[%u,%u)", t->m0, t->m0 + n->m);
+	snprintf(k, sizeof(k), "[%u,%u)", t->k0, t->k0 + n->k);
+	snprintf(kn, sizeof(kn), "[%u,%u)", t->n0, t->n0 + n->n);
+	printf("    %-6zu %-13s %-13s %-15s %2u:%-2u  0x%08x 0x%08x 0x%08x %9llu %9llu %9llu%s\n",
+	       i, m, k, kn, n->data_banks, n->weight_banks, n->a_addr, n->b_addr, n->c_addr,
+	       (unsigned long long)t->feature_bytes, (unsigned long long)t->weight_bytes,
+	       (unsigned long long)t->output_bytes, t->streamed ? "  streamed" : "");
+}
+
+static void print_core(const struct rb_plan *p, const struct rb_plan_core *c, long shown)
+{
+	size_t n = shown == 0 || (size_t)shown > c->n_tasks ? c->n_tasks : (size_t)shown;
+
+	printf("  core %u  %s [%u,%u): %zu task%s, %zu submit%s; feature %llu B, weights %llu B, "
+	       "output %llu B\n",
+	       c->core, rb_plan_axis_name(p->config.axis), c->begin, c->end, c->n_tasks,
+	       c->n_tasks == 1 ? "" : "s", c->n_submits, c->n_submits == 1 ? "" : "s",
+	       (unsigned long long)c->feature_bytes, (unsigned long long)c->weight_bytes,
+	       (unsigned long long)c->output_bytes);
+	if (n)
+		printf("    %-6s %-13s %-13s %-15s %-6s %-10s %-10s %-10s %9s %9s %9s\n", "task",
+		       "m", "k", "n", "banks", "a_off", "b_off", "c_off", "feature", "weights",
+		       "output");
+	for (size_t i = 0; i < n; i++)
+		print_task(&c->tasks[i], i);
+	if (n < c->n_tasks)
+		printf("    ... %zu more task%s (--tasks 0 shows all)\n", c->n_tasks - n,
+		       c->n_tasks - n == 1 ? "" : "s");
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+/* "MxKxN", and whether the entry has a name of its own (from a shapes file). */
+static bool spec_of(const struct rb_shape_entry *e, char *buf, size_t size)
+{
+	snprintf(buf, size, "%lldx%lldx%lld", (long long)e->shape.m, (long long)e->shape.k,
+		 (long long)e->shape.n);
+	return e->n_names > 1 || strcmp(e->names[0], buf) != 0;
+}
+
+static void print_head(const struct rb_plan *p, const struct rb_shape_entry *e)
+{
+	char cfg[256], spec[80], names[128] = "";
+
+	rb_plan_config_format(&p->config, cfg, sizeof(cfg));
+	if (spec_of(e, spec, sizeof(spec)) && e->n_names > 1)
+		snprintf(names, sizeof(names), " (%s and %zu more)", e->names[0], e->n_names - 1);
+	else if (spec_of(e, spec, sizeof(spec)))
+		snprintf(names, sizeof(names), " (%s)", e->names[0]);
+	printf("plan %s %s -> %s%s\n", spec, rb_dtype_name(p->shape.dtype),
+	       rb_plan_prec_name(p->out), names);
+	printf("  config  %s%s\n", cfg, p->streamed ? "  [unproven on silicon]" : "");
+	printf("  padded  M %u, K %u, N %u; %u K-slice%s of %u channels; a task takes up to %u "
+	       "rows x %u kernels\n",
+	       p->m, p->k_pad, p->n_pad, p->n_kslices, p->n_kslices == 1 ? "" : "s", p->k_slice,
+	       p->m_cap, p->n_cap);
+	printf("  buffers A %llu B, B %llu B, C %llu B (%u cube%s of %llu B)\n",
+	       (unsigned long long)p->a_bytes, (unsigned long long)p->b_bytes,
+	       (unsigned long long)p->c_bytes, p->n_kslices, p->n_kslices == 1 ? "" : "s",
+	       (unsigned long long)p->c_cube_bytes);
+}
+
+static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, long shown)
+{
+	uint64_t moved = p->feature_bytes + p->weight_bytes + p->output_bytes;
+
+	print_head(p, e);
+	for (unsigned i = 0; i < p->n_cores; i++)
+		print_core(p, &p->cores[i], shown);
+	printf("  total   %zu task%s, %zu submit%s; feature %llu B, weights %llu B, output %llu "
+	       "B; %llu B moved (%.2f MiB), busiest core %llu B\n",
+	       p->n_tasks, p->n_tasks == 1 ? "" : "s", p->n_submits, p->n_submits == 1 ? "" : "s",
+	       (unsigned long long)p->feature_bytes, (unsigned long long)p->weight_bytes,
+	       (unsigned long long)p->output_bytes, (unsigned long long)moved, mib(moved),
+	       (unsigned long long)p->max_core_bytes);
+	if (p->streamed)
+		printf("  note    streamed weights (a task's weights exceed its %u weight banks) "
+		       "are unproven on silicon\n",
+		       p->config.weight_banks);
+}
+
+/* ---- JSON ----------------------------------------------------------------------- */
+
+static bool add_num(cJSON *o, const char *key, double v)
+{
+	return cJSON_AddNumberToObject(o, key, v) != NULL;
+}
+
+static bool json_task(cJSON *array, const struct rb_plan_task *t)
+{
+	const struct rb_npu_task *n = &t->npu;
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddItemToArray(array, o))
+		return cJSON_Delete(o), false;
+	return add_num(o, "m0", t->m0) && add_num(o, "m", n->m) && add_num(o, "k0", t->k0) &&
+	       add_num(o, "k", n->k) && add_num(o, "n0", t->n0) && add_num(o, "n", n->n) &&
+	       add_num(o, "kslice", t->kslice) && add_num(o, "data_banks", n->data_banks) &&
+	       add_num(o, "weight_banks", n->weight_banks) && add_num(o, "a_offset", n->a_addr) &&
+	       add_num(o, "b_offset", n->b_addr) && add_num(o, "c_offset", n->c_addr) &&
+	       add_num(o, "feature_bytes", (double)t->feature_bytes) &&
+	       add_num(o, "weight_bytes", (double)t->weight_bytes) &&
+	       add_num(o, "output_bytes", (double)t->output_bytes) &&
+	       cJSON_AddBoolToObject(o, "streamed", t->streamed);
+}
+
+static bool json_core(cJSON *array, const struct rb_plan *p, const struct rb_plan_core *c)
+{
+	cJSON *o = cJSON_CreateObject(), *tasks;
+	bool ok;
+
+	if (!o || !cJSON_AddItemToArray(array, o))
+		return cJSON_Delete(o), false;
+	ok = add_num(o, "core", c->core) &&
+	     cJSON_AddStringToObject(o, "axis", rb_plan_axis_name(p->config.axis)) &&
+	     add_num(o, "begin", c->begin) && add_num(o, "end", c->end) &&
+	     add_num(o, "task_count", (double)c->n_tasks) &&
+	     add_num(o, "submits", (double)c->n_submits) &&
+	     add_num(o, "feature_bytes", (double)c->feature_bytes) &&
+	     add_num(o, "weight_bytes", (double)c->weight_bytes) &&
+	     add_num(o, "output_bytes", (double)c->output_bytes);
+	tasks = ok ? cJSON_AddArrayToObject(o, "tasks") : NULL;
+	for (size_t i = 0; tasks && i < c->n_tasks; i++)
+		if (!json_task(tasks, &c->tasks[i]))
+			return false;
+	return tasks != NULL;
+}
+
+static bool json_settings(cJSON *o, const struct rb_plan *p)
+{
+	const struct rb_plan_config *c = &p->config;
+	cJSON *s = cJSON_AddObjectToObject(o, "settings");
+	cJSON *w = s ? cJSON_AddArrayToObject(s, "weights") : NULL;
+
+	for (unsigned i = 0; w && i < c->n_weights; i++)
+		if (!cJSON_AddItemToArray(w, cJSON_CreateNumber(c->weights[i])))
+			return false;
+	return w && add_num(s, "core_mask", c->core_mask) &&
+	       cJSON_AddStringToObject(s, "axis", rb_plan_axis_name(c->axis)) &&
+	       add_num(s, "align", c->align) && add_num(s, "data_banks", c->data_banks) &&
+	       add_num(s, "weight_banks", c->weight_banks) && add_num(s, "k_slice", c->k_slice) &&
+	       cJSON_AddStringToObject(s, "residency", rb_plan_residency_name(c->residency)) &&
+	       cJSON_AddBoolToObject(s, "chain", c->chain) &&
+	       cJSON_AddStringToObject(s, "out", rb_plan_out_name(c->out)) &&
+	       cJSON_AddBoolToObject(s, "mainline", c->mainline);
+}
+
+static bool json_sizes(cJSON *o, const struct rb_plan *p)
+{
+	cJSON *pad = cJSON_AddObjectToObject(o, "padded");
+	cJSON *buf = cJSON_AddObjectToObject(o, "buffers");
+	cJSON *tot = cJSON_AddObjectToObject(o, "totals");
+
+	return pad && buf && tot && add_num(pad, "m", p->m) && add_num(pad, "k", p->k_pad) &&
+	       add_num(pad, "n", p->n_pad) && add_num(o, "k_slice", p->k_slice) &&
+	       add_num(o, "k_slices", p->n_kslices) && add_num(o, "m_cap", p->m_cap) &&
+	       add_num(o, "n_cap", p->n_cap) && add_num(buf, "a_bytes", (double)p->a_bytes) &&
+	       add_num(buf, "b_bytes", (double)p->b_bytes) &&
+	       add_num(buf, "c_cube_bytes", (double)p->c_cube_bytes) &&
+	       add_num(buf, "c_bytes", (double)p->c_bytes) &&
+	       add_num(tot, "tasks", (double)p->n_tasks) &&
+	       add_num(tot, "submits", (double)p->n_submits) &&
+	       add_num(tot, "feature_bytes", (double)p->feature_bytes) &&
+	       add_num(tot, "weight_bytes", (double)p->weight_bytes) &&
+	       add_num(tot, "output_bytes", (double)p->output_bytes) &&
+	       add_num(tot, "max_core_bytes", (double)p->max_core_bytes);
+}
+
+static bool json_plan(cJSON *array, const struct rb_plan *p, const struct rb_shape_entry *e)
+{
+	cJSON *o = cJSON_CreateObject(), *shape, *cores;
+	char cfg[256], req[256];
+
+	if (!o || !cJSON_AddItemToArray(array, o))
+		return cJSON_Delete(o), false;
+	rb_plan_config_format(&p->config, cfg, sizeof(cfg));
+	rb_plan_config_format(&p->requested, req, sizeof(req));
+	shape = cJSON_AddObjectToObject(o, "shape");
+	if (!shape || !cJSON_AddStringToObject(o, "name", e->names[0]) ||
+	    !add_num(shape, "m", (double)p->shape.m) || !add_num(shape, "k", (double)p->shape.k) ||
+	    !add_num(shape, "n", (double)p->shape.n) ||
+	    !cJSON_AddStringToObject(shape, "dtype", rb_dtype_name(p->shape.dtype)) ||
+	    !cJSON_AddStringToObject(o, "out", rb_plan_prec_name(p->out)) ||
+	    !cJSON_AddStringToObject(o, "config", cfg) ||
+	    !cJSON_AddStringToObject(o, "config_requested", req) || !json_settings(o, p) ||
+	    !cJSON_AddBoolToObject(o, "streamed", p->streamed) ||
+	    !cJSON_AddBoolToObject(o, "unproven_on_silicon", p->streamed) || !json_sizes(o, p))
+		return false;
+	cores = cJSON_AddArrayToObject(o, "cores");
+	for (unsigned i = 0; cores && i < p->n_cores; i++)
+		if (!json_core(cores, p, &p->cores[i]))
+			return false;
+	return cores != NULL;
+}
+
+static int print_json(const struct rb_plan *plans, const struct plan_opts *o)
+{
+	cJSON *doc = cJSON_CreateObject(), *ctx, *results;
+	char *text = NULL;
+	bool ok = doc && cJSON_AddStringToObject(doc, "schema", "rknn-bench/1");
+
+	ctx = ok ? cJSON_AddObjectToObject(doc, "context") : NULL;
+	ok = ctx && cJSON_AddStringToObject(ctx, "tool_version", RB_VERSION);
+	results = ok ? cJSON_AddArrayToObject(doc, "results") : NULL;
+	for (size_t i = 0; results && i < o->shapes.count; i++)
+		if (!json_plan(results, &plans[i], &o->shapes.entries[i]))
+			results = NULL;
+	if (results)
+		text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return rb_error("out of memory for the JSON plan");
+	puts(text);
+	free(text);
+	return 0;
+}
+
+/* ---- command -------------------------------------------------------------------- */
+
+static int plan_all(const struct plan_opts *o, struct rb_plan *plans)
+{
+	for (size_t i = 0; i < o->shapes.count; i++) {
+		const struct rb_shape_entry *e = &o->shapes.entries[i];
+		char spec[80];
+
+		if (rb_plan_init(&plans[i], &e->shape, &o->config) == 0)
+			continue;
+		if (spec_of(e, spec, sizeof(spec)))
+			return rb_error("%s (%s %s): %s", e->names[0], spec,
+					rb_dtype_name(e->shape.dtype), rb_last_error());
+		return rb_error("%s %s: %s", spec, rb_dtype_name(e->shape.dtype), rb_last_error());
+	}
+	return 0;
+}
+
+static int print_all(const struct plan_opts *o, const struct rb_plan *plans)
+{
+	if (o->json)
+		return print_json(plans, o);
+	for (size_t i = 0; i < o->shapes.count; i++) {
+		if (i)
+			putchar('\n');
+		print_plan(&plans[i], &o->shapes.entries[i], o->shown_tasks);
+	}
+	return 0;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	struct plan_opts o = {.dtype = RB_DTYPE_FP16, .shown_tasks = DEFAULT_SHOWN_TASKS};
+	struct rb_plan *plans = NULL;
+	int ret;
+
+	rb_shape_list_init(&o.shapes);
+	rb_plan_config_init(&o.config);
+	ret = parse_args(&o, argc, argv);
+	if (ret == 0) {
+		plans = calloc(o.shapes.count, sizeof(*plans));
+		ret = plans ? plan_all(&o, plans) : rb_error("out of memory");
+	}
+	if (ret == 0)
+		ret = print_all(&o, plans);
+	for (size_t i = 0; plans && i < o.shapes.count; i++)
+		rb_plan_release(&plans[i]);
+	free(plans);
+	rb_shape_list_release(&o.shapes);
+	if (ret == 1)
+		return RB_EXIT_OK;
+	return ret < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+}

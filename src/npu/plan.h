@@ -1,0 +1,161 @@
+/* The planner: a matmul shape and a config → per-core lists of NPU tasks.
+ *
+ * The matmul C[M×N] = A[M×K]·B[K×N] is cut along one axis (N, or M for prefill shapes)
+ * into one contiguous range per core; each core's range is cut into tasks whose
+ * feature rows fit the CBUF data banks and whose kernels fit the weight banks
+ * (npu-facts §c), and K is cut into K-slices when one kernel would not fit a bank.
+ *
+ * Buffers (all offsets below are bytes from the start of the buffer; bpe = 2 fp16,
+ * 1 int8; K_pad = K rounded up to 32, N_pad = N rounded up to the kernel group KG,
+ * 16 fp16 / 32 int8; C2_in = 16/bpe; C2_out = 4 fp32/int32, 8 fp16; ob = 16/C2_out):
+ *   A  one NC1HWC2 cube of H = M rows, K_pad channels (§b.2): K_pad·M·bpe bytes.
+ *      Task (m0, k0): a_addr = (k0/C2_in)·M·16 + m0·16, a_height = M (strides from the
+ *      full height, §b.2 "splitting rows across tasks while keeping one big cube").
+ *   B  packed per K-slice (§b.3): slice s at s·N_pad·k_slice·bpe, N_pad·ks·bpe bytes
+ *      (ks = that slice's width: k_slice, the last one possibly narrower); inside it
+ *      kernel group n0 at n0·ks·bpe. Total N_pad·K_pad·bpe bytes.
+ *   C  one NC1HWC2 cube of H = M rows, N_pad channels per K-slice (§b.4), the cubes
+ *      back to back: cube s at s·N_pad·M·ob. Task (m0, n0, s): c_addr =
+ *      s·N_pad·M·ob + (n0/C2_out)·M·16 + m0·16, c_height = M. The host adds the
+ *      K-slice cubes (fp32 / int32; fp16 partials are added as fp16 values).
+ * rb_plan_task_resolve() turns offsets into NPU addresses given the buffer bases.
+ *
+ * Ownership: struct rb_plan is owned by the caller; rb_plan_init fills it (on error
+ * it holds nothing and rb_last_error() names the constraint), rb_plan_release frees
+ * the task lists. Configs are plain values. */
+#ifndef RB_NPU_PLAN_H
+#define RB_NPU_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/task.h"
+#include "rknn_bench/shape.h"
+
+#define RB_PLAN_MAX_CORES  3
+#define RB_PLAN_WEIGHT_MAX 1000 /* largest weight of a weighted split */
+#define RB_PLAN_MAX_TASKS  (1u << 20)
+/* Chained tasks per submit: TASK_NUMBER is 12 bits (§c field-width limits). */
+#define RB_PLAN_TASKS_PER_SUBMIT 4095
+
+enum rb_plan_axis {
+	RB_PLAN_AXIS_AUTO = 0, /* M when M > N_pad (prefill), else N */
+	RB_PLAN_AXIS_N,
+	RB_PLAN_AXIS_M,
+};
+
+enum rb_plan_residency {
+	RB_PLAN_RESIDENT = 0, /* every task's weights fit its weight banks */
+	RB_PLAN_STREAMED,     /* tasks may exceed them (MTX 1×8192×8192): unproven */
+};
+
+enum rb_plan_out {
+	RB_PLAN_OUT_AUTO = 0, /* fp32 for fp16 input, int32 for int8 */
+	RB_PLAN_OUT_FP32,
+	RB_PLAN_OUT_FP16,
+	RB_PLAN_OUT_INT32,
+};
+
+/* Zero / AUTO fields are chosen by the planner; rb_plan.config holds the choice. */
+struct rb_plan_config {
+	unsigned core_mask; /* 0x1..0x7: the cores taking part (0x5, 0x6 are fine) */
+	enum rb_plan_axis axis;
+	unsigned n_weights; /* 0: even split; else one weight per core, in core order */
+	unsigned weights[RB_PLAN_MAX_CORES];
+	unsigned align;        /* cut points: 0 (the kernel group), 16, 32 or 64 */
+	unsigned data_banks;   /* D, 0 auto; D + W ≤ 12 */
+	unsigned weight_banks; /* W, 0 auto */
+	unsigned k_slice;      /* channels per K-slice, a multiple of 32; 0 auto */
+	enum rb_plan_residency residency;
+	bool chain; /* one submit per core for all its tasks, else one per task */
+	enum rb_plan_out out;
+	bool mainline; /* rocket-safe program variant (§a.6) */
+};
+
+/* One task and where it sits in the matmul. */
+struct rb_plan_task {
+	struct rb_npu_task npu; /* a_addr, b_addr, c_addr: offsets into A, B, C */
+	uint32_t m0, k0, n0;    /* first row, channel and kernel (padded coordinates) */
+	uint32_t kslice;        /* K-slice index = the C cube written */
+	uint64_t feature_bytes; /* m·k·bpe read from A */
+	uint64_t weight_bytes;  /* n·k·bpe read from B */
+	uint64_t output_bytes;  /* m·n·out-size written to C */
+	bool streamed;          /* weights exceed the weight banks */
+};
+
+struct rb_plan_core {
+	unsigned core;       /* NPU core 0..2 */
+	uint32_t begin, end; /* its range of the split axis: rows, or padded kernels */
+	struct rb_plan_task *tasks;
+	size_t n_tasks;
+	size_t n_submits;
+	uint64_t feature_bytes, weight_bytes, output_bytes;
+};
+
+struct rb_plan {
+	struct rb_shape shape;
+	struct rb_plan_config requested; /* as given */
+	struct rb_plan_config config;    /* as planned: no auto value left */
+	enum rb_npu_prec out;
+	uint32_t bpe, out_bpe;       /* bytes per element of A/B and of C */
+	uint32_t kernel_group;       /* KG: 16 fp16, 32 int8 */
+	uint32_t c2_in, c2_out;      /* NC1HWC2 atoms of A and C */
+	uint32_t m, k_pad, n_pad;    /* padded matmul */
+	uint32_t k_slice, n_kslices; /* K-slice width (last may be narrower) and count */
+	uint32_t m_cap, n_cap;       /* most rows and kernels one task may take */
+	uint64_t a_bytes, b_bytes;
+	uint64_t c_cube_bytes, c_bytes; /* one K-slice cube; all of them */
+	bool streamed;                  /* some task streams its weights: unproven on silicon */
+	unsigned n_cores;
+	struct rb_plan_core cores[RB_PLAN_MAX_CORES];
+	/* totals over the cores */
+	size_t n_tasks, n_submits;
+	uint64_t feature_bytes, weight_bytes, output_bytes;
+	uint64_t max_core_bytes; /* bytes moved by the busiest core */
+};
+
+/* NPU base addresses of the three buffers (16-byte aligned). */
+struct rb_plan_bases {
+	uint32_t a, b, c;
+};
+
+/* Everything auto, all three cores, resident weights, chained. */
+void rb_plan_config_init(struct rb_plan_config *cfg);
+/* The default for a shape: init plus axis, alignment and output precision chosen; banks
+ * and K-slice stay auto (the planner picks them). Plans every shape up to the limits. */
+void rb_plan_config_default(struct rb_plan_config *cfg, const struct rb_shape *shape,
+			    unsigned core_mask);
+/* Sets one key of the compact form (mask, split, axis, weights, align, banks, dbanks,
+ * wbanks, kslice, res, chain, out, mainline) from text. 0 or -EINVAL. */
+int rb_plan_config_set(struct rb_plan_config *cfg, const char *key, const char *value);
+/* Applies a compact config string, e.g. "mask=0x7 split=n:1,1,1 align=32 banks=4:8
+ * kslice=0 res=resident chain=1 out=fp32 mainline=0", on top of cfg; keys not given
+ * keep their value. On error cfg is unchanged. */
+int rb_plan_config_parse(struct rb_plan_config *cfg, const char *text);
+/* Writes the compact form (all keys); returns what snprintf returns. */
+int rb_plan_config_format(const struct rb_plan_config *cfg, char *buf, size_t size);
+/* Checks a config against a shape: 0 or -EINVAL naming the constraint. */
+int rb_plan_config_check(const struct rb_plan_config *cfg, const struct rb_shape *shape);
+
+int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
+		 const struct rb_plan_config *cfg);
+void rb_plan_release(struct rb_plan *plan);
+
+/* The task with NPU addresses: offsets plus bases. -ERANGE if an address range would
+ * pass 4 GiB, -EINVAL if a base is not 16-byte aligned. */
+int rb_plan_task_resolve(const struct rb_plan *plan, const struct rb_plan_task *task,
+			 const struct rb_plan_bases *bases, struct rb_npu_task *out);
+
+/* Bytes the task's NPU reads/writes span from its a/b/c offset (inclusive start,
+ * exclusive end), for bounds checks and BO sizing. */
+uint64_t rb_plan_task_a_span(const struct rb_plan *plan, const struct rb_plan_task *task);
+uint64_t rb_plan_task_b_span(const struct rb_plan *plan, const struct rb_plan_task *task);
+uint64_t rb_plan_task_c_span(const struct rb_plan *plan, const struct rb_plan_task *task);
+
+const char *rb_plan_axis_name(enum rb_plan_axis axis);          /* "auto", "n", "m" */
+const char *rb_plan_residency_name(enum rb_plan_residency res); /* "resident", ... */
+const char *rb_plan_out_name(enum rb_plan_out out);             /* "auto", "fp32", ... */
+const char *rb_plan_prec_name(enum rb_npu_prec prec);           /* "fp32", "int32", ... */
+
+#endif
