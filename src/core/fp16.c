@@ -11,6 +11,7 @@
  * so every array path gives the same bits for every input. */
 #include "core/fp16.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -22,10 +23,10 @@
 #define RB_FP16_NEON 1
 #endif
 
-#define F32_SIGN 0x80000000u
-#define F32_EXP 0x7f800000u
+#define F32_SIGN  0x80000000u
+#define F32_EXP   0x7f800000u
 #define F32_QUIET 0x00400000u
-#define F16_EXP 0x7c00u
+#define F16_EXP   0x7c00u
 #define F16_QUIET 0x0200u
 
 static uint32_t f32_bits(float f)
@@ -53,7 +54,7 @@ static uint32_t f16_subnormal_to_f32(uint32_t sign, uint32_t mant)
 		mant <<= 1;
 		exp--;
 	}
-	return sign | (exp - 1) << 23 | (mant & 0x3ffu) << 13;
+	return sign | exp << 23 | (mant & 0x3ffu) << 13;
 }
 
 float rb_fp16_to_f32(uint16_t h)
@@ -125,7 +126,7 @@ void rb_fp16_from_f32_array_portable(uint16_t *dst, const float *src, size_t n)
 #if defined(RB_FP16_X86)
 /* clang 14 does not know "f16c" in __builtin_cpu_supports: read CPUID directly. The
  * "avx" check also tells that the OS saves the YMM registers. */
-static int have_f16c(void)
+static int probe_f16c(void)
 {
 	unsigned int eax, ebx, ecx, edx;
 
@@ -134,6 +135,20 @@ static int have_f16c(void)
 	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
 		return 0;
 	return (ecx & bit_F16C) != 0;
+}
+
+/* CPUID traps to the hypervisor in a VM (microseconds), so probe once. Racing threads
+ * all store the same answer. */
+static int have_f16c(void)
+{
+	static _Atomic int cached = -1;
+	int v = atomic_load_explicit(&cached, memory_order_relaxed);
+
+	if (v < 0) {
+		v = probe_f16c();
+		atomic_store_explicit(&cached, v, memory_order_relaxed);
+	}
+	return v;
 }
 
 /* The tails go through the same instruction via a padded buffer, so no element of the

@@ -34,7 +34,15 @@ int32_t rb_ref_dot_i8(const int8_t *a, const int8_t *b, int64_t k, int64_t n, in
 int rb_ref_gemm(const struct rb_shape *shape, const void *a, const void *b, void *c,
 		int threads);
 
-/* Number of worker threads `threads` resolves to (<= 0: online CPUs). */
+/* Number of worker threads `threads` resolves to (<= 0: online CPUs; at most 256).
+ * Small products use fewer threads than this. */
 int rb_ref_threads(int threads);
+
+/* Which kernels the fast path uses: "avx2+fma", "neon" or "portable". */
+const char *rb_ref_impl(void);
+/* For tests and benchmarks: nonzero makes the fast path use its portable kernels (the
+ * same results for int8; for fp16 the same up to fp32 rounding, as the portable
+ * kernels may not fuse multiply-adds), zero restores the automatic choice. */
+void rb_ref_force_portable(int on);
 
 #endif

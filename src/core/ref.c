@@ -1,0 +1,1071 @@
+/* CPU reference GEMM (see ref.h).
+ *
+ * The blocked path follows the usual three-level scheme: a KC×NC panel of B and an
+ * MC×KC block of A are packed (converted to fp32, for int8 too) into buffers laid
+ * out in the order the MR×NR micro-kernel reads them, so the kernel
+ * streams both with unit stride from L1/L2. The micro-kernels use GCC vector
+ * extensions; on x86 an AVX2/FMA build of the same source is picked at run time, so
+ * no -march flag is needed. Each thread owns a rectangle of C and its own buffers:
+ * no locks, no barriers.
+ *
+ * M = 1 is a matrix-vector product limited by reading B once; it gets its own path
+ * that converts B's rows on the fly and gives each thread a slice of N.
+ *
+ * int8: sums are accumulated in 32-bit unsigned arithmetic, i.e. modulo 2^32 like a
+ * hardware int32 accumulator, and without C's signed-overflow undefined behaviour.
+ * |a·b| <= 2^14, so the result is the exact sum for K <= 2^17 = 131072; beyond that
+ * it wraps as int32 hardware does. (The blocked kernel computes KC-deep partial sums
+ * in fp32, exactly: see kernel_i32_body.) */
+#include "core/ref.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/fp16.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RB_REF_X86 1
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#define RB_REF_NEON 1
+#endif
+
+/* Vector width: 32 bytes on x86 (one AVX register; the portable x86 build splits it
+ * into two SSE registers), 16 bytes on aarch64 where GCC handles wider generic vectors
+ * badly (it spills them to the stack). */
+#if defined(RB_REF_NEON)
+#define VBYTES 16
+#else
+#define VBYTES 32
+#endif
+#define VLEN (VBYTES / 4)
+
+typedef float vf __attribute__((vector_size(VBYTES)));
+typedef uint32_t vu __attribute__((vector_size(VBYTES)));
+typedef int32_t vi __attribute__((vector_size(VBYTES)));
+
+/* Every lane s, as an initializer: GCC makes that one broadcast, while `vec + s` would
+ * add a zero vector first (x + 0 is not x when x is -0). */
+/* clang-format off */
+#if VLEN == 8
+#define SPLAT(s) {(s), (s), (s), (s), (s), (s), (s), (s)}
+#else
+#define SPLAT(s) {(s), (s), (s), (s)}
+#endif
+/* clang-format on */
+
+/* Blocking. The MR×NR accumulators take 12 of the 16 AVX registers, or 21 of the 32
+ * NEON ones (with 6×16 or 8×12 there, GCC spills accumulators in the loop). A KC×NR
+ * strip of B (12-16 KiB) sits in L1, the MC×KC block of A (96-112 KiB) in L2. */
+enum {
+#if defined(RB_REF_NEON)
+	MR = 7,
+	NR = 12,
+#else
+	MR = 6,
+	NR = 16,
+#endif
+	NV = NR / VLEN,
+	KC = 256,
+	MC = 16 * MR,
+	NC = 2048,
+};
+
+#define RB_REF_MAX_THREADS 256
+/* Below this many multiply-adds per thread, starting a thread costs more than it saves. */
+#define MIN_MACS_PER_THREAD (INT64_C(1) << 15)
+/* Columns handled per pass of the M = 1 path; their fp32 sums (8 KiB) stay in L1. */
+#define GEMV_CHUNK 2048
+/* GEMV slices are multiples of this many columns, so threads never share a line of B. */
+#define GEMV_ALIGN 64
+
+static atomic_int force_portable;
+
+void rb_ref_force_portable(int on)
+{
+	atomic_store(&force_portable, on != 0);
+}
+
+static int use_avx2(void)
+{
+#if defined(RB_REF_X86)
+	if (atomic_load_explicit(&force_portable, memory_order_relaxed))
+		return 0;
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+	return 0;
+#endif
+}
+
+const char *rb_ref_impl(void)
+{
+#if defined(RB_REF_NEON)
+	return "neon";
+#else
+	return use_avx2() ? "avx2+fma" : "portable";
+#endif
+}
+
+int rb_ref_threads(int threads)
+{
+	long n = threads;
+
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if (n > RB_REF_MAX_THREADS)
+		n = RB_REF_MAX_THREADS;
+	return (int)n;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t div_up(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* ---- naive oracle and single elements ---------------------------------------- */
+
+void rb_ref_naive_f16(const uint16_t *a, const uint16_t *b, float *c, int64_t m, int64_t k,
+		      int64_t n)
+{
+	for (int64_t i = 0; i < m; i++) {
+		float *ci = c + i * n;
+
+		for (int64_t j = 0; j < n; j++)
+			ci[j] = 0.0f;
+		for (int64_t p = 0; p < k; p++) {
+			float av = rb_fp16_to_f32(a[i * k + p]);
+			const uint16_t *bp = b + p * n;
+
+			for (int64_t j = 0; j < n; j++)
+				ci[j] += av * rb_fp16_to_f32(bp[j]);
+		}
+	}
+}
+
+void rb_ref_naive_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k, int64_t n)
+{
+	for (int64_t i = 0; i < m; i++) {
+		int32_t *ci = c + i * n;
+
+		for (int64_t j = 0; j < n; j++)
+			ci[j] = 0;
+		for (int64_t p = 0; p < k; p++) {
+			uint32_t av = (uint32_t)a[i * k + p];
+			const int8_t *bp = b + p * n;
+
+			for (int64_t j = 0; j < n; j++)
+				ci[j] = (int32_t)((uint32_t)ci[j] + av * (uint32_t)bp[j]);
+		}
+	}
+}
+
+/* Same operations in the same order as rb_ref_naive_f16, so the same bits. */
+float rb_ref_dot_f16(const uint16_t *a, const uint16_t *b, int64_t k, int64_t n, int64_t i,
+		     int64_t j)
+{
+	float acc = 0.0f;
+
+	for (int64_t p = 0; p < k; p++)
+		acc += rb_fp16_to_f32(a[i * k + p]) * rb_fp16_to_f32(b[p * n + j]);
+	return acc;
+}
+
+int32_t rb_ref_dot_i8(const int8_t *a, const int8_t *b, int64_t k, int64_t n, int64_t i, int64_t j)
+{
+	uint32_t acc = 0;
+
+	for (int64_t p = 0; p < k; p++)
+		acc += (uint32_t)a[i * k + p] * (uint32_t)b[p * n + j];
+	return (int32_t)acc;
+}
+
+/* ---- packing ------------------------------------------------------------------ */
+
+/* Packed A: strips of MR rows; within a strip, column p holds its MR values together.
+ * Packed B: strips of NR columns; within a strip, row p holds its NR values together.
+ * Both are zero-padded to whole strips, so kernels always compute full tiles. The
+ * fp16 variants convert a whole row of the source first, with the F16C/NEON array
+ * converter, then scatter it. */
+static void pack_a_f16(void *dst, const void *src, int64_t lda, int64_t mc, int64_t kc, float *row)
+{
+	float *out = dst;
+	int64_t rows = div_up(mc, MR) * MR;
+
+	for (int64_t r = 0; r < rows; r++) {
+		float *strip = out + (r / MR) * kc * MR + r % MR;
+
+		if (r < mc)
+			rb_fp16_to_f32_array(row, (const uint16_t *)src + r * lda, (size_t)kc);
+		else
+			memset(row, 0, (size_t)kc * sizeof(*row));
+		for (int64_t p = 0; p < kc; p++)
+			strip[p * MR] = row[p];
+	}
+}
+
+/* int8 is packed as fp32 too: the int8 kernel runs on the FMA units (see there). */
+static void pack_a_i8(void *dst, const void *src, int64_t lda, int64_t mc, int64_t kc, float *row)
+{
+	float *out = dst;
+	int64_t rows = div_up(mc, MR) * MR;
+
+	(void)row;
+	for (int64_t r = 0; r < rows; r++) {
+		float *strip = out + (r / MR) * kc * MR + r % MR;
+		const int8_t *in = (const int8_t *)src + r * lda;
+
+		for (int64_t p = 0; p < kc; p++)
+			strip[p * MR] = r < mc ? (float)in[p] : 0.0f;
+	}
+}
+
+/* Row p of a packed B panel: whole strips are fixed-size copies the compiler inlines. */
+static void scatter_b_row(float *dst, const float *row, int64_t kc, int64_t p, int64_t nc)
+{
+	int64_t j = 0;
+
+	for (; j + NR <= nc; j += NR)
+		memcpy(dst + (j / NR) * kc * NR + p * NR, row + j, NR * sizeof(*row));
+	if (j < nc) {
+		float *at = dst + (j / NR) * kc * NR + p * NR;
+
+		memcpy(at, row + j, (size_t)(nc - j) * sizeof(*row));
+		memset(at + (nc - j), 0, (size_t)(NR - (nc - j)) * sizeof(*row));
+	}
+}
+
+static void pack_b_f16(void *dst, const void *src, int64_t ldb, int64_t kc, int64_t nc, float *row)
+{
+	for (int64_t p = 0; p < kc; p++) {
+		rb_fp16_to_f32_array(row, (const uint16_t *)src + p * ldb, (size_t)nc);
+		scatter_b_row(dst, row, kc, p, nc);
+	}
+}
+
+static void pack_b_i8(void *dst, const void *src, int64_t ldb, int64_t kc, int64_t nc, float *row)
+{
+	for (int64_t p = 0; p < kc; p++) {
+		const int8_t *in = (const int8_t *)src + p * ldb;
+
+		for (int64_t j = 0; j < nc; j++)
+			row[j] = (float)in[j];
+		scatter_b_row(dst, row, kc, p, nc);
+	}
+}
+
+/* ---- micro-kernels ------------------------------------------------------------- */
+
+/* GCC turns off FMA contraction in ISO C mode (-std=c11); the kernels want it, as
+ * `acc += a * b` is meant as a fused multiply-add. clang contracts by default. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+/* Writes (or adds, when `accumulate`) the mr×nr valid part of a tile held as MR rows
+ * of NR 4-byte lanes. */
+static inline __attribute__((always_inline)) void
+store_tile_f32(float *c, int64_t ldc, vf acc[MR][NV], int mr, int nr, int accumulate)
+{
+	if (mr == MR && nr == NR) {
+#pragma GCC unroll 8
+		for (int r = 0; r < MR; r++) {
+#pragma GCC unroll 4
+			for (int v = 0; v < NV; v++) {
+				vf cv = acc[r][v];
+				float *at = c + r * ldc + v * VLEN;
+
+				if (accumulate) {
+					vf old;
+
+					memcpy(&old, at, sizeof(old));
+					cv += old;
+				}
+				memcpy(at, &cv, sizeof(cv));
+			}
+		}
+		return;
+	}
+	float tile[MR][NR];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			memcpy(&tile[r][v * VLEN], &acc[r][v], sizeof(acc[r][v]));
+	for (int r = 0; r < mr; r++)
+		for (int j = 0; j < nr; j++)
+			c[r * ldc + j] = accumulate ? c[r * ldc + j] + tile[r][j] : tile[r][j];
+}
+
+/* acc = the MR×NR product of a packed strip of A and one of B, kc deep. */
+static inline __attribute__((always_inline)) void tile_f32(int64_t kc, const float *restrict a,
+							   const float *restrict b, vf acc[MR][NV])
+{
+	memset(acc, 0, sizeof(vf) * MR * NV);
+	for (int64_t p = 0; p < kc; p++, a += MR, b += NR) {
+		vf bv[NV];
+
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			memcpy(&bv[v], b + v * VLEN, sizeof(bv[v]));
+#pragma GCC unroll 8
+		for (int r = 0; r < MR; r++) {
+			vf av = SPLAT(a[r]);
+
+#pragma GCC unroll 4
+			for (int v = 0; v < NV; v++)
+				acc[r][v] += av * bv[v];
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void kernel_f32_body(int64_t kc, const float *a,
+								  const float *b, float *c,
+								  int64_t ldc, int mr, int nr,
+								  int accumulate)
+{
+	vf acc[MR][NV];
+
+	tile_f32(kc, a, b, acc);
+	store_tile_f32(c, ldc, acc, mr, nr, accumulate);
+}
+
+static inline __attribute__((always_inline)) void
+store_tile_i32(int32_t *c, int64_t ldc, vu acc[MR][NV], int mr, int nr, int accumulate)
+{
+	if (mr == MR && nr == NR) {
+#pragma GCC unroll 8
+		for (int r = 0; r < MR; r++) {
+#pragma GCC unroll 4
+			for (int v = 0; v < NV; v++) {
+				vu cv = acc[r][v];
+				int32_t *at = c + r * ldc + v * VLEN;
+
+				if (accumulate) {
+					vu old;
+
+					memcpy(&old, at, sizeof(old));
+					cv += old;
+				}
+				memcpy(at, &cv, sizeof(cv));
+			}
+		}
+		return;
+	}
+	uint32_t tile[MR][NR];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			memcpy(&tile[r][v * VLEN], &acc[r][v], sizeof(acc[r][v]));
+	for (int r = 0; r < mr; r++)
+		for (int j = 0; j < nr; j++)
+			c[r * ldc + j] =
+			    (int32_t)(accumulate ? (uint32_t)c[r * ldc + j] + tile[r][j]
+						 : tile[r][j]);
+}
+
+/* int8 on the fp32 FMA units, which have twice the throughput of int32 multiply-adds on
+ * the Cortex-A76 and are no slower on x86: every product is an integer of magnitude
+ * <= 2^14, so every partial sum of a KC-deep block is an integer below 2^22, which fp32
+ * holds exactly whatever the rounding or fusing. The block's exact sums are converted
+ * to int32 and added to C in uint32 arithmetic (wrapping, see top). */
+_Static_assert(KC * 128 * 128 <= (1 << 24), "int8 blocks must sum exactly in fp32");
+
+static inline __attribute__((always_inline)) void kernel_i32_body(int64_t kc, const float *a,
+								  const float *b, int32_t *c,
+								  int64_t ldc, int mr, int nr,
+								  int accumulate)
+{
+	vf acc[MR][NV];
+	vu iacc[MR][NV];
+
+	tile_f32(kc, a, b, acc);
+#pragma GCC unroll 8
+	for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < NV; v++)
+			iacc[r][v] = (vu) __builtin_convertvector(acc[r][v], vi);
+	store_tile_i32(c, ldc, iacc, mr, nr, accumulate);
+}
+
+typedef void (*kernel_fn)(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr,
+			  int nr, int accumulate);
+
+static void kernel_f32_portable(int64_t kc, const void *a, const void *b, void *c, int64_t ldc,
+				int mr, int nr, int accumulate)
+{
+	kernel_f32_body(kc, a, b, c, ldc, mr, nr, accumulate);
+}
+
+static void kernel_i32_portable(int64_t kc, const void *a, const void *b, void *c, int64_t ldc,
+				int mr, int nr, int accumulate)
+{
+	kernel_i32_body(kc, a, b, c, ldc, mr, nr, accumulate);
+}
+
+#if defined(RB_REF_X86)
+__attribute__((target("avx2,fma"))) static void kernel_f32_avx2(int64_t kc, const void *a,
+								const void *b, void *c, int64_t ldc,
+								int mr, int nr, int accumulate)
+{
+	kernel_f32_body(kc, a, b, c, ldc, mr, nr, accumulate);
+}
+
+__attribute__((target("avx2,fma"))) static void kernel_i32_avx2(int64_t kc, const void *a,
+								const void *b, void *c, int64_t ldc,
+								int mr, int nr, int accumulate)
+{
+	kernel_i32_body(kc, a, b, c, ldc, mr, nr, accumulate);
+}
+#endif
+
+/* ---- M = 1: stream B once ---------------------------------------------------------- */
+
+/* Each of these computes c[0..w) = sum_p a[p] · B[p][0..w) for one column chunk of B
+ * (row stride ldb), in the order p = 0, 1, ... for every column. */
+typedef void (*gemv_fn)(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
+			float *scratch);
+
+static inline __attribute__((always_inline)) void axpy_f32_body(float *restrict acc, float s,
+								const float *restrict x, int64_t w)
+{
+	vf sv = SPLAT(s);
+	int64_t j = 0;
+
+	for (; j + VLEN <= w; j += VLEN) {
+		vf av, xv;
+
+		memcpy(&av, acc + j, sizeof(av));
+		memcpy(&xv, x + j, sizeof(xv));
+		av += sv * xv;
+		memcpy(acc + j, &av, sizeof(av));
+	}
+	for (; j < w; j++)
+		acc[j] += s * x[j];
+}
+
+/* Portable: convert one row of the chunk, then accumulate it. */
+static void gemv_f16_portable(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w,
+			      void *c, float *scratch)
+{
+	const float *af = a;
+	float *acc = c;
+
+	memset(acc, 0, (size_t)w * sizeof(*acc));
+	for (int64_t p = 0; p < k; p++) {
+		rb_fp16_to_f32_array(scratch, (const uint16_t *)b + p * ldb, (size_t)w);
+		axpy_f32_body(acc, af[p], scratch, w);
+	}
+}
+
+/* Portable int8: GCC lowers a widening __builtin_convertvector of int8 lanes to one
+ * scalar extract per lane, so this is a plain loop; the x86 and aarch64 builds use
+ * their widening instructions below. */
+static void gemv_i8_portable(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w,
+			     void *c, float *scratch)
+{
+	const int8_t *ai = a;
+	uint32_t *acc = c;
+
+	(void)scratch;
+	memset(acc, 0, (size_t)w * sizeof(*acc));
+	for (int64_t p = 0; p < k; p++) {
+		const int8_t *x = (const int8_t *)b + p * ldb;
+		uint32_t s = (uint32_t)ai[p];
+
+		for (int64_t j = 0; j < w; j++)
+			acc[j] += s * (uint32_t)x[j];
+	}
+}
+
+typedef void (*rows4_i8_fn)(int32_t *acc, const int8_t *a, const int8_t *b, int64_t ldb, int64_t w);
+typedef void (*row_i8_fn)(int32_t *acc, int8_t a, const int8_t *b, int64_t w);
+
+/* Folds groups of four rows of B into the sums with rows4, then the rest with row1. */
+static void gemv_i8_rows(rows4_i8_fn rows4, row_i8_fn row1, const int8_t *a, const int8_t *b,
+			 int64_t ldb, int64_t k, int64_t w, int32_t *c)
+{
+	int64_t p = 0;
+
+	memset(c, 0, (size_t)w * sizeof(*c));
+	for (; p + 4 <= k; p += 4)
+		rows4(c, a + p, b + p * ldb, ldb, w);
+	for (; p < k; p++)
+		row1(c, a[p], b + p * ldb, w);
+}
+
+static void axpy_i8_tail(int32_t *acc, const int8_t *a, const int8_t *b, int64_t ldb, int rows,
+			 int64_t j0, int64_t w)
+{
+	for (int64_t j = j0; j < w; j++) {
+		uint32_t s = (uint32_t)acc[j];
+
+		for (int r = 0; r < rows; r++)
+			s += (uint32_t)a[r] * (uint32_t)b[r * ldb + j];
+		acc[j] = (int32_t)s;
+	}
+}
+
+#if defined(RB_REF_X86)
+/* |a·b| <= 2^14, so the low 32 bits of each product are the product; the adds wrap. */
+__attribute__((target("avx2"))) static inline __m256i mla_i8_avx2(__m256i s, __m256i a,
+								  const int8_t *b)
+{
+	__m256i x = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const void *)b));
+
+	return _mm256_add_epi32(s, _mm256_mullo_epi32(a, x));
+}
+
+__attribute__((target("avx2"))) static void
+gemv_i8_rows4_avx2(int32_t *acc, const int8_t *a, const int8_t *b, int64_t ldb, int64_t w)
+{
+	__m256i a0 = _mm256_set1_epi32(a[0]), a1 = _mm256_set1_epi32(a[1]);
+	__m256i a2 = _mm256_set1_epi32(a[2]), a3 = _mm256_set1_epi32(a[3]);
+	int64_t j = 0;
+
+	for (; j + 8 <= w; j += 8) {
+		__m256i s = _mm256_loadu_si256((const void *)(acc + j));
+
+		s = mla_i8_avx2(s, a0, b + j);
+		s = mla_i8_avx2(s, a1, b + ldb + j);
+		s = mla_i8_avx2(s, a2, b + 2 * ldb + j);
+		s = mla_i8_avx2(s, a3, b + 3 * ldb + j);
+		_mm256_storeu_si256((void *)(acc + j), s);
+	}
+	axpy_i8_tail(acc, a, b, ldb, 4, j, w);
+}
+
+__attribute__((target("avx2"))) static void gemv_i8_row_avx2(int32_t *acc, int8_t a,
+							     const int8_t *b, int64_t w)
+{
+	__m256i av = _mm256_set1_epi32(a);
+	int64_t j = 0;
+
+	for (; j + 8 <= w; j += 8) {
+		__m256i s = _mm256_loadu_si256((const void *)(acc + j));
+
+		_mm256_storeu_si256((void *)(acc + j), mla_i8_avx2(s, av, b + j));
+	}
+	axpy_i8_tail(acc, &a, b, 0, 1, j, w);
+}
+
+static void gemv_i8_avx2(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
+			 float *scratch)
+{
+	(void)scratch;
+	gemv_i8_rows(gemv_i8_rows4_avx2, gemv_i8_row_avx2, a, b, ldb, k, w, c);
+}
+#endif
+
+#if defined(RB_REF_NEON)
+/* Eight columns of one row: widen to int16, then widening multiply-add into int32. */
+static inline void mla_i8_neon(int32x4_t *lo, int32x4_t *hi, int16_t a, const int8_t *b)
+{
+	int16x8_t x = vmovl_s8(vld1_s8(b));
+
+	*lo = vmlal_n_s16(*lo, vget_low_s16(x), a);
+	*hi = vmlal_high_n_s16(*hi, x, a);
+}
+
+static void gemv_i8_rows4_neon(int32_t *acc, const int8_t *a, const int8_t *b, int64_t ldb,
+			       int64_t w)
+{
+	int64_t j = 0;
+
+	for (; j + 8 <= w; j += 8) {
+		int32x4_t lo = vld1q_s32(acc + j), hi = vld1q_s32(acc + j + 4);
+
+		mla_i8_neon(&lo, &hi, a[0], b + j);
+		mla_i8_neon(&lo, &hi, a[1], b + ldb + j);
+		mla_i8_neon(&lo, &hi, a[2], b + 2 * ldb + j);
+		mla_i8_neon(&lo, &hi, a[3], b + 3 * ldb + j);
+		vst1q_s32(acc + j, lo);
+		vst1q_s32(acc + j + 4, hi);
+	}
+	axpy_i8_tail(acc, a, b, ldb, 4, j, w);
+}
+
+static void gemv_i8_row_neon(int32_t *acc, int8_t a, const int8_t *b, int64_t w)
+{
+	int64_t j = 0;
+
+	for (; j + 8 <= w; j += 8) {
+		int32x4_t lo = vld1q_s32(acc + j), hi = vld1q_s32(acc + j + 4);
+
+		mla_i8_neon(&lo, &hi, a, b + j);
+		vst1q_s32(acc + j, lo);
+		vst1q_s32(acc + j + 4, hi);
+	}
+	axpy_i8_tail(acc, &a, b, 0, 1, j, w);
+}
+
+static void gemv_i8_neon(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
+			 float *scratch)
+{
+	(void)scratch;
+	gemv_i8_rows(gemv_i8_rows4_neon, gemv_i8_row_neon, a, b, ldb, k, w, c);
+}
+#endif
+
+#if defined(RB_REF_X86)
+/* One pass folds four rows of B into the sums: a quarter of the L1 traffic on acc. */
+__attribute__((target("avx2,fma,f16c"))) static void
+gemv_f16_rows4_f16c(float *restrict acc, const float *af, const uint16_t *b, int64_t ldb, int64_t w)
+{
+	__m256 a0 = _mm256_set1_ps(af[0]), a1 = _mm256_set1_ps(af[1]);
+	__m256 a2 = _mm256_set1_ps(af[2]), a3 = _mm256_set1_ps(af[3]);
+	const uint16_t *b0 = b, *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
+	int64_t j = 0;
+
+	for (; j + 8 <= w; j += 8) {
+		__m256 s = _mm256_loadu_ps(acc + j);
+
+		s = _mm256_fmadd_ps(a0, _mm256_cvtph_ps(_mm_loadu_si128((const void *)(b0 + j))),
+				    s);
+		s = _mm256_fmadd_ps(a1, _mm256_cvtph_ps(_mm_loadu_si128((const void *)(b1 + j))),
+				    s);
+		s = _mm256_fmadd_ps(a2, _mm256_cvtph_ps(_mm_loadu_si128((const void *)(b2 + j))),
+				    s);
+		s = _mm256_fmadd_ps(a3, _mm256_cvtph_ps(_mm_loadu_si128((const void *)(b3 + j))),
+				    s);
+		_mm256_storeu_ps(acc + j, s);
+	}
+	for (; j < w; j++) {
+		float s = acc[j];
+
+		s = __builtin_fmaf(af[0], rb_fp16_to_f32(b0[j]), s);
+		s = __builtin_fmaf(af[1], rb_fp16_to_f32(b1[j]), s);
+		s = __builtin_fmaf(af[2], rb_fp16_to_f32(b2[j]), s);
+		acc[j] = __builtin_fmaf(af[3], rb_fp16_to_f32(b3[j]), s);
+	}
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void gemv_f16_row_f16c(float *restrict acc, float s,
+								       const uint16_t *b, int64_t w)
+{
+	__m256 sv = _mm256_set1_ps(s);
+	int64_t j = 0;
+
+	for (; j + 8 <= w; j += 8) {
+		__m256 x = _mm256_cvtph_ps(_mm_loadu_si128((const void *)(b + j)));
+
+		_mm256_storeu_ps(acc + j, _mm256_fmadd_ps(sv, x, _mm256_loadu_ps(acc + j)));
+	}
+	for (; j < w; j++)
+		acc[j] = __builtin_fmaf(s, rb_fp16_to_f32(b[j]), acc[j]);
+}
+
+static void gemv_f16_f16c(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
+			  float *scratch)
+{
+	const float *af = a;
+	const uint16_t *bh = b;
+	float *acc = c;
+	int64_t p = 0;
+
+	(void)scratch;
+	memset(acc, 0, (size_t)w * sizeof(*acc));
+	for (; p + 4 <= k; p += 4)
+		gemv_f16_rows4_f16c(acc, af + p, bh + p * ldb, ldb, w);
+	for (; p < k; p++)
+		gemv_f16_row_f16c(acc, af[p], bh + p * ldb, w);
+}
+#endif
+
+#if defined(RB_REF_NEON)
+static inline float32x4_t fma_row_neon(float32x4_t s, float32x4_t av, const uint16_t *b)
+{
+	return vfmaq_f32(s, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(b))), av);
+}
+
+static void gemv_f16_rows4_neon(float *restrict acc, const float *af, const uint16_t *b,
+				int64_t ldb, int64_t w)
+{
+	float32x4_t a0 = vdupq_n_f32(af[0]), a1 = vdupq_n_f32(af[1]);
+	float32x4_t a2 = vdupq_n_f32(af[2]), a3 = vdupq_n_f32(af[3]);
+	const uint16_t *b0 = b, *b1 = b + ldb, *b2 = b + 2 * ldb, *b3 = b + 3 * ldb;
+	int64_t j = 0;
+
+	for (; j + 4 <= w; j += 4) {
+		float32x4_t s = vld1q_f32(acc + j);
+
+		s = fma_row_neon(s, a0, b0 + j);
+		s = fma_row_neon(s, a1, b1 + j);
+		s = fma_row_neon(s, a2, b2 + j);
+		s = fma_row_neon(s, a3, b3 + j);
+		vst1q_f32(acc + j, s);
+	}
+	for (; j < w; j++) {
+		float s = acc[j];
+
+		s = __builtin_fmaf(af[0], rb_fp16_to_f32(b0[j]), s);
+		s = __builtin_fmaf(af[1], rb_fp16_to_f32(b1[j]), s);
+		s = __builtin_fmaf(af[2], rb_fp16_to_f32(b2[j]), s);
+		acc[j] = __builtin_fmaf(af[3], rb_fp16_to_f32(b3[j]), s);
+	}
+}
+
+static void gemv_f16_row_neon(float *restrict acc, float s, const uint16_t *b, int64_t w)
+{
+	float32x4_t sv = vdupq_n_f32(s);
+	int64_t j = 0;
+
+	for (; j + 4 <= w; j += 4)
+		vst1q_f32(acc + j, fma_row_neon(vld1q_f32(acc + j), sv, b + j));
+	for (; j < w; j++)
+		acc[j] = __builtin_fmaf(s, rb_fp16_to_f32(b[j]), acc[j]);
+}
+
+static void gemv_f16_neon(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
+			  float *scratch)
+{
+	const float *af = a;
+	const uint16_t *bh = b;
+	float *acc = c;
+	int64_t p = 0;
+
+	(void)scratch;
+	memset(acc, 0, (size_t)w * sizeof(*acc));
+	for (; p + 4 <= k; p += 4)
+		gemv_f16_rows4_neon(acc, af + p, bh + p * ldb, ldb, w);
+	for (; p < k; p++)
+		gemv_f16_row_neon(acc, af[p], bh + p * ldb, w);
+}
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+/* ---- blocked driver ------------------------------------------------------------------ */
+
+struct gemm_ops {
+	size_t in_size; /* bytes of one element of A and B */
+	void (*pack_a)(void *dst, const void *src, int64_t lda, int64_t mc, int64_t kc, float *row);
+	void (*pack_b)(void *dst, const void *src, int64_t ldb, int64_t kc, int64_t nc, float *row);
+	kernel_fn kernel;
+	gemv_fn gemv;
+};
+
+struct gemm_args {
+	const struct gemm_ops *ops;
+	const void *a, *b;
+	void *c; /* 4-byte elements (float or int32) */
+	int64_t m, k, n;
+};
+
+/* One thread's share: C[m0..m1) × [n0..n1), with its own buffers. */
+struct gemm_task {
+	const struct gemm_args *args;
+	int64_t m0, m1, n0, n1;
+	void *buf;
+	void *pa, *pb;
+	float *row;
+	pthread_t tid;
+	int started;
+};
+
+static const char *elem_at(const void *base, int64_t index, size_t size)
+{
+	return (const char *)base + (size_t)index * size;
+}
+
+static void macro_kernel(const struct gemm_args *g, const struct gemm_task *t, int64_t ic,
+			 int64_t mc, int64_t pc, int64_t kc, int64_t jc, int64_t nc)
+{
+	const char *pa = t->pa, *pb = t->pb;
+	char *c = (char *)g->c + (size_t)(ic * g->n + jc) * 4;
+
+	for (int64_t jr = 0; jr < nc; jr += NR) {
+		for (int64_t ir = 0; ir < mc; ir += MR) {
+			g->ops->kernel(kc, pa + (size_t)(ir * kc) * 4, pb + (size_t)(jr * kc) * 4,
+				       c + (size_t)(ir * g->n + jr) * 4, g->n,
+				       (int)min64(MR, mc - ir), (int)min64(NR, nc - jr), pc > 0);
+		}
+	}
+}
+
+static void *run_blocked(void *arg)
+{
+	struct gemm_task *t = arg;
+	const struct gemm_args *g = t->args;
+	size_t es = g->ops->in_size;
+
+	for (int64_t jc = t->n0; jc < t->n1; jc += NC) {
+		int64_t nc = min64(NC, t->n1 - jc);
+
+		for (int64_t pc = 0; pc < g->k; pc += KC) {
+			int64_t kc = min64(KC, g->k - pc);
+
+			g->ops->pack_b(t->pb, elem_at(g->b, pc * g->n + jc, es), g->n, kc, nc,
+				       t->row);
+			for (int64_t ic = t->m0; ic < t->m1; ic += MC) {
+				int64_t mc = min64(MC, t->m1 - ic);
+
+				g->ops->pack_a(t->pa, elem_at(g->a, ic * g->k + pc, es), g->k, mc,
+					       kc, t->row);
+				macro_kernel(g, t, ic, mc, pc, kc, jc, nc);
+			}
+		}
+	}
+	return NULL;
+}
+
+static void *run_gemv(void *arg)
+{
+	struct gemm_task *t = arg;
+	const struct gemm_args *g = t->args;
+	size_t es = g->ops->in_size;
+
+	for (int64_t j = t->n0; j < t->n1; j += GEMV_CHUNK) {
+		int64_t w = min64(GEMV_CHUNK, t->n1 - j);
+		char *c = (char *)g->c + (size_t)j * 4;
+
+		g->ops->gemv(g->a, elem_at(g->b, j, es), g->n, g->k, w, c, t->row);
+	}
+	return NULL;
+}
+
+/* Runs tasks 1..count-1 on new threads and task 0 on this one. A thread that cannot be
+ * created has its task run here instead: slower, same result. */
+static void run_tasks(struct gemm_task *tasks, int count, void *(*fn)(void *))
+{
+	for (int i = 1; i < count; i++)
+		tasks[i].started = pthread_create(&tasks[i].tid, NULL, fn, &tasks[i]) == 0;
+	fn(&tasks[0]);
+	for (int i = 1; i < count; i++) {
+		if (tasks[i].started)
+			pthread_join(tasks[i].tid, NULL);
+		else
+			fn(&tasks[i]);
+	}
+}
+
+static void *alloc_aligned(size_t size)
+{
+	size = (size + 63) & ~(size_t)63;
+	return aligned_alloc(64, size ? size : 64);
+}
+
+static int alloc_task(struct gemm_task *t, int64_t k, int gemv)
+{
+	int64_t rows = min64(MC, t->m1 - t->m0), cols = min64(NC, t->n1 - t->n0);
+	size_t pa = gemv ? 0 : (size_t)(div_up(rows, MR) * MR * min64(KC, k)) * 4;
+	size_t pb = gemv ? 0 : (size_t)(div_up(cols, NR) * NR * min64(KC, k)) * 4;
+	/* One converted row: of a GEMV chunk, of B's panel or of A's block. */
+	int64_t row_len = gemv ? min64(GEMV_CHUNK, t->n1 - t->n0) : cols > KC ? cols : KC;
+	size_t row = (size_t)row_len * 4;
+
+	pa = (pa + 63) & ~(size_t)63;
+	pb = (pb + 63) & ~(size_t)63;
+	t->buf = alloc_aligned(pa + pb + row);
+	if (!t->buf)
+		return -ENOMEM;
+	t->pa = t->buf;
+	t->pb = (char *)t->buf + pa;
+	t->row = (float *)(void *)((char *)t->buf + pa + pb);
+	return 0;
+}
+
+static void free_tasks(struct gemm_task *tasks, int count)
+{
+	for (int i = 0; i < count; i++)
+		free(tasks[i].buf);
+	free(tasks);
+}
+
+/* Cost of one thread's rectangle in multiply-add equivalents: the tiles it computes
+ * (padding included) plus what it packs; a packed element costs about as much as 16
+ * multiply-adds. Redundant packing is what a bad split pays for. */
+static double split_cost(const struct gemm_args *g, int tm, int tn)
+{
+	double rows = (double)(div_up(div_up(g->m, MR), tm) * MR);
+	double cols = (double)(div_up(div_up(g->n, NR), tn) * NR);
+	double k = (double)g->k;
+	double packed = rows * k * (double)div_up((int64_t)cols, NC) + cols * k;
+
+	return rows * cols * k + 16 * packed;
+}
+
+/* Picks a tm×tn grid of at most `threads` rectangles with the lowest per-thread cost. */
+static void choose_grid(const struct gemm_args *g, int threads, int *tm, int *tn)
+{
+	double best = -1;
+
+	for (int rm = 1; rm <= threads; rm++) {
+		int cn = threads / rm;
+		double cost;
+
+		if (rm > div_up(g->m, MR) || cn > div_up(g->n, NR))
+			continue;
+		cost = split_cost(g, rm, cn);
+		if (best < 0 || cost < best) {
+			best = cost;
+			*tm = rm;
+			*tn = cn;
+		}
+	}
+	if (best < 0) {
+		*tm = 1;
+		*tn = 1;
+	}
+}
+
+/* Range g of `parts` equal shares of `units` units of `unit` elements, clipped to len. */
+static void share(int64_t len, int64_t unit, int parts, int g, int64_t *lo, int64_t *hi)
+{
+	int64_t units = div_up(len, unit);
+
+	*lo = min64(len, units * g / parts * unit);
+	*hi = min64(len, units * (g + 1) / parts * unit);
+}
+
+static int limit_threads(const struct gemm_args *g, int threads)
+{
+	double most = (double)g->m * (double)g->n * (double)g->k / MIN_MACS_PER_THREAD;
+
+	if (most < 1)
+		return 1;
+	return most < threads ? (int)most : threads;
+}
+
+static int plan_tasks(const struct gemm_args *g, int threads, struct gemm_task **out)
+{
+	int gemv = g->m == 1, tm = 1, tn = 1;
+	struct gemm_task *tasks;
+
+	if (gemv)
+		tn = (int)min64(threads, div_up(g->n, GEMV_ALIGN));
+	else
+		choose_grid(g, threads, &tm, &tn);
+	tasks = calloc((size_t)(tm * tn), sizeof(*tasks));
+	if (!tasks)
+		return -ENOMEM;
+	for (int i = 0; i < tm * tn; i++) {
+		tasks[i].args = g;
+		share(g->m, MR, tm, i / tn, &tasks[i].m0, &tasks[i].m1);
+		share(g->n, gemv ? GEMV_ALIGN : NR, tn, i % tn, &tasks[i].n0, &tasks[i].n1);
+		if (alloc_task(&tasks[i], g->k, gemv)) {
+			free_tasks(tasks, i + 1);
+			return -ENOMEM;
+		}
+	}
+	*out = tasks;
+	return tm * tn;
+}
+
+static int check_dims(int64_t m, int64_t k, int64_t n)
+{
+	if (m < 1 || k < 1 || n < 1)
+		return rb_set_error(-EINVAL,
+				    "invalid gemm shape %lldx%lldx%lld: every dimension must be "
+				    "at least 1",
+				    (long long)m, (long long)k, (long long)n);
+	return 0;
+}
+
+static int run_gemm(const struct gemm_args *g, int threads)
+{
+	struct gemm_task *tasks;
+	int count = check_dims(g->m, g->k, g->n);
+
+	if (count)
+		return count;
+	count = plan_tasks(g, limit_threads(g, rb_ref_threads(threads)), &tasks);
+	if (count < 0)
+		return rb_set_error(count, "out of memory for the reference gemm %lldx%lldx%lld",
+				    (long long)g->m, (long long)g->k, (long long)g->n);
+	run_tasks(tasks, count, g->m == 1 ? run_gemv : run_blocked);
+	free_tasks(tasks, count);
+	return 0;
+}
+
+static void pick_f16_ops(struct gemm_ops *ops)
+{
+	int avx2 = use_avx2();
+
+	ops->in_size = sizeof(uint16_t);
+	ops->pack_a = pack_a_f16;
+	ops->pack_b = pack_b_f16;
+	ops->kernel = kernel_f32_portable;
+	ops->gemv = gemv_f16_portable;
+#if defined(RB_REF_X86)
+	if (avx2)
+		ops->kernel = kernel_f32_avx2;
+	if (avx2 && strcmp(rb_fp16_impl(), "f16c") == 0)
+		ops->gemv = gemv_f16_f16c;
+#elif defined(RB_REF_NEON)
+	ops->gemv = gemv_f16_neon;
+#endif
+	(void)avx2;
+}
+
+int rb_ref_gemm_f16(const uint16_t *a, const uint16_t *b, float *c, int64_t m, int64_t k, int64_t n,
+		    int threads)
+{
+	struct gemm_ops ops;
+	struct gemm_args g = {&ops, a, b, c, m, k, n};
+	float *af = NULL;
+	int err;
+
+	pick_f16_ops(&ops);
+	if (m == 1 && k > 0) {
+		/* The GEMV kernels take A already in fp32: convert it once for all threads. */
+		af = malloc((size_t)k * sizeof(*af));
+		if (!af)
+			return rb_set_error(-ENOMEM,
+					    "out of memory for the reference gemm "
+					    "%lldx%lldx%lld",
+					    (long long)m, (long long)k, (long long)n);
+		rb_fp16_to_f32_array(af, a, (size_t)k);
+		g.a = af;
+	}
+	err = run_gemm(&g, threads);
+	free(af);
+	return err;
+}
+
+int rb_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k, int64_t n,
+		   int threads)
+{
+	struct gemm_ops ops = {sizeof(int8_t), pack_a_i8, pack_b_i8, kernel_i32_portable,
+			       gemv_i8_portable};
+	struct gemm_args g = {&ops, a, b, c, m, k, n};
+
+#if defined(RB_REF_X86)
+	if (use_avx2()) {
+		ops.kernel = kernel_i32_avx2;
+		ops.gemv = gemv_i8_avx2;
+	}
+#elif defined(RB_REF_NEON)
+	ops.gemv = gemv_i8_neon;
+#endif
+	return run_gemm(&g, threads);
+}
+
+int rb_ref_gemm(const struct rb_shape *shape, const void *a, const void *b, void *c, int threads)
+{
+	switch (shape->dtype) {
+	case RB_DTYPE_FP16:
+		return rb_ref_gemm_f16(a, b, c, shape->m, shape->k, shape->n, threads);
+	case RB_DTYPE_INT8:
+		return rb_ref_gemm_i8(a, b, c, shape->m, shape->k, shape->n, threads);
+	}
+	return rb_set_error(-EINVAL, "unknown dtype %d for the reference gemm", (int)shape->dtype);
+}
