@@ -57,6 +57,12 @@ BIN      := $(BUILD)/rknn-bench
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCHES  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench-%)
 
+# Quiet rules; V=1 shows the commands.
+ifneq ($(V),1)
+Q = @
+quiet = @printf '  %-6s %s\n' $(1) $(2);
+endif
+
 .PHONY: all check run bench install uninstall clean deps
 .DEFAULT_GOAL := all
 
@@ -64,28 +70,28 @@ all: $(BIN) $(LIB)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	$(Q)rm -f $@
+	$(call quiet,AR,$@)$(AR) rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LDLIBS)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LDLIBS)
 
 $(BUILD)/obj/tests/unit/%.o: ALL_CFLAGS += $(CMOCKA_CFLAGS)
 
 $(BUILD)/bench-%: $(BUILD)/obj/bench/%.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 bench: $(BENCHES)
 
