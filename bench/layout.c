@@ -1,0 +1,230 @@
+/* bench-layout: speed of the NPU layout conversions (src/core/layout.c).
+ *
+ * For each shape it times pack A, pack B and unpack C (fp32/int32 cube -> row-major)
+ * and, in the same run, memcpy of the same number of bytes between the same buffers,
+ * so the ratio says how close a conversion gets to the machine's copy bandwidth.
+ * GB/s counts the bytes of the matrix converted once (10^9 bytes per second), as for
+ * memcpy; the headline time is the median of the samples. Before timing, each
+ * conversion is undone by its inverse and compared with its input (the shapes need no
+ * padding, so the round trip is exact).
+ *
+ * Usage: bench-layout [-t THREADS] [-s MIN_SECONDS]   (THREADS <= 0: online CPUs) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/layout.h"
+
+#define MAX_SAMPLES 2000
+#define MIN_SAMPLES 5
+
+struct options {
+	int threads;
+	double min_time;
+};
+
+struct bench_case {
+	const char *name;
+	enum rb_dtype dtype;
+	int64_t m, k, n;
+};
+
+static const struct bench_case cases[] = {
+    {"fp16 1x2048x8192", RB_DTYPE_FP16, 1, 2048, 8192},
+    {"fp16 512x2048x8192", RB_DTYPE_FP16, 512, 2048, 8192},
+    {"fp16 1x2048x128256", RB_DTYPE_FP16, 1, 2048, 128256},
+    {"int8 512x2048x8192", RB_DTYPE_INT8, 512, 2048, 8192},
+};
+
+enum op { OP_PACK_A, OP_PACK_B, OP_UNPACK_C, OP_MEMCPY };
+
+/* One conversion: src -> dst of `bytes` bytes. */
+struct job {
+	enum op op;
+	const struct bench_case *bc;
+	void *dst;
+	const void *src;
+	size_t bytes;
+	int threads;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int run_once(const struct job *j)
+{
+	const struct bench_case *c = j->bc;
+	struct rb_layout_c_tile tile;
+
+	switch (j->op) {
+	case OP_PACK_A:
+		return rb_layout_pack_a(j->dst, j->src, c->dtype, c->m, c->k, c->k, j->threads);
+	case OP_PACK_B:
+		return rb_layout_pack_b(j->dst, j->src, c->dtype, c->k, c->n, c->k, c->n,
+					j->threads);
+	case OP_UNPACK_C:
+		rb_layout_c_tile_full(&tile, c->m, c->n);
+		return rb_layout_unpack_c(j->dst, c->n, j->src, 4, &tile, j->threads);
+	case OP_MEMCPY:
+		memcpy(j->dst, j->src, j->bytes);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The inverse of j's conversion, from j->dst into `back`. */
+static int run_inverse(const struct job *j, void *back)
+{
+	const struct bench_case *c = j->bc;
+
+	switch (j->op) {
+	case OP_PACK_A:
+		return rb_layout_unpack_a(back, j->dst, c->dtype, c->m, c->k, c->k, j->threads);
+	case OP_PACK_B:
+		return rb_layout_unpack_b_sliced(back, j->dst, c->dtype, c->k, c->n, c->k, c->n,
+						 c->k, j->threads);
+	case OP_UNPACK_C:
+		return rb_layout_rknn_pack_c(back, j->dst, 4, c->m, c->n, j->threads);
+	case OP_MEMCPY:
+		break;
+	}
+	return -EINVAL;
+}
+
+static int verify(const struct job *j)
+{
+	void *back = malloc(j->bytes);
+	int ok = back && !run_once(j) && !run_inverse(j, back) && !memcmp(back, j->src, j->bytes);
+
+	free(back);
+	return ok ? 0 : -EINVAL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median seconds of one run, after one warm-up run (which also faults the pages in). */
+static double time_job(const struct job *j, double min_time)
+{
+	static double samples[MAX_SAMPLES];
+	double total = 0.0;
+	int n = 0;
+
+	if (run_once(j))
+		return -1.0;
+	while (n < MAX_SAMPLES && (n < MIN_SAMPLES || total < min_time)) {
+		double t0 = now_s();
+
+		run_once(j);
+		samples[n] = now_s() - t0;
+		total += samples[n++];
+	}
+	qsort(samples, (size_t)n, sizeof(samples[0]), cmp_double);
+	return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+static void *filled(size_t bytes)
+{
+	unsigned char *p = malloc(bytes);
+
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(i * 2654435761u >> 13);
+	return p;
+}
+
+static int bench_op(const struct bench_case *c, enum op op, const char *name, size_t bytes,
+		    const struct options *o)
+{
+	struct job j = {.op = op, .bc = c, .bytes = bytes, .threads = o->threads};
+	struct job copy = {.op = OP_MEMCPY, .bc = c, .bytes = bytes};
+	double t, tc;
+
+	j.src = filled(bytes);
+	j.dst = malloc(bytes);
+	if (!j.src || !j.dst) {
+		fprintf(stderr, "bench-layout: out of memory for %zu bytes\n", bytes);
+		free((void *)j.src);
+		free(j.dst);
+		return -ENOMEM;
+	}
+	copy.src = j.src;
+	copy.dst = j.dst;
+	t = verify(&j) ? -1.0 : time_job(&j, o->min_time);
+	tc = time_job(&copy, o->min_time);
+	if (t > 0)
+		printf("%-20s %-9s %12zu %11.1f %8.2f %11.2f %7.2f\n", c->name, name, bytes,
+		       t * 1e6, (double)bytes / t * 1e-9, (double)bytes / tc * 1e-9, tc / t);
+	else
+		fprintf(stderr, "bench-layout: %s %s failed or did not round-trip\n", c->name,
+			name);
+	free((void *)j.src);
+	free(j.dst);
+	return t > 0 ? 0 : -EINVAL;
+}
+
+static int bench_case(const struct bench_case *c, const struct options *o)
+{
+	size_t es = c->dtype == RB_DTYPE_FP16 ? 2 : 1;
+	int err = 0;
+
+	err |= bench_op(c, OP_PACK_A, "pack_a", (size_t)(c->m * c->k) * es, o);
+	err |= bench_op(c, OP_PACK_B, "pack_b", (size_t)(c->k * c->n) * es, o);
+	err |= bench_op(c, OP_UNPACK_C, "unpack_c", (size_t)(c->m * c->n) * 4, o);
+	return err;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	int opt;
+	char *end;
+
+	while ((opt = getopt(argc, argv, "t:s:h")) != -1) {
+		errno = 0;
+		if (opt == 't') {
+			long v = strtol(optarg, &end, 10);
+
+			if (errno || *end || v > 1024 || v < -1)
+				return -1;
+			o->threads = (int)v;
+		} else if (opt == 's') {
+			o->min_time = strtod(optarg, &end);
+			if (errno || *end || !(o->min_time >= 0))
+				return -1;
+		} else {
+			return -1;
+		}
+	}
+	return optind == argc ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.threads = 0, .min_time = 0.3};
+	int err = 0;
+
+	if (parse_options(argc, argv, &o)) {
+		fprintf(stderr, "usage: bench-layout [-t THREADS] [-s MIN_SECONDS]\n");
+		return 2;
+	}
+	printf("# threads %d (%ld online CPUs), median of >= %d samples and >= %.2f s\n", o.threads,
+	       sysconf(_SC_NPROCESSORS_ONLN), MIN_SAMPLES, o.min_time);
+	printf("%-20s %-9s %12s %11s %8s %11s %7s\n", "shape", "op", "bytes", "median_us", "GB/s",
+	       "memcpy_GB/s", "ratio");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		err |= bench_case(&cases[i], &o);
+	return err ? 1 : 0;
+}
