@@ -1,5 +1,5 @@
 /* Userspace driver for the vendor rknpu kernel driver, over a transport (so the same
- * code runs against /dev/dri/* and against the emulated kernel).
+ * code runs against the /dev/dri nodes and against the emulated kernel).
  *
  * Every wrapper has the libdrm shape: zero the struct, fill it, call, check, copy out,
  * return 0 or -errno (with rb_set_error naming the ioctl). Ownership: rb_rknpu_open takes

@@ -43,6 +43,9 @@
 #define RKNPU_JOB_FENCE_IN (1u << 3)
 #define RKNPU_JOB_FENCE_OUT (1u << 4)
 
+/* The interrupt bits the driver clears (RKNPU_INT_CLEAR, §a.2). */
+#define RKNPU_INT_CLEAR 0x1ffffu
+
 /* Action codes. */
 enum rknpu_action_code {
 	RKNPU_GET_HW_VERSION = 0,

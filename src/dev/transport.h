@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct rb_sim_config;
+struct rb_sim_kmod;
 
 struct rb_transport_ops {
 	const char *name; /* "host" or "sim" */
@@ -41,6 +42,9 @@ int rb_transport_open_host(struct rb_transport *t, const char *path);
 /* Creates an emulated vendor-rknpu kernel with its emulated NPU. */
 int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_config *cfg);
 void rb_transport_close(struct rb_transport *t);
+/* The emulated kernel behind a sim transport (for its log, rb_sim_kmod_last_fault, and
+ * for tests); NULL for any other transport. */
+struct rb_sim_kmod *rb_transport_sim_kmod(const struct rb_transport *t);
 
 static inline int rb_transport_ioctl(struct rb_transport *t, unsigned long request, void *arg)
 {

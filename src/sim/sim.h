@@ -88,5 +88,9 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
 /* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
  * kernel log (dmesg) on a board. */
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *kmod);
+/* Debug and test hook: called with every MMIO write the kernel makes, after the NPU got
+ * it (like tracing writel() on a board); fn NULL turns it off. */
+typedef void rb_sim_mmio_trace_fn(void *ctx, int core, uint32_t offset, uint32_t value);
+void rb_sim_kmod_set_mmio_trace(struct rb_sim_kmod *kmod, rb_sim_mmio_trace_fn *fn, void *ctx);
 
 #endif

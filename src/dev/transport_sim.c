@@ -1,0 +1,79 @@
+/* The emulated transport: every operation goes to the emulated vendor kernel in
+ * src/sim/ (sim.h), which implements the rknpu ABI on the emulated NPU. `priv` is the
+ * emulated kernel; the transport owns it. The clock is the kernel's virtual clock, so
+ * device times measured through the transport are modeled, never measured. */
+#include "dev/transport.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+static int sim_ioctl(void *priv, unsigned long request, void *arg)
+{
+	return rb_sim_kmod_ioctl(priv, request, arg);
+}
+
+static int sim_mmap(void *priv, size_t len, uint64_t offset, void **addr)
+{
+	return rb_sim_kmod_mmap(priv, len, offset, addr);
+}
+
+static int sim_munmap(void *priv, void *addr, size_t len)
+{
+	return rb_sim_kmod_munmap(priv, addr, len);
+}
+
+static int sim_wait(void *priv, int fence_fd, int timeout_ms)
+{
+	return rb_sim_kmod_wait(priv, fence_fd, timeout_ms);
+}
+
+static uint64_t sim_now_ns(void *priv)
+{
+	return rb_sim_kmod_now_ns(priv);
+}
+
+static int sim_close_fd(void *priv, int fd)
+{
+	return rb_sim_kmod_close_fd(priv, fd);
+}
+
+static void sim_release(void *priv)
+{
+	rb_sim_kmod_free(priv);
+}
+
+static const struct rb_transport_ops sim_ops = {
+    .name = "sim",
+    .ioctl = sim_ioctl,
+    .mmap = sim_mmap,
+    .munmap = sim_munmap,
+    .wait = sim_wait,
+    .now_ns = sim_now_ns,
+    .close_fd = sim_close_fd,
+    .release = sim_release,
+};
+
+int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_config *cfg)
+{
+	struct rb_sim_config defaults;
+	struct rb_sim_kmod *kmod;
+
+	memset(t, 0, sizeof(*t));
+	if (!cfg) {
+		rb_sim_config_init(&defaults);
+		cfg = &defaults;
+	}
+	kmod = rb_sim_kmod_rknpu_new(cfg);
+	if (!kmod)
+		return -errno; /* the emulated kernel recorded why */
+	t->ops = &sim_ops;
+	t->priv = kmod;
+	return 0;
+}
+
+struct rb_sim_kmod *rb_transport_sim_kmod(const struct rb_transport *t)
+{
+	return t->ops == &sim_ops ? t->priv : NULL;
+}
