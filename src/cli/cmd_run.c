@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "core/debug.h"
-#include "core/engine.h"
+#include "npu/engine.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/inputs.h"
@@ -23,6 +23,7 @@
 
 struct run_opts {
 	struct rb_shape_list shapes;
+	const char *device_name;
 	const struct rb_engine_ops *device;
 	struct rb_engine_opts engine;
 	struct rb_measure_opts measure;
@@ -43,8 +44,13 @@ static const char run_usage[] =
 	"  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
 	"  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
 	"device:\n"
-	"  --device NAME        auto (default) or cpu\n"
+	"  --device NAME        auto (default: the NPU through the vendor rknpu driver\n"
+	"                       when a node is found, else sim), sim (the emulated NPU\n"
+	"                       and kernel driver; times are modeled), rknpu[:PATH]\n"
+	"                       (e.g. rknpu:/dev/dri/card1), cpu (the CPU reference)\n"
 	"  --threads N          CPU threads for the reference (default: one per CPU)\n"
+	"  --launch MODE        NPU: fences (default: non-blocking submits, one per core)\n"
+	"                       or threads (one blocking submit per core per thread)\n"
 	"measuring:\n"
 	"  --warmup N           runs before sampling (default 2)\n"
 	"  --iters N            minimum samples (default 10)\n"
@@ -58,6 +64,7 @@ static const char run_usage[] =
 	"  --seed N             seed of inputs and of the sample (default 1)\n"
 	"  --data KIND          exact (default: small integers, order-independent sums)\n"
 	"                       or uniform\n"
+	"%s"
 	"output:\n"
 	"  --format FMT         table (default), csv or json on stdout\n"
 	"  -o, --output FILE    also write the JSON report to FILE\n"
@@ -68,7 +75,7 @@ static const char run_usage[] =
 enum {
 	OPT_SHAPE = 256, OPT_DTYPE, OPT_DEVICE, OPT_THREADS, OPT_WARMUP, OPT_ITERS,
 	OPT_MIN_TIME, OPT_MAX_ITERS, OPT_VERIFY, OPT_SAMPLES, OPT_ATOL, OPT_RTOL,
-	OPT_SEED, OPT_DATA, OPT_FORMAT,
+	OPT_SEED, OPT_DATA, OPT_FORMAT, OPT_LAUNCH,
 };
 
 static const struct option run_options[] = {
@@ -88,21 +95,10 @@ static const struct option run_options[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"data", required_argument, NULL, OPT_DATA},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"launch", required_argument, NULL, OPT_LAUNCH},
 	{"output", required_argument, NULL, 'o'},
 	{NULL, 0, NULL, 0},
 };
-
-static int parse_device(struct run_opts *o, const char *name)
-{
-	if (strcmp(name, "auto") == 0) {
-		o->device = rb_engine_default();
-		return 0;
-	}
-	o->device = rb_engine_find(name);
-	if (!o->device)
-		return rb_error("--device '%s' is not a device; this build has: auto, cpu", name);
-	return 0;
-}
 
 /* Options that take a count; kept apart so parse_option stays a flat switch. */
 static int parse_count(struct run_opts *o, int c, const char *arg)
@@ -154,7 +150,10 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 	case OPT_DTYPE:
 		return parse_named("--dtype", arg, rb_dtype_parse(arg, &shape_dtype));
 	case OPT_DEVICE:
-		return parse_device(o, arg);
+		o->device_name = arg;
+		return 0;
+	case OPT_LAUNCH:
+		return parse_named("--launch", arg, rb_npu_launch_parse(arg, &o->engine.launch));
 	case OPT_MIN_TIME:
 		return cli_parse_double("--min-time", arg, 0, &o->measure.min_time_s);
 	case OPT_VERIFY:
@@ -173,6 +172,8 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 		o->out_path = arg;
 		return 0;
 	default:
+		if (c >= CLI_PLAN_OPT_BASE)
+			return cli_plan_option(&o->engine.plan, c, arg);
 		return parse_count(o, c, arg);
 	}
 }
@@ -181,7 +182,8 @@ static void run_opts_init(struct run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	rb_shape_list_init(&o->shapes);
-	o->device = rb_engine_default();
+	o->device_name = "auto";
+	rb_engine_opts_init(&o->engine);
 	rb_measure_opts_init(&o->measure);
 	rb_verify_opts_init(&o->verify, RB_DTYPE_FP16);
 	o->seed = DEFAULT_SEED;
@@ -206,15 +208,19 @@ static int load_shapes(struct run_opts *o, char **files, int n_files, const char
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
 	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
+	struct option *opts = cli_plan_options_join(run_options);
 	size_t n_specs = 0;
 	int c, ret = 0;
 
-	if (!specs)
+	if (!specs || !opts) {
+		free(specs);
+		free(opts);
 		return RB_EXIT_USAGE;
+	}
 	shape_dtype = RB_DTYPE_FP16;
-	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", run_options, NULL)) != -1) {
+	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		if (c == 'h') {
-			fputs(run_usage, stdout);
+			printf(run_usage, cli_plan_usage);
 			ret = -2;
 		} else if (c == '?') {
 			fputs("see 'rknn-bench run --help'\n", stderr);
@@ -225,23 +231,41 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	}
 	if (ret == 0)
 		ret = load_shapes(o, argv + optind, argc - optind, specs, n_specs);
+	if (ret == 0) {
+		o->device = rb_engine_find(o->device_name, &o->engine);
+		ret = o->device ? 0 : rb_error("%s", rb_last_error());
+	}
 	free(specs);
+	free(opts);
 	if (ret == -2)
 		return 100 + RB_EXIT_OK;
 	return ret < 0 ? RB_EXIT_USAGE : 0;
 }
 
-/* The command line that measures this shape alone with the same settings. */
-static void format_reproducer(const struct run_opts *o, const struct rb_shape *s, char *buf,
-			      size_t size)
+/* The command line that measures this shape alone with the same settings; for an NPU
+ * device it carries the config as planned, so it replays the identical plan. */
+static void format_reproducer(const struct run_opts *o, const struct rb_engine *e,
+			      const struct rb_result *r, char *buf, size_t size)
 {
-	snprintf(buf, size,
-		 "rknn-bench run --device %s --shape %lldx%lldx%lld --dtype %s --threads %d "
-		 "--seed %llu --data %s --verify %s",
-		 o->device->name, (long long)s->m, (long long)s->k, (long long)s->n,
-		 rb_dtype_name(s->dtype), rb_ref_threads(o->engine.threads),
-		 (unsigned long long)o->seed, rb_data_kind_name(o->data),
-		 rb_verify_mode_name(o->verify.mode));
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(r->config, "plan");
+	const struct rb_shape *s = &r->shape;
+	int len;
+
+	len = snprintf(buf, size,
+		       "rknn-bench run --device %s%s%s --shape %lldx%lldx%lld --dtype %s "
+		       "--seed %llu --data %s --verify %s",
+		       e->ops->name, e->opts.path ? ":" : "", e->opts.path ? e->opts.path : "",
+		       (long long)s->m, (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
+		       (unsigned long long)o->seed, rb_data_kind_name(o->data),
+		       rb_verify_mode_name(o->verify.mode));
+	if (len < 0 || (size_t)len >= size)
+		return;
+	if (cJSON_IsString(plan))
+		snprintf(buf + len, size - (size_t)len, " --launch %s --config '%s'",
+			 rb_npu_launch_name(e->opts.launch), plan->valuestring);
+	else
+		snprintf(buf + len, size - (size_t)len, " --threads %d",
+			 rb_ref_threads(e->opts.threads));
 }
 
 static int write_json(FILE *f, void *ctx)
@@ -374,7 +398,12 @@ static int measure_shape(const struct run_opts *o, struct rb_engine *e,
 	}
 	ret = e->ops->prepare(e, in);
 	r->setup_us = rb_now_us() - t0;
-	if (ret < 0) {
+	if (ret == -EINVAL) {
+		rb_error("cannot plan %lldx%lldx%lld %s: %s", (long long)in->shape.m,
+			 (long long)in->shape.k, (long long)in->shape.n,
+			 rb_dtype_name(in->shape.dtype), rb_last_error());
+		ret = RB_EXIT_USAGE;
+	} else if (ret < 0) {
 		rb_error("device '%s' cannot prepare: %s", e->ops->name, rb_last_error());
 		ret = RB_EXIT_DEVICE;
 	} else {
@@ -399,8 +428,6 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 	r->n_names = entry->n_names;
 	r->device = e->ops->name;
 	r->modeled = e->ops->modeled;
-	r->config = e->ops->config(e);
-	format_reproducer(o, &entry->shape, r->reproducer, sizeof(r->reproducer));
 	if (rb_inputs_init(&in, &entry->shape, o->seed, o->data) < 0)
 		return rb_error("%s: %s", entry->names[0], rb_last_error()), RB_EXIT_USAGE;
 	if (!cli_quiet && isatty(STDERR_FILENO))
@@ -409,6 +436,8 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype),
 			e->ops->name);
 	ret = measure_shape(o, e, &in, r);
+	r->config = e->ops->config(e);
+	format_reproducer(o, e, r, r->reproducer, sizeof(r->reproducer));
 	rb_inputs_release(&in);
 	return ret;
 }

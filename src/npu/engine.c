@@ -1,30 +1,61 @@
-#include "core/engine.h"
+#include "npu/engine.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "dev/discover.h"
 
 extern const struct rb_engine_ops rb_engine_cpu;
+extern const struct rb_engine_ops rb_engine_sim;
+extern const struct rb_engine_ops rb_engine_rknpu;
 
 /* Adding a device is a line here (and its ops in a file of its own). */
 static const struct rb_engine_ops *const engines[] = {
+	&rb_engine_sim,
+	&rb_engine_rknpu,
 	&rb_engine_cpu,
 	NULL,
 };
 
-const struct rb_engine_ops *rb_engine_find(const char *name)
+void rb_engine_opts_init(struct rb_engine_opts *opts)
 {
-	for (size_t i = 0; engines[i]; i++)
-		if (strcmp(engines[i]->name, name) == 0)
-			return engines[i];
-	return NULL;
+	memset(opts, 0, sizeof(*opts));
+	rb_plan_config_init(&opts->plan);
+	opts->launch = RB_LAUNCH_FENCES;
+	rb_sim_config_init(&opts->sim);
 }
 
-const struct rb_engine_ops *rb_engine_default(void)
+/* auto: the vendor driver when this machine has one, else the emulator. */
+static const struct rb_engine_ops *find_auto(struct rb_engine_opts *opts)
 {
-	/* No NPU device exists yet, so the CPU reference is what `auto` can run. */
-	return &rb_engine_cpu;
+	static char path[64];
+
+	if (rb_discover_rknpu(path, sizeof(path)) == 0) {
+		opts->path = path;
+		return &rb_engine_rknpu;
+	}
+	return &rb_engine_sim;
+}
+
+const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts)
+{
+	size_t len = strcspn(device, ":");
+
+	if (strcmp(device, "auto") == 0)
+		return find_auto(opts);
+	for (size_t i = 0; engines[i]; i++) {
+		if (strlen(engines[i]->name) != len || strncmp(engines[i]->name, device, len))
+			continue;
+		if (device[len] == ':' && engines[i] != &rb_engine_rknpu)
+			break;
+		if (device[len] == ':')
+			opts->path = device + len + 1;
+		return engines[i];
+	}
+	rb_set_error(-EINVAL, "--device '%s' is not a device: use auto, sim, cpu, rknpu or "
+		     "rknpu:PATH", device);
+	return NULL;
 }
 
 const struct rb_engine_ops *const *rb_engine_list(void)

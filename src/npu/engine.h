@@ -8,18 +8,28 @@
  *
  * Ownership: rb_engine_open fills a caller-owned struct rb_engine; rb_engine_close
  * releases what it holds. */
-#ifndef RB_CORE_ENGINE_H
-#define RB_CORE_ENGINE_H
+#ifndef RB_NPU_ENGINE_H
+#define RB_NPU_ENGINE_H
 
 #include <stdbool.h>
 
 #include <cJSON.h>
 
 #include "core/inputs.h"
+#include "npu/job.h"
+#include "npu/plan.h"
+#include "sim/sim.h"
 
 struct rb_engine_opts {
-	int threads; /* CPU threads; <= 0: one per online CPU */
+	int threads;                 /* CPU threads; <= 0: one per online CPU */
+	const char *path;            /* device node (rknpu:PATH); NULL: discover */
+	struct rb_plan_config plan;  /* NPU devices: the user's config over all-auto */
+	enum rb_npu_launch launch;   /* NPU devices: how the per-core jobs are launched */
+	struct rb_sim_config sim;    /* the emulator */
 };
+
+/* Everything default: auto plan, fences, the RK3588 emulator. */
+void rb_engine_opts_init(struct rb_engine_opts *opts);
 
 struct rb_engine;
 
@@ -29,7 +39,9 @@ struct rb_engine_ops {
 	bool modeled;      /* times come from a model */
 	bool is_reference; /* this engine is the CPU reference itself */
 	int (*open)(struct rb_engine *engine);
-	/* Takes the inputs of one shape; they stay valid until the next prepare or close. */
+	/* Takes the inputs of one shape; they stay valid until the next prepare or close.
+	 * -EINVAL: the shape or config cannot be planned (an input error); other errors
+	 * are the device's. */
 	int (*prepare)(struct rb_engine *engine, const struct rb_inputs *in);
 	/* Computes C (M×N of the dtype's output type) and its elapsed time. */
 	int (*run)(struct rb_engine *engine, void *c, double *elapsed_us);
@@ -45,10 +57,10 @@ struct rb_engine {
 	void *priv;
 };
 
-/* The engine named `name` ("cpu", ...), or NULL. */
-const struct rb_engine_ops *rb_engine_find(const char *name);
-/* The engine `auto` picks on this machine. */
-const struct rb_engine_ops *rb_engine_default(void);
+/* The engine of a --device value: "cpu", "sim", "rknpu" or "rknpu:PATH" (the path goes
+ * to opts->path), "auto" (the vendor driver if a node named rknpu is found, else sim).
+ * NULL and -EINVAL with a message for anything else. */
+const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts);
 /* Engines in table order, NULL-terminated. */
 const struct rb_engine_ops *const *rb_engine_list(void);
 

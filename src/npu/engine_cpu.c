@@ -1,10 +1,11 @@
 /* The CPU reference as a device: the row every NPU result is compared against. */
 #include <errno.h>
 
-#include "core/engine.h"
+#include "npu/engine.h"
 #include "core/ref.h"
 #include "core/stats.h"
 
+/* The reference runs on row-major data: there is nothing to prepare. */
 static int cpu_prepare(struct rb_engine *engine, const struct rb_inputs *in)
 {
 	engine->in = in;

@@ -420,7 +420,7 @@ static int encode_body(struct rb_regcmd *rc, const struct rb_npu_task *t)
 }
 
 /* §a.1 op-enable bitmap: the blocks the task runs (0x0D; 0x1D with DPU_RDMA). */
-static uint32_t op_enable_bits(const struct rb_npu_task *t)
+uint32_t rb_regcmd_op_enable(const struct rb_npu_task *t)
 {
 	uint32_t v = 0;
 
@@ -450,7 +450,7 @@ static int make_tail(const struct rb_npu_task *t, const struct rb_regcmd_layout 
 	tail[1] = rb_word_reg(RB_REG_PC_REGISTER_AMOUNTS, amount);
 	tail[2] = rb_word(RB_TARGET_SYNC, 0, 0);
 	tail[3] = rb_word(RB_TARGET_OP_ENABLE, rb_reg(RB_REG_PC_OPERATION_ENABLE)->offset,
-			  op_enable_bits(t));
+			  rb_regcmd_op_enable(t));
 	return ret;
 }
 
@@ -555,4 +555,15 @@ int rb_regcmd_build_chain(struct rb_regcmd *rc, const struct rb_npu_task *tasks,
 	if (lay != layout)
 		free(lay);
 	return ret;
+}
+
+/* A matmul task ends with the DPU interrupt of either register group (§a.3: int_mask
+ * 0x300 in every known submit). */
+uint32_t rb_regcmd_int_mask(void)
+{
+	uint32_t v = 0;
+
+	rb_field_pack(RB_FIELD_PC_INTERRUPT_MASK_DPU_0, 1, &v);
+	rb_field_pack(RB_FIELD_PC_INTERRUPT_MASK_DPU_1, 1, &v);
+	return v;
 }

@@ -58,6 +58,11 @@ int rb_regcmd_build_chain(struct rb_regcmd *rc, const struct rb_npu_task *tasks,
  * the first task from regcfg_amount; the tail of task i holds it for task i+1. */
 uint32_t rb_regcmd_pc_amount(uint32_t body_words);
 
+/* The op-enable block bitmap of a task's program (the submit's enable_mask) and the
+ * interrupt a matmul task ends with (the submit's int_mask, 0x300). */
+uint32_t rb_regcmd_op_enable(const struct rb_npu_task *task);
+uint32_t rb_regcmd_int_mask(void);
+
 /* ---- decoder (decode.c) ---- */
 
 enum rb_word_kind {

@@ -1,0 +1,139 @@
+/* NPU devices as engines: the emulator (sim) and the vendor driver (rknpu). Both run
+ * the same code — plan, layouts, regcmd, the rknpu userspace driver — and differ only
+ * in the transport under the driver. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "npu/engine.h"
+#include "npu/job.h"
+
+struct npu_engine {
+	struct rb_npu_device dev;
+	struct rb_plan plan;
+	bool planned;
+	struct rb_npu_job *job;
+};
+
+static int npu_open(struct rb_engine *e, bool sim)
+{
+	struct npu_engine *ne = calloc(1, sizeof(*ne));
+	int ret;
+
+	if (!ne)
+		return rb_set_error(-ENOMEM, "out of memory");
+	if (sim)
+		ret = rb_npu_device_open_sim(&ne->dev, &e->opts.sim);
+	else if (e->opts.path)
+		ret = rb_npu_device_open_rknpu(&ne->dev, e->opts.path);
+	else
+		ret = rb_set_error(-ENOENT, "no rknpu device node found under /dev/dri: is the "
+				   "rknpu kernel module loaded? (or give rknpu:PATH)");
+	if (ret < 0) {
+		free(ne);
+		return ret;
+	}
+	e->priv = ne;
+	return 0;
+}
+
+static int sim_open(struct rb_engine *e)
+{
+	return npu_open(e, true);
+}
+
+static int rknpu_open(struct rb_engine *e)
+{
+	return npu_open(e, false);
+}
+
+static void npu_unprepare(struct npu_engine *ne)
+{
+	rb_npu_job_free(ne->job);
+	ne->job = NULL;
+	if (ne->planned)
+		rb_plan_release(&ne->plan);
+	ne->planned = false;
+}
+
+static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
+{
+	struct npu_engine *ne = e->priv;
+	int ret;
+
+	npu_unprepare(ne);
+	e->in = in;
+	ret = rb_plan_init(&ne->plan, &in->shape, &e->opts.plan);
+	if (ret < 0)
+		return -EINVAL;
+	ne->planned = true;
+	ret = rb_npu_job_new(&ne->job, &ne->dev, &ne->plan, in, e->opts.launch);
+	/* A config error found while building the programs is still the input's fault. */
+	return ret == -EINVAL || ret == -ERANGE ? -EINVAL : (ret < 0 ? -EIO : 0);
+}
+
+static int npu_run(struct rb_engine *e, void *c, double *elapsed_us)
+{
+	struct npu_engine *ne = e->priv;
+	struct rb_npu_job_times t;
+	int ret = rb_npu_job_run(ne->job, c, &t);
+
+	*elapsed_us = t.device_us;
+	return ret;
+}
+
+static cJSON *npu_config(const struct rb_engine *e)
+{
+	const struct npu_engine *ne = e->priv;
+	cJSON *config = cJSON_CreateObject();
+	char text[256];
+
+	if (!config)
+		return NULL;
+	if (ne->planned) {
+		rb_plan_config_format(&ne->plan.config, text, sizeof(text));
+		cJSON_AddStringToObject(config, "plan", text);
+		cJSON_AddNumberToObject(config, "tasks", (double)ne->plan.n_tasks);
+		cJSON_AddNumberToObject(config, "submits", (double)ne->plan.n_submits);
+		cJSON_AddBoolToObject(config, "unproven_on_silicon", ne->plan.streamed);
+	}
+	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));
+	cJSON_AddNumberToObject(config, "driver_version", ne->dev.drv.drv_version);
+	if (ne->dev.modeled)
+		cJSON_AddStringToObject(config, "timing_model", "placeholder");
+	return config;
+}
+
+static void npu_close(struct rb_engine *e)
+{
+	struct npu_engine *ne = e->priv;
+
+	if (!ne)
+		return;
+	npu_unprepare(ne);
+	rb_npu_device_close(&ne->dev);
+	free(ne);
+	e->priv = NULL;
+}
+
+const struct rb_engine_ops rb_engine_sim = {
+	.name = "sim",
+	.description = "emulated RK3588 NPU behind the emulated rknpu kernel driver; "
+		       "times are modeled (placeholder timing model)",
+	.modeled = true,
+	.open = sim_open,
+	.prepare = npu_prepare,
+	.run = npu_run,
+	.config = npu_config,
+	.close = npu_close,
+};
+
+const struct rb_engine_ops rb_engine_rknpu = {
+	.name = "rknpu",
+	.description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
+	.open = rknpu_open,
+	.prepare = npu_prepare,
+	.run = npu_run,
+	.config = npu_config,
+	.close = npu_close,
+};
