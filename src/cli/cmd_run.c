@@ -315,7 +315,9 @@ static int verify_output(const struct run_opts *o, const struct rb_engine *e,
 	void *expected;
 	int ret = 0;
 
-	vo.mode = rb_verify_resolve_mode(&o->verify, s);
+	if (!e->ops->is_reference)
+		vo.full_limit = RB_VERIFY_FULL_LIMIT_FAST;
+	vo.mode = rb_verify_resolve_mode(&vo, s);
 	if (vo.mode == RB_VERIFY_NONE) {
 		rb_verify_skipped(res);
 		return 0;

@@ -1,0 +1,79 @@
+# End-to-end tests of the NPU path on the emulator: plan -> regcmd -> rknpu userspace
+# driver -> emulated kernel -> emulated NPU -> unpack -> verify.
+. tests/e2e/lib.sh
+JSONCHECK=${BUILD:-build}/tests/jsoncheck
+FAST="--iters 1 --warmup 0"
+
+field() { "$JSONCHECK" "$1" "$2" 2>&1; }
+# all_verified FILE MODE...: every result verified, each in one of the modes
+all_verified() {
+	count=$(field "$1" results.#)
+	i=0
+	while [ "$i" -lt "$count" ]; do
+		st=$(field "$1" results.$i.verify.status)
+		mode=$(field "$1" results.$i.verify.mode)
+		m=$(field "$1" results.$i.shape.m)
+		want="full|sample"
+		[ "$m" -le 128 ] && want=full
+		if [ "$st" != verified ] || ! echo "$mode" | grep -qxE "$want"; then
+			echo "result $i (M=$m): $st ($mode, wanted $want)"
+			return 1
+		fi
+		i=$((i + 1))
+	done
+}
+
+
+# Every shape with M <= 128 is verified in full, larger ones in full or sampled (auto).
+expect_exit 0 "seed shapes on sim" -- $RKNN_BENCH run configs/mat_kernel_size.json --device sim --format json $FAST
+cp "$TMP/out" "$TMP/seed.json"
+msg=$(all_verified "$TMP/seed.json") && ok "seed shapes verified (full)" || not_ok "seed shapes verified (full)" "$msg"
+[ "$(field "$TMP/seed.json" results.0.modeled)" = true ] && ok "sim results are modeled" ||
+	not_ok "sim results are modeled"
+[ "$(field "$TMP/seed.json" results.0.device)" = sim ] && ok "device is sim" || not_ok "device is sim"
+expect_grep 'plan' "$TMP/seed.json" "config carries the plan"
+
+expect_exit 0 "qwen decode shapes on sim" -- $RKNN_BENCH run configs/qwen2.5-1.5b.json --device sim --format json $FAST
+cp "$TMP/out" "$TMP/qwen.json"
+msg=$(all_verified "$TMP/qwen.json") && ok "qwen shapes verified" || not_ok "qwen shapes verified" "$msg"
+
+expect_exit 0 "llama prefill shapes on sim" -- $RKNN_BENCH run configs/llama-3.2-1b-prefill.json --device sim --format json $FAST
+cp "$TMP/out" "$TMP/prefill.json"
+msg=$(all_verified "$TMP/prefill.json") && ok "prefill shapes verified (full M=128, sample M=512)" ||
+	not_ok "prefill shapes verified" "$msg"
+
+# int8 is bit-exact on the NPU path.
+expect_exit 0 "int8 seed shapes on sim" -- $RKNN_BENCH run configs/mat_kernel_size.json --device sim --dtype int8 --shape 1x2048x8192 --shape 1x8192x2048 --dtype int8 --format json $FAST
+expect_grep '"dtype":[[:space:]]*"int8"' "$TMP/out" "int8 shapes ran"
+cp "$TMP/out" "$TMP/int8.json"
+msg=$(all_verified "$TMP/int8.json") && ok "int8 verified exactly" || not_ok "int8 verified exactly" "$msg"
+[ "$(field "$TMP/int8.json" results.3.verify.max_abs)" = 0 ] && ok "int8 max_abs is 0" ||
+	not_ok "int8 max_abs is 0" "$(field "$TMP/int8.json" results.3.verify)"
+
+# Odd shapes, every core mask, the threads launch, fp16 output, K-slices, M split.
+for args in "--shape 1x1x1" "--shape 3x33x17" "--shape 5x100x47 --dtype int8" \
+	"--shape 7x40x300 --core-mask 0x1" "--shape 7x40x300 --core-mask 0x2" \
+	"--shape 7x40x300 --core-mask 0x4" "--shape 7x40x300 --core-mask 0x3" \
+	"--shape 7x40x300 --core-mask 0x5" "--shape 7x40x300 --core-mask 0x6" \
+	"--shape 64x96x200 --launch threads" "--shape 9x64x48 --out fp16" \
+	"--shape 20x20000x64 --k-slice 4096" "--shape 300x64x64 --split m" \
+	"--shape 33x9000x100 --dtype int8" "--shape 4x64x16 --no-chain"; do
+	expect_exit 0 "sim run $args" -- $RKNN_BENCH run --device sim $args $FAST --verify full
+	expect_grep 'verified' "$TMP/out" "sim $args verified"
+done
+
+# A config the planner cannot honour is an input error naming the constraint.
+expect_exit 2 "impossible bank split" -- $RKNN_BENCH run --device sim --shape 4x64x16 --data-banks 8 --weight-banks 8
+expect_grep 'bank' "$TMP/err" "bank constraint named"
+
+# A wrong result on the NPU path is caught too.
+expect_exit 1 "corrupted C fails on sim" -- env RKNN_BENCH_DEBUG=corrupt_c $RKNN_BENCH run --device sim --shape 4x64x16 $FAST
+
+# Reproducer replays the planned config.
+expect_exit 0 "sim json for reproducer" -- $RKNN_BENCH run --device sim --shape 8x64x64 --format json $FAST
+repro=$(field "$TMP/out" results.0.reproducer)
+case "$repro" in
+*"--config '"*) ok "reproducer carries the config" ;;
+*) not_ok "reproducer carries the config" "$repro" ;;
+esac
+expect_exit 0 "reproducer runs" -- sh -c "$(echo "$repro" | sed "s|^rknn-bench|$RKNN_BENCH|") --iters 1"
