@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/layout.h"
+#include "npu/fault.h"
 #include "npu/regcmd.h"
 
 #define DEFAULT_TIMEOUT_MS 6000
@@ -160,6 +161,8 @@ static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, si
 		desc[i].regcfg_amount = lay[i].regcfg_amount;
 		desc[i].regcmd_addr = lay[i].addr;
 	}
+	if (ret == 0 && word == 0)
+		rb_fault_inject_program(rc->words, rc->count);
 	if (ret == 0)
 		memcpy((uint64_t *)job->regcmd.map + word, rc->words, rc->count * 8);
 	free(npu);
@@ -305,7 +308,7 @@ static void fill_submit(const struct rb_npu_job *job, const struct job_submit *s
 	sub->task_start = s->task_start;
 	sub->task_number = s->task_number;
 	sub->task_obj_addr = job->tasks.obj_addr;
-	sub->core_mask = 1u << s->core;
+	sub->core_mask = rb_fault_core_mask(1u << s->core);
 	sub->fence_fd = -1;
 	/* A single-core job takes its range from subcore_task[core index] (§d.1). */
 	sub->subcore_task[s->core].task_start = s->task_start;
@@ -317,10 +320,13 @@ static int submit_error(const struct rb_npu_job *job, const struct job_submit *s
 {
 	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(&job->dev->drv.tr);
 	const char *fault = kmod ? rb_sim_kmod_last_fault(kmod) : "";
+	char cause[512];
 
+	/* rb_set_error writes the buffer rb_last_error() returns: copy it first. */
+	snprintf(cause, sizeof(cause), "%s", rb_last_error());
 	return rb_set_error(err, "core %u, tasks %u..%u: %s%s%s", s->core, s->task_start,
-			    s->task_start + s->task_number - 1, rb_last_error(),
-			    *fault ? "; emulator: " : "", fault);
+			    s->task_start + s->task_number - 1, cause, *fault ? "; emulator: " : "",
+			    fault);
 }
 
 /* Non-blocking submits with out-fences for every core, then one wait per fence. */
@@ -328,6 +334,7 @@ static int launch_fences(struct rb_npu_job *job)
 {
 	int *fences = malloc(job->n_submits * sizeof(*fences));
 	int ret = fences ? 0 : -ENOMEM, err;
+	char first_error[768] = "";
 	size_t n = 0;
 
 	for (size_t i = 0; ret == 0 && i < job->n_submits; i++) {
@@ -340,14 +347,19 @@ static int launch_fences(struct rb_npu_job *job)
 		else
 			fences[n++] = sub.fence_fd;
 	}
-	/* Wait for everything that was submitted, even after an error. */
+	if (ret < 0)
+		snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
+	/* Wait for everything that was submitted, even after an error; the first error is
+	 * the one reported (later calls overwrite rb_last_error). */
 	for (size_t i = 0; i < n; i++) {
 		err = rb_rknpu_fence_wait(&job->dev->drv, fences[i], job->dev->timeout_ms);
-		if (err < 0 && ret == 0)
+		if (err < 0 && ret == 0) {
 			ret = submit_error(job, &job->submits[i], err);
+			snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
+		}
 	}
 	free(fences);
-	return ret;
+	return ret < 0 ? rb_set_error(ret, "%s", first_error) : 0;
 }
 
 struct core_thread {

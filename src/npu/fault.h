@@ -1,0 +1,25 @@
+/* Fault injection for the NPU path (RKNN_BENCH_DEBUG=fault_<kind>, core/debug.h).
+ *
+ * Each fault breaks the first task of a job the way a generator bug or a corrupted
+ * buffer would, so the tests can prove that the device (or the emulator) reports it
+ * as documented and that nothing crashes:
+ *   fault_word    word 1 gets an unknown target code        -> device error (hang)
+ *   fault_banks   CBUF DATA_BANK 8 + WEIGHT_BANK 8 > 12      -> device error (hang)
+ *   fault_tail    the first chained tail loses its address   -> device error (stalled chain)
+ *   fault_size_e  DPU SIZE_E of fp16 output with fp32 output -> missing output: verify fails
+ *   fault_dma     feature address outside every buffer       -> device error (IOMMU fault)
+ *   fault_mask5   the submit asks for core mask 0x5          -> device error (never runs)
+ */
+#ifndef RB_NPU_FAULT_H
+#define RB_NPU_FAULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Applies the program faults that are enabled to the first task of `words` (a chain of
+ * n words); returns how many were applied. */
+int rb_fault_inject_program(uint64_t *words, size_t n);
+/* The core mask a submit should carry: `mask`, or 0x5 under fault_mask5. */
+uint32_t rb_fault_core_mask(uint32_t mask);
+
+#endif
