@@ -1,0 +1,527 @@
+/* One kicked task on CNA, CORE and DPU (npu-facts §b.2-§b.4, §c, §g.3): the 1×1
+ * convolution the registers describe, read from each block's executing register group,
+ * checked where the silicon would stop, with every DMA range resolved through the
+ * IOMMU before anything is written. The arithmetic is in hw_gemm.c.
+ *
+ * What stops the core (RB_SIM_HANG) besides the PC's own reasons (hw_pc.c):
+ *  - a kick without CNA, CORE and DPU, or with the PPU (not modeled);
+ *  - DPU_RDMA enabled but MRDMA not disabled: the DPU waits for MRDMA data (§a.6);
+ *  - precision fields of CNA, CORE and DPU that disagree, or a pair not modeled;
+ *  - an empty cube, or CORE/DPU sizes that disagree with the CNA's;
+ *  - modes not modeled: non-direct convolution, GROUP_LINE_OFF, weights other than
+ *    1×1, DPU stages not bypassed, output not to memory;
+ *  - CBUF: DATA_BANK + WEIGHT_BANK > 12, a feature tile bigger than its data banks, one
+ *    kernel's weights bigger than the weight banks (whole weights bigger than the banks
+ *    stream kernel by kernel, as MTX's 1×8192×8192 does: the §c conflict, resolved
+ *    for MTX), DATA_REUSE / WEIGHT_REUSE with nothing reusable in the CBUF;
+ *  - inconsistent weight sizes, addresses not 16-byte aligned (conservative: what the
+ *    silicon does then is unknown, and silently computing garbage would hide the bug).
+ * A DMA (feature, weights, output) outside every mapped buffer is RB_SIM_IOMMU_FAULT.
+ * A SIZE_E that does not match the output precision is not an error: the DPU writes
+ * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "npu/task.h"
+#include "sim/npu_internal.h"
+
+#define ATOM       16u /* bytes of a cube atom (§b.1) */
+#define K_BLOCK    32u /* channels of a weight block (§b.3) */
+#define BANK_BYTES ((uint64_t)RB_NPU_CBUF_BANK_BYTES)
+
+/* PLACEHOLDER timing model, to be replaced by the real one (a later issue builds it
+ * from configs/soc/rk3588.json and perf-anchors.md). Per task:
+ * max(MACs / peak, bytes / 10 GB/s) + 2 µs, peak = 512 fp16 or 1024 int8 MACs per ns
+ * (one core at 1 GHz, §e). */
+#define PLACEHOLDER_FP16_MACS_PER_NS 512u
+#define PLACEHOLDER_INT8_MACS_PER_NS 1024u
+#define PLACEHOLDER_BYTES_PER_NS     10u
+#define PLACEHOLDER_TASK_NS          2000u
+
+#define FLD(c, name) rb_sim_field(c, RB_FIELD_##name)
+
+/* Everything the task is, decoded. */
+struct conv {
+	bool int8;
+	unsigned out_prec;
+	unsigned bpe, c2_in, kg, kb, esize, c2_out;
+	uint32_t width, height, channels, kernels;
+	uint32_t data_banks, weight_banks;
+	bool data_reuse, weight_reuse, weights_fit;
+	uint32_t feature_addr, line_stride;
+	int32_t surf_stride;
+	uint32_t weight_addr, kernel_bytes, weight_bytes;
+	uint32_t dst_addr, dst_surf_stride, surface_add, notch;
+	unsigned size_e[3];
+};
+
+/* Field names for messages; a few may be in use at once. */
+static const char *fname(enum rb_field_id id)
+{
+	static _Thread_local char buf[4][96];
+	static _Thread_local unsigned next;
+	char *b = buf[next++ % 4];
+
+	return rb_sim_field_name(id, b, sizeof(buf[0]));
+}
+
+static const char *prec_name(int64_t p)
+{
+	static const char *const names[] = {"int8",  "int16", "fp16", "bf16",
+					    "int32", "fp32",  "int4", "tf32"};
+
+	return p >= 0 && p < 8 ? names[p] : "?";
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static bool op_bit(uint32_t op, enum rb_field_id id)
+{
+	return rb_field_unpack(id, op) != 0;
+}
+
+/* §a.1, §a.6: what the kick runs. */
+static int check_enable(const struct rb_sim_exec *x, struct rb_sim_fault *f)
+{
+	uint32_t op = x->op_enable;
+
+	if (!op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_CNA) ||
+	    !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_CORE) ||
+	    !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU))
+		return rb_sim_hang(f,
+				   "op-enable 0x%x does not run CNA, CORE and DPU: only "
+				   "convolution tasks are modeled",
+				   op);
+	if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU) ||
+	    op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU_RDMA))
+		return rb_sim_hang(f, "op-enable 0x%x runs the PPU, which is not modeled", op);
+	if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA) &&
+	    !FLD(x->core, DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE))
+		return rb_sim_hang(f,
+				   "op-enable 0x%x runs DPU_RDMA but %s is 0: the DPU waits "
+				   "for MRDMA data that was never set up",
+				   op, fname(RB_FIELD_DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE));
+	return 0;
+}
+
+/* Output precision and the fp32 → fp16 converter must agree (§a.6). */
+static int check_out_prec(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+{
+	int64_t out = FLD(c, DPU_DATA_FORMAT_OUT_PRECISION);
+	int64_t cvt = FLD(c, DPU_OUT_CVT_SCALE_FP32TOFP16_EN);
+	bool ok = cv->int8 ? out == RB_PREC_INT32 && !cvt
+			   : (out == RB_PREC_FP32 && !cvt) || (out == RB_PREC_FP16 && cvt);
+
+	if (!ok)
+		return rb_sim_hang(f, "%s is %s with %s %lld: %s input writes %s",
+				   fname(RB_FIELD_DPU_DATA_FORMAT_OUT_PRECISION), prec_name(out),
+				   fname(RB_FIELD_DPU_OUT_CVT_SCALE_FP32TOFP16_EN), (long long)cvt,
+				   cv->int8 ? "int8" : "fp16",
+				   cv->int8 ? "int32 (FP32TOFP16_EN 0)"
+					    : "fp32 (FP32TOFP16_EN 0) or fp16 (FP32TOFP16_EN 1)");
+	cv->out_prec = (unsigned)out;
+	cv->esize = out == RB_PREC_FP16 ? 2 : 4;
+	cv->c2_out = ATOM / cv->esize;
+	return 0;
+}
+
+/* §a.5, §a.6: one input/processing precision in CNA, CORE and DPU. */
+static int check_prec(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+{
+	static const enum rb_field_id same[] = {
+	    RB_FIELD_CNA_CONV_CON1_PROC_PRECISION,
+	    RB_FIELD_CORE_MISC_CFG_PROC_PRECISION,
+	    RB_FIELD_DPU_DATA_FORMAT_IN_PRECISION,
+	    RB_FIELD_DPU_DATA_FORMAT_PROC_PRECISION,
+	};
+	int64_t in = FLD(c, CNA_CONV_CON1_IN_PRECISION);
+
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		if (rb_sim_field(c, same[i]) != in)
+			return rb_sim_hang(f, "%s is %s but %s is %s: the precisions disagree",
+					   fname(same[i]), prec_name(rb_sim_field(c, same[i])),
+					   fname(RB_FIELD_CNA_CONV_CON1_IN_PRECISION),
+					   prec_name(in));
+	if (in != RB_PREC_FP16 && in != RB_PREC_INT8)
+		return rb_sim_hang(f, "%s is %s: only fp16 and int8 inputs are modeled",
+				   fname(RB_FIELD_CNA_CONV_CON1_IN_PRECISION), prec_name(in));
+	cv->int8 = in == RB_PREC_INT8;
+	cv->bpe = cv->int8 ? 1 : 2;
+	cv->c2_in = ATOM / cv->bpe;
+	cv->kg = cv->int8 ? 32 : 16; /* kernels per weight block (§b.3) */
+	cv->kb = cv->int8 ? 32 : 16; /* channels per DPU output group (§b.4) */
+	return check_out_prec(c, cv, f);
+}
+
+/* A 1×1 convolution of stride 1: CORE and DPU see the CNA's cube (sizes minus 1). */
+static int check_sizes(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+{
+	static const struct {
+		enum rb_field_id size, ref;
+	} same[] = {
+	    {RB_FIELD_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, RB_FIELD_CNA_DATA_SIZE0_DATAIN_WIDTH},
+	    {RB_FIELD_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, RB_FIELD_CNA_DATA_SIZE0_DATAIN_HEIGHT},
+	    {RB_FIELD_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL,
+	     RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS},
+	    {RB_FIELD_DPU_DATA_CUBE_WIDTH_WIDTH, RB_FIELD_CNA_DATA_SIZE0_DATAIN_WIDTH},
+	    {RB_FIELD_DPU_DATA_CUBE_HEIGHT_HEIGHT, RB_FIELD_CNA_DATA_SIZE0_DATAIN_HEIGHT},
+	    {RB_FIELD_DPU_DATA_CUBE_CHANNEL_CHANNEL, RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS},
+	};
+	static const enum rb_field_id nonzero[] = {
+	    RB_FIELD_CNA_DATA_SIZE0_DATAIN_WIDTH,
+	    RB_FIELD_CNA_DATA_SIZE0_DATAIN_HEIGHT,
+	    RB_FIELD_CNA_DATA_SIZE1_DATAIN_CHANNEL,
+	    RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS,
+	};
+
+	for (size_t i = 0; i < sizeof(nonzero) / sizeof(nonzero[0]); i++)
+		if (rb_sim_field(c, nonzero[i]) == 0)
+			return rb_sim_hang(f, "%s is 0: the cube is empty", fname(nonzero[i]));
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		int64_t v = rb_sim_field(c, same[i].size) + 1, want = rb_sim_field(c, same[i].ref);
+
+		if (v != want)
+			return rb_sim_hang(f,
+					   "%s + 1 is %lld but %s is %lld: the blocks disagree on "
+					   "the cube and never finish",
+					   fname(same[i].size), (long long)v, fname(same[i].ref),
+					   (long long)want);
+	}
+	cv->width = (uint32_t)FLD(c, CNA_DATA_SIZE0_DATAIN_WIDTH);
+	cv->height = (uint32_t)FLD(c, CNA_DATA_SIZE0_DATAIN_HEIGHT);
+	cv->channels = (uint32_t)FLD(c, CNA_DATA_SIZE1_DATAIN_CHANNEL);
+	cv->kernels = (uint32_t)FLD(c, CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
+	return 0;
+}
+
+/* Modes the emulator does not model stop the core with a reason saying so. */
+static int check_modes(const struct rb_sim_core *c, struct rb_sim_fault *f)
+{
+	static const struct {
+		enum rb_field_id id;
+		int64_t want;
+	} modes[] = {
+	    {RB_FIELD_CNA_CONV_CON1_CONV_MODE, 0},
+	    {RB_FIELD_CNA_CONV_CON1_GROUP_LINE_OFF, 0},
+	    {RB_FIELD_CNA_CONV_CON1_DECONV, 0},
+	    {RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH, 1},
+	    {RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT, 1},
+	    {RB_FIELD_DPU_FEATURE_MODE_CFG_FLYING_MODE, 0},
+	    {RB_FIELD_DPU_BS_CFG_BS_BYPASS, 1},
+	    {RB_FIELD_DPU_BN_CFG_BN_BYPASS, 1},
+	    {RB_FIELD_DPU_EW_CFG_EW_BYPASS, 1},
+	};
+	int64_t to_memory = 2; /* OUTPUT_MODE value bit 1: write to memory (§a.5 row 54) */
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (rb_sim_field(c, modes[i].id) != modes[i].want)
+			return rb_sim_hang(
+			    f, "%s is %lld: only %lld is modeled", fname(modes[i].id),
+			    (long long)rb_sim_field(c, modes[i].id), (long long)modes[i].want);
+	if (!(FLD(c, DPU_FEATURE_MODE_CFG_OUTPUT_MODE) & to_memory))
+		return rb_sim_hang(f, "%s does not write to memory: only that is modeled",
+				   fname(RB_FIELD_DPU_FEATURE_MODE_CFG_OUTPUT_MODE));
+	return 0;
+}
+
+/* §c: banks, and what must fit them. */
+static int check_banks(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+{
+	uint64_t feature, weights, wcap;
+
+	cv->data_banks = (uint32_t)FLD(c, CNA_CBUF_CON0_DATA_BANK);
+	cv->weight_banks = (uint32_t)FLD(c, CNA_CBUF_CON0_WEIGHT_BANK);
+	if (cv->data_banks + cv->weight_banks > RB_NPU_CBUF_BANKS)
+		return rb_sim_hang(f,
+				   "CNA.CBUF_CON0: DATA_BANK %u + WEIGHT_BANK %u = %u banks, "
+				   "the CBUF has %u",
+				   cv->data_banks, cv->weight_banks,
+				   cv->data_banks + cv->weight_banks, RB_NPU_CBUF_BANKS);
+	feature = (uint64_t)cv->width * cv->height * div_up(cv->channels, cv->c2_in) * ATOM;
+	if (feature > cv->data_banks * BANK_BYTES)
+		return rb_sim_hang(f,
+				   "%s: the feature tile (%u×%u pixels × %u channels, %llu bytes) "
+				   "does not fit %u banks",
+				   fname(RB_FIELD_CNA_CBUF_CON0_DATA_BANK), cv->width, cv->height,
+				   cv->channels, (unsigned long long)feature, cv->data_banks);
+	wcap = cv->weight_banks * BANK_BYTES;
+	weights = (uint64_t)cv->kernels * cv->kernel_bytes;
+	cv->weights_fit = weights <= wcap;
+	if (!cv->weights_fit && cv->kernel_bytes > wcap)
+		return rb_sim_hang(f, "%s: one kernel's weights (%s %u bytes) do not fit %u banks",
+				   fname(RB_FIELD_CNA_CBUF_CON0_WEIGHT_BANK),
+				   fname(RB_FIELD_CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL),
+				   cv->kernel_bytes, cv->weight_banks);
+	return 0;
+}
+
+/* §b.3: the native weight layout, whole kernel groups of 32-channel blocks. */
+static int check_weights(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+{
+	uint64_t per_kernel = div_up(cv->channels, K_BLOCK) * K_BLOCK * cv->bpe;
+	uint64_t need;
+
+	cv->kernel_bytes = (uint32_t)FLD(c, CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL);
+	cv->weight_bytes = (uint32_t)FLD(c, CNA_WEIGHT_SIZE0_WEIGHT_BYTES);
+	if (cv->kernel_bytes != per_kernel)
+		return rb_sim_hang(f,
+				   "%s is %u but %u channels of %u-byte weights in %u-channel "
+				   "blocks take %llu",
+				   fname(RB_FIELD_CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL),
+				   cv->kernel_bytes, cv->channels, cv->bpe, K_BLOCK,
+				   (unsigned long long)per_kernel);
+	need = div_up(cv->kernels, cv->kg) * cv->kg * per_kernel;
+	if (cv->weight_bytes < need)
+		return rb_sim_hang(f, "%s is %u but %u kernels in groups of %u take %llu bytes",
+				   fname(RB_FIELD_CNA_WEIGHT_SIZE0_WEIGHT_BYTES), cv->weight_bytes,
+				   cv->kernels, cv->kg, (unsigned long long)need);
+	return 0;
+}
+
+/* §c: DATA_REUSE / WEIGHT_REUSE read what the previous task of the job left in the
+ * CBUF, i.e. the data from where that task read it. */
+static int apply_reuse(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+{
+	const struct rb_sim_cbuf *p = &c->cbuf;
+	bool same = p->valid && p->data_banks == cv->data_banks &&
+		    p->weight_banks == cv->weight_banks &&
+		    p->prec == (cv->int8 ? RB_PREC_INT8 : RB_PREC_FP16);
+
+	cv->data_reuse = FLD(c, CNA_CBUF_CON0_DATA_REUSE);
+	cv->weight_reuse = FLD(c, CNA_CBUF_CON0_WEIGHT_REUSE);
+	if (cv->data_reuse) {
+		if (!same || p->width != cv->width || p->height != cv->height ||
+		    p->channels != cv->channels)
+			return rb_sim_hang(f,
+					   "%s: the CBUF holds no feature tile of this shape and "
+					   "bank split (a job starts empty); the silicon would "
+					   "compute with stale data",
+					   fname(RB_FIELD_CNA_CBUF_CON0_DATA_REUSE));
+		cv->feature_addr = p->feature_addr;
+		cv->line_stride = p->line_stride;
+		cv->surf_stride = p->surf_stride;
+	}
+	if (cv->weight_reuse) {
+		if (!same || !p->weights_resident || p->kernels != cv->kernels ||
+		    p->kernel_bytes != cv->kernel_bytes)
+			return rb_sim_hang(f,
+					   "%s: the CBUF holds no resident weights of this shape "
+					   "and bank split; the silicon would compute with stale "
+					   "data",
+					   fname(RB_FIELD_CNA_CBUF_CON0_WEIGHT_REUSE));
+		cv->weight_addr = p->weight_addr;
+	}
+	return 0;
+}
+
+static int check_aligned(uint32_t addr, enum rb_field_id id, struct rb_sim_fault *f)
+{
+	if (addr % ATOM)
+		return rb_sim_hang(f, "%s: 0x%08x is not 16-byte aligned", fname(id), addr);
+	return 0;
+}
+
+/* The addresses of the DMAs, TASK_DMA_BASE_ADDR added (§a.2), and the DPU's model. */
+static int read_addresses(const struct rb_sim_exec *x, struct conv *cv, struct rb_sim_fault *f)
+{
+	const struct rb_sim_core *c = x->core;
+
+	cv->feature_addr = x->dma_base + (uint32_t)FLD(c, CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR);
+	cv->line_stride = (uint32_t)FLD(c, CNA_DMA_CON1_LINE_STRIDE);
+	cv->surf_stride = (int32_t)FLD(c, CNA_DMA_CON2_SURF_STRIDE);
+	cv->weight_addr = x->dma_base + (uint32_t)FLD(c, CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0);
+	cv->dst_addr = x->dma_base + (uint32_t)FLD(c, DPU_DST_BASE_ADDR_DST_BASE_ADDR);
+	cv->dst_surf_stride = (uint32_t)FLD(c, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE);
+	cv->surface_add = (uint32_t)FLD(c, DPU_SURFACE_ADD_SURF_ADD);
+	cv->notch = (uint32_t)FLD(c, DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0);
+	cv->size_e[0] = (unsigned)FLD(c, DPU_BS_OW_CFG_SIZE_E_0);
+	cv->size_e[1] = (unsigned)FLD(c, DPU_BS_OW_CFG_SIZE_E_1);
+	cv->size_e[2] = (unsigned)FLD(c, DPU_BS_OW_CFG_SIZE_E_2);
+	if (check_aligned(cv->feature_addr, RB_FIELD_CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR, f) ||
+	    check_aligned(cv->weight_addr, RB_FIELD_CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0, f) ||
+	    check_aligned(cv->dst_addr, RB_FIELD_DPU_DST_BASE_ADDR_DST_BASE_ADDR, f))
+		return -1;
+	return apply_reuse(c, cv, f);
+}
+
+static int decode_task(const struct rb_sim_exec *x, struct conv *cv, struct rb_sim_fault *f)
+{
+	const struct rb_sim_core *c = x->core;
+
+	if (check_enable(x, f) || check_sizes(c, cv, f) || check_prec(c, cv, f) ||
+	    check_modes(c, f) || check_weights(c, cv, f) || check_banks(c, cv, f))
+		return -1;
+	return read_addresses(x, cv, f);
+}
+
+/* Host memory of [addr, addr + len), or NULL: a range past 4 GiB is never mapped. */
+static void *dma_map(const struct rb_sim_exec *x, uint32_t addr, uint64_t len)
+{
+	const struct rb_sim_iommu *mmu = &x->npu->iommu;
+
+	if ((uint64_t)addr + len > UINT64_C(1) << 32)
+		return NULL;
+	return mmu->map(mmu->ctx, addr, len);
+}
+
+/* §b.2 [derived]: line pitch 4·LINE_STRIDE bytes, surface (channel group) pitch
+ * 16·(LINE_STRIDE + SURF_STRIDE) bytes, 32-bit wrap-around. */
+static int map_feature(const struct rb_sim_exec *x, const struct conv *cv, const uint8_t **surf,
+		       struct rb_sim_fault *f)
+{
+	uint64_t line = 4 * (uint64_t)cv->line_stride;
+	uint32_t pitch = (uint32_t)(ATOM * ((int64_t)cv->line_stride + cv->surf_stride));
+	uint64_t len = (cv->height - 1) * line + (uint64_t)cv->width * ATOM;
+	uint32_t groups = (uint32_t)div_up(cv->channels, cv->c2_in);
+
+	for (uint32_t g = 0; g < groups; g++) {
+		uint32_t addr = cv->feature_addr + g * pitch;
+
+		surf[g] = dma_map(x, addr, len);
+		if (!surf[g])
+			return rb_sim_iommu_fault(
+			    f, false,
+			    "CNA.FEATURE_DATA_ADDR: channel group %u of the "
+			    "feature (0x%08x, %llu bytes) is outside every buffer",
+			    g, addr, (unsigned long long)len);
+	}
+	return 0;
+}
+
+/* §b.4 [derived]: channel c of pixel (h, w) at DST_BASE + (c / KB)·SURFACE_ADD +
+ * ((c % KB) / C2_out)·DST_SURF_STRIDE + (h·(W + NOTCH) + w)·16 + (c % C2_out)·esize.
+ * Sub-surfaces past every SIZE_E are never written, so never mapped. */
+static int map_output(const struct rb_sim_exec *x, const struct conv *cv, uint8_t **surf,
+		      struct rb_sim_fault *f)
+{
+	uint64_t len = ((uint64_t)(cv->height - 1) * (cv->width + cv->notch) + cv->width) * ATOM;
+	uint32_t subs = (uint32_t)div_up(cv->kernels, cv->c2_out);
+	unsigned most = cv->size_e[0];
+
+	most = cv->size_e[1] > most ? cv->size_e[1] : most;
+	most = cv->size_e[2] > most ? cv->size_e[2] : most;
+	for (uint32_t s = 0; s < subs; s++) {
+		uint32_t c0 = s * cv->c2_out, sub = (c0 % cv->kb) / cv->c2_out;
+		uint32_t addr =
+		    cv->dst_addr + (c0 / cv->kb) * cv->surface_add + sub * cv->dst_surf_stride;
+
+		surf[s] = NULL;
+		if (sub > most)
+			continue;
+		surf[s] = dma_map(x, addr, len);
+		if (!surf[s])
+			return rb_sim_iommu_fault(
+			    f, true,
+			    "DPU.DST_BASE_ADDR: output channels %u-%u (0x%08x, "
+			    "%llu bytes) are outside every buffer",
+			    c0, c0 + cv->c2_out - 1, addr, (unsigned long long)len);
+	}
+	return 0;
+}
+
+static int map_weights(const struct rb_sim_exec *x, const struct conv *cv, const uint8_t **w,
+		       struct rb_sim_fault *f)
+{
+	*w = dma_map(x, cv->weight_addr, cv->weight_bytes);
+	if (!*w)
+		return rb_sim_iommu_fault(f, false,
+					  "CNA.DCOMP_ADDR0: the weights (0x%08x, %u bytes of "
+					  "CNA.WEIGHT_SIZE0) are outside every buffer",
+					  cv->weight_addr, cv->weight_bytes);
+	return 0;
+}
+
+/* PLACEHOLDER (see the top): max(MACs / peak, bytes / bandwidth) + fixed cost. */
+static uint64_t placeholder_ns(const struct rb_sim_exec *x, const struct conv *cv)
+{
+	uint64_t pixels = (uint64_t)cv->width * cv->height;
+	uint64_t macs = pixels * cv->channels * cv->kernels;
+	uint64_t peak = cv->int8 ? PLACEHOLDER_INT8_MACS_PER_NS : PLACEHOLDER_FP16_MACS_PER_NS;
+	uint64_t bytes = x->regcmd_bytes + div_up(cv->kernels, cv->c2_out) * pixels * ATOM;
+	uint64_t compute, memory;
+
+	if (!cv->data_reuse)
+		bytes += div_up(cv->channels, cv->c2_in) * pixels * ATOM;
+	if (!cv->weight_reuse)
+		bytes += (uint64_t)cv->kernels * cv->kernel_bytes;
+	compute = div_up(macs, peak);
+	memory = div_up(bytes, PLACEHOLDER_BYTES_PER_NS);
+	return (compute > memory ? compute : memory) + PLACEHOLDER_TASK_NS;
+}
+
+/* What the next task may reuse (§c). */
+static void remember_cbuf(struct rb_sim_core *c, const struct conv *cv)
+{
+	struct rb_sim_cbuf *p = &c->cbuf;
+
+	p->valid = true;
+	p->data_banks = cv->data_banks;
+	p->weight_banks = cv->weight_banks;
+	p->prec = cv->int8 ? RB_PREC_INT8 : RB_PREC_FP16;
+	p->width = cv->width;
+	p->height = cv->height;
+	p->channels = cv->channels;
+	p->feature_addr = cv->feature_addr;
+	p->line_stride = cv->line_stride;
+	p->surf_stride = cv->surf_stride;
+	p->weights_resident = cv->weights_fit;
+	p->kernels = cv->kernels;
+	p->kernel_bytes = cv->kernel_bytes;
+	p->weight_addr = cv->weight_addr;
+}
+
+static int compute(const struct rb_sim_exec *x, const struct conv *cv, const uint8_t **a,
+		   uint8_t **out, struct rb_sim_fault *f)
+{
+	struct rb_sim_gemm g = {
+	    .int8 = cv->int8,
+	    .out_prec = (int)cv->out_prec,
+	    .width = cv->width,
+	    .height = cv->height,
+	    .channels = cv->channels,
+	    .kernels = cv->kernels,
+	    .a_surf = a,
+	    .a_line = 4 * (int64_t)cv->line_stride,
+	    .kernel_bytes = cv->kernel_bytes,
+	    .c_surf = out,
+	    .notch = cv->notch,
+	    .kb = cv->kb,
+	    .c2_out = cv->c2_out,
+	    .size_e = {cv->size_e[0], cv->size_e[1], cv->size_e[2]},
+	    .threads = x->npu->threads,
+	};
+	int ret = map_feature(x, cv, a, f);
+
+	if (ret == 0)
+		ret = map_weights(x, cv, &g.b, f);
+	if (ret == 0)
+		ret = map_output(x, cv, out, f);
+	if (ret == 0)
+		ret = rb_sim_gemm_run(&g);
+	return ret;
+}
+
+int rb_sim_conv_run(struct rb_sim_exec *x, struct rb_sim_fault *f)
+{
+	struct conv cv = {0};
+	const uint8_t **a = NULL;
+	uint8_t **out = NULL;
+	int ret = decode_task(x, &cv, f);
+
+	if (ret)
+		return ret;
+	a = calloc(div_up(cv.channels, cv.c2_in), sizeof(*a));
+	out = calloc(div_up(cv.kernels, cv.c2_out), sizeof(*out));
+	ret = a && out ? compute(x, &cv, a, out, f) : -ENOMEM;
+	free(a);
+	free(out);
+	if (ret)
+		return ret;
+	x->elapsed_ns = placeholder_ns(x, &cv);
+	remember_cbuf(x->core, &cv);
+	return 0;
+}

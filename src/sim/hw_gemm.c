@@ -1,0 +1,663 @@
+/* The arithmetic of a task: the 1×1 convolution C = A·B read and written in the NPU's
+ * own layouts (npu-facts §b.2-§b.4), blocked and multi-threaded like a GEMM.
+ *
+ * Accumulation order, fixed per output element whatever the threads, the blocking, the
+ * kernel variant or the split of a matmul into tasks along M or N (the silicon's order
+ * is unknown, open question 1):
+ *   fp16: channel k goes to lane k mod 8; each lane sums its products in increasing k,
+ *   in fp32, from +0. The element is ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))
+ *   in fp32, rounded to fp16 (nearest, ties to even) for fp16 output. A product of two
+ *   fp16 (or int8) values is exact in fp32, so fused and unfused multiply-adds agree and
+ *   every kernel variant gives the same bits.
+ *   int8: exact, int32 modulo 2^32. Within a pass of KC channels the lane sums are exact
+ *   in fp32 (|sum| <= 32·2^14 < 2^24); they are added to int32 lanes after each pass.
+ *
+ * Blocking: work items of ROWS pixels × KERNELS kernels are handed to threads by an
+ * atomic counter; an item runs over the channels in passes of KC. Each pass converts
+ * the item's feature rows and weight blocks to fp32 tiles that keep the NPU's order
+ * (A: planes of 8 channels × rows, straight from the NC1HWC2 surfaces; B: blocks of
+ * kg kernels × 32 channels, straight from the weight layout), then an MR×NR
+ * register-blocked kernel (GCC vector extensions, 8-lane multiply-adds; an AVX2+FMA
+ * build is picked at run time on x86) adds into per-element lane accumulators. The
+ * item's results go to memory through the DPU address model when its last pass ends.
+ * Items of one row panel (M <= 3: decode) would use a B tile once; on x86 they skip it:
+ * an AVX2/F16C kernel converts B's vectors from the weights in registers. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fp16.h"
+#include "npu/task.h"
+#include "sim/npu_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SIM_X86 1
+#endif
+
+/* The 8 lanes of the order above. A vector holds VL of them: 8 on x86 (one AVX
+ * register; two SSE registers in the portable build), 4 on aarch64, where GCC spills
+ * wider generic vectors. */
+#define LANES 8
+#if defined(__aarch64__)
+#define VL 4
+#else
+#define VL 8
+#endif
+#define NV (LANES / VL)
+
+typedef float vf __attribute__((vector_size(VL * sizeof(float))));
+typedef int32_t vi __attribute__((vector_size(VL * sizeof(int32_t))));
+typedef uint32_t vu __attribute__((vector_size(VL * sizeof(uint32_t))));
+
+#define ATOM    16 /* bytes of a cube atom (§b.1) */
+#define K_BLOCK 32 /* channels of a weight block (§b.3) */
+
+/* KC: channels per pass, a multiple of K_BLOCK. ROWS × KC fp32 of A (96 KiB), KERNELS ×
+ * KC of B (64 KiB) and the ROWS × KERNELS lane accumulators (192 KiB) sit in L2; one
+ * NR-kernel strip of B (4 KiB) in L1. KERNELS is a multiple of both kernel groups.
+ * (ROWS 96 measured a little faster than 48 on 128×2048×2048 and 512×2048×8192.) */
+enum {
+	KC = 256,
+	ROWS = 96,
+	KERNELS = 64,
+	MR_MAX = 3,
+	NR_MAX = 4,
+};
+
+/* How far ahead (in weight blocks) the direct kernels prefetch. */
+#define PREFETCH_BLOCKS 8
+
+/* Below this many multiply-adds per thread, starting a thread costs more than it saves. */
+#define MIN_MACS_PER_THREAD (INT64_C(1) << 20)
+#define MAX_THREADS         256
+
+struct kargs {
+	const float *a;   /* row 0 of the kernel's rows, plane 0 */
+	const float *b;   /* kernel 0 of the kernel's kernels, block 0 */
+	const uint8_t *w; /* the same in the weights themselves (direct kernels) */
+	int64_t w_block;  /* bytes from one 32-channel block of w to the next */
+	void *acc;        /* lanes of (row 0, kernel 0): fp32, or int32 for int8 */
+	int64_t steps;    /* planes of 8 channels */
+	int64_t a_plane;  /* floats from one plane of A to the next */
+	int64_t b_block;  /* floats from one 32-channel block of B to the next */
+	int64_t acc_row;  /* 4-byte lanes from one row of acc to the next */
+};
+
+typedef void (*kern_fn)(const struct kargs *k, int mr, int nr, int ints);
+
+struct kern_ops {
+	kern_fn fn;
+	int mr, nr; /* nr divides every kernel group (16, 32) */
+	void (*i8_to_f32)(float *dst, const uint8_t *src, size_t n);
+	/* Kernels that convert B from the weights in registers, for items of at most mr
+	 * rows, where a converted tile of B would be used once; NULL if none. */
+	kern_fn direct_f16, direct_i8;
+};
+
+/* ---- micro-kernels -------------------------------------------------------------- */
+
+/* GCC does not contract in ISO C mode; the kernels want fused multiply-adds (which give
+ * the same bits here, see the top). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+static inline __attribute__((always_inline)) void
+kern_load(const struct kargs *k, vf acc[MR_MAX][NR_MAX][NV], int mr, int nr, int ints)
+{
+#pragma GCC unroll 4
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int j = 0; j < nr; j++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) {
+				const float *p =
+				    (const float *)k->acc + i * k->acc_row + j * LANES + v * VL;
+
+				if (ints)
+					acc[i][j][v] = (vf){0};
+				else
+					memcpy(&acc[i][j][v], p, sizeof(vf));
+			}
+}
+
+static inline __attribute__((always_inline)) void
+kern_store(const struct kargs *k, vf acc[MR_MAX][NR_MAX][NV], int mr, int nr, int ints)
+{
+#pragma GCC unroll 4
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int j = 0; j < nr; j++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++) {
+				float *p = (float *)k->acc + i * k->acc_row + j * LANES + v * VL;
+				vu sum;
+
+				if (!ints) {
+					memcpy(p, &acc[i][j][v], sizeof(vf));
+					continue;
+				}
+				memcpy(&sum, p, sizeof(sum));
+				sum += (vu) __builtin_convertvector(acc[i][j][v], vi);
+				memcpy(p, &sum, sizeof(sum));
+			}
+}
+
+/* One plane: 8 channels of mr rows times 8 channels of nr kernels. */
+static inline __attribute__((always_inline)) void
+kern_step(vf acc[MR_MAX][NR_MAX][NV], const float *ap, const float *bp, int mr, int nr)
+{
+	vf av[MR_MAX][NV];
+
+#pragma GCC unroll 4
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++)
+			memcpy(&av[i][v], ap + i * LANES + v * VL, sizeof(vf));
+#pragma GCC unroll 4
+	for (int j = 0; j < nr; j++) {
+		vf bv[NV];
+
+#pragma GCC unroll 2
+		for (int v = 0; v < NV; v++)
+			memcpy(&bv[v], bp + j * K_BLOCK + v * VL, sizeof(vf));
+#pragma GCC unroll 4
+		for (int i = 0; i < mr; i++)
+#pragma GCC unroll 2
+			for (int v = 0; v < NV; v++)
+				acc[i][j][v] += av[i][v] * bv[v];
+	}
+}
+
+static inline __attribute__((always_inline)) void kern_body(const struct kargs *k, int mr, int nr,
+							    int ints)
+{
+	vf acc[MR_MAX][NR_MAX][NV];
+	const float *a = k->a, *b = k->b;
+	int64_t g = 0;
+
+	kern_load(k, acc, mr, nr, ints);
+	/* whole 32-channel blocks: four planes each */
+	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, b += k->b_block) {
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++)
+			kern_step(acc, a + s * k->a_plane, b + s * LANES, mr, nr);
+	}
+	for (int s = 0; g < k->steps; g++, s++)
+		kern_step(acc, a + s * k->a_plane, b + s * LANES, mr, nr);
+	kern_store(k, acc, mr, nr, ints);
+}
+
+#define KERN_CASE(m, n)                                                                            \
+	case (m)*8 + (n):                                                                          \
+		kern_body(k, m, n, ints);                                                          \
+		break;
+#define KERN_CASES_ROW(m) KERN_CASE(m, 1) KERN_CASE(m, 2) KERN_CASE(m, 3) KERN_CASE(m, 4)
+#define KERN_SWITCH(k, mr, nr, ints)                                                               \
+	switch ((mr)*8 + (nr)) {                                                                   \
+		KERN_CASES_ROW(1)                                                                  \
+		KERN_CASES_ROW(2)                                                                  \
+		KERN_CASES_ROW(3)                                                                  \
+	default:                                                                                   \
+		break;                                                                             \
+	}
+
+static void kern_portable(const struct kargs *k, int mr, int nr, int ints)
+{
+	KERN_SWITCH(k, mr, nr, ints);
+}
+
+#if defined(SIM_X86)
+__attribute__((target("avx2,fma"))) static void kern_avx2(const struct kargs *k, int mr, int nr,
+							  int ints)
+{
+	KERN_SWITCH(k, mr, nr, ints);
+}
+
+/* The direct kernels: kern_body with B's vectors converted from the weights (8 fp16 or
+ * 8 int8 channels of one kernel). Only for LANES == VL == 8. */
+#define AVX_DIRECT __attribute__((always_inline, target("avx2,fma,f16c"))) static inline
+
+AVX_DIRECT vf load_w_f16(const uint8_t *p)
+{
+	return (vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+AVX_DIRECT vf load_w_i8(const uint8_t *p)
+{
+	return (vf)_mm256_cvtepi32_ps(
+	    _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)));
+}
+
+AVX_DIRECT void direct_step(vf acc[MR_MAX][NR_MAX][NV], const float *ap, const uint8_t *wp, int mr,
+			    int nr, int i8)
+{
+	vf av[MR_MAX][NV];
+
+#pragma GCC unroll 4
+	for (int i = 0; i < mr; i++)
+		memcpy(&av[i][0], ap + i * LANES, sizeof(vf));
+#pragma GCC unroll 4
+	for (int j = 0; j < nr; j++) {
+		vf bv = i8 ? load_w_i8(wp + j * K_BLOCK) : load_w_f16(wp + j * K_BLOCK * 2);
+
+#pragma GCC unroll 4
+		for (int i = 0; i < mr; i++)
+			acc[i][j][0] += av[i][0] * bv;
+	}
+}
+
+AVX_DIRECT void direct_body(const struct kargs *k, int mr, int nr, int i8)
+{
+	vf acc[MR_MAX][NR_MAX][NV];
+	int64_t plane = i8 ? LANES : 2 * LANES; /* bytes of 8 channels */
+	const float *a = k->a;
+	const uint8_t *w = k->w;
+	int64_t g = 0;
+
+	kern_load(k, acc, mr, nr, i8);
+	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, w += k->w_block) {
+		/* a strip reads nr rows of every block: too sparse for the hardware prefetcher */
+#pragma GCC unroll 4
+		for (int j = 0; j < nr; j++)
+			__builtin_prefetch(w + PREFETCH_BLOCKS * k->w_block + j * plane * 4);
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++)
+			direct_step(acc, a + s * k->a_plane, w + s * plane, mr, nr, i8);
+	}
+	for (int s = 0; g < k->steps; g++, s++)
+		direct_step(acc, a + s * k->a_plane, w + s * plane, mr, nr, i8);
+	kern_store(k, acc, mr, nr, i8);
+}
+
+#define DIRECT_CASE(m, n, i8)                                                                      \
+	case (m)*8 + (n):                                                                          \
+		direct_body(k, m, n, i8);                                                          \
+		break;
+#define DIRECT_CASES_ROW(m, i8)                                                                    \
+	DIRECT_CASE(m, 1, i8) DIRECT_CASE(m, 2, i8) DIRECT_CASE(m, 3, i8) DIRECT_CASE(m, 4, i8)
+#define DIRECT_SWITCH(k, mr, nr, i8)                                                               \
+	switch ((mr)*8 + (nr)) {                                                                   \
+		DIRECT_CASES_ROW(1, i8)                                                            \
+		DIRECT_CASES_ROW(2, i8)                                                            \
+		DIRECT_CASES_ROW(3, i8)                                                            \
+	default:                                                                                   \
+		break;                                                                             \
+	}
+
+__attribute__((target("avx2,fma,f16c"))) static void kern_direct_f16(const struct kargs *k, int mr,
+								     int nr, int ints)
+{
+	(void)ints;
+	DIRECT_SWITCH(k, mr, nr, 0);
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void kern_direct_i8(const struct kargs *k, int mr,
+								    int nr, int ints)
+{
+	(void)ints;
+	DIRECT_SWITCH(k, mr, nr, 1);
+}
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+typedef int8_t v8qi __attribute__((vector_size(LANES)));
+typedef float v8sf __attribute__((vector_size(LANES * sizeof(float))));
+
+/* int8 -> fp32, n a multiple of 8 (planes and blocks are). Baseline x86 lowers the
+ * conversion element by element, hence the AVX2 build. */
+static inline __attribute__((always_inline)) void i8_body(float *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i += LANES) {
+		v8qi q;
+		v8sf f;
+
+		memcpy(&q, src + i, sizeof(q));
+		f = __builtin_convertvector(q, v8sf);
+		memcpy(dst + i, &f, sizeof(f));
+	}
+}
+
+static void i8_portable(float *dst, const uint8_t *src, size_t n)
+{
+	i8_body(dst, src, n);
+}
+
+#if defined(SIM_X86)
+__attribute__((target("avx2"))) static void i8_avx2(float *dst, const uint8_t *src, size_t n)
+{
+	i8_body(dst, src, n);
+}
+#endif
+
+static atomic_int force_portable;
+
+void rb_sim_gemm_force_portable(int on)
+{
+	atomic_store(&force_portable, on != 0);
+}
+
+/* 3×4 takes 12 of the 16 AVX registers for accumulators; the SSE build (two registers
+ * per vector) and NEON (two per 8 lanes, 32 registers) get smaller tiles. */
+static struct kern_ops pick_kernel(void)
+{
+	struct kern_ops o = {kern_portable, 2, 2, i8_portable, NULL, NULL};
+
+#if defined(SIM_X86)
+	if (!atomic_load(&force_portable) && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma"))
+		o = (struct kern_ops){kern_avx2, 3, 4, i8_avx2, NULL, NULL};
+	if (o.fn == kern_avx2 && __builtin_cpu_supports("f16c")) {
+		o.direct_f16 = kern_direct_f16;
+		o.direct_i8 = kern_direct_i8;
+	}
+#elif defined(__aarch64__)
+	o.nr = 4;
+#endif
+	return o;
+}
+
+/* ---- driver --------------------------------------------------------------------- */
+
+struct ctx {
+	const struct rb_sim_gemm *g;
+	struct kern_ops ops;
+	int64_t pixels, kernel_items, items;
+	int64_t kg, bpe, c2_in;
+	bool dense; /* a surface's pixels are 16 bytes apart */
+	atomic_llong next, done;
+};
+
+struct scratch {
+	float *a, *b;
+	void *acc;
+};
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t div_up(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static void f16_to_f32(float *dst, const uint8_t *src, size_t n)
+{
+	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
+}
+
+/* Pixel p of a feature surface (§b.2): line p / W, pixel p % W of it. */
+static const uint8_t *pixel(const struct ctx *x, const uint8_t *surf, int64_t p)
+{
+	const struct rb_sim_gemm *g = x->g;
+
+	return surf + (p / g->width) * g->a_line + (p % g->width) * ATOM;
+}
+
+/* Channels [k0, k0 + kc) of pixels [r0, r0 + rn) into planes of 8 channels × ROWS. */
+static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int64_t k0, int64_t kc)
+{
+	const struct rb_sim_gemm *g = x->g;
+	int64_t planes = div_up(kc, LANES), tail = kc % LANES;
+
+	for (int64_t p = 0; p < planes; p++) {
+		float *dst = a + p * ROWS * LANES;
+		int64_t c = k0 + p * LANES;
+		const uint8_t *surf = g->a_surf[c / x->c2_in];
+		size_t off = (size_t)((c % x->c2_in) * x->bpe);
+
+		if (!g->int8 && x->dense) {
+			f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
+			continue;
+		}
+		for (int64_t i = 0; i < rn; i++) {
+			const uint8_t *src = pixel(x, surf, r0 + i) + off;
+
+			if (g->int8)
+				x->ops.i8_to_f32(dst + i * LANES, src, LANES);
+			else
+				f16_to_f32(dst + i * LANES, src, LANES);
+		}
+	}
+	/* channels past DATAIN_CHANNEL in the last plane take no part */
+	for (int64_t i = 0; tail && i < rn; i++)
+		memset(a + (planes - 1) * ROWS * LANES + i * LANES + tail, 0,
+		       (size_t)(LANES - tail) * sizeof(float));
+}
+
+/* Channels [k0, k0 + kc) of kernels [n0, n0 + nn): per kernel group, its blocks. */
+static void convert_b(const struct ctx *x, float *b, int64_t n0, int64_t nn, int64_t k0, int64_t kc)
+{
+	const struct rb_sim_gemm *g = x->g;
+	int64_t kg = x->kg, blocks = div_up(kc, K_BLOCK), tail = kc % LANES;
+	int64_t last = (kc - 1) / K_BLOCK, plane = (kc - 1) % K_BLOCK / LANES;
+	size_t count = (size_t)(blocks * kg * K_BLOCK);
+
+	for (int64_t q = 0; q < div_up(nn, kg); q++) {
+		const uint8_t *src = g->b + (n0 / kg + q) * kg * g->kernel_bytes +
+				     k0 / K_BLOCK * kg * K_BLOCK * x->bpe;
+		float *dst = b + q * KC * kg;
+
+		if (g->int8)
+			x->ops.i8_to_f32(dst, src, count);
+		else
+			f16_to_f32(dst, src, count);
+		for (int64_t r = 0; tail && r < kg; r++)
+			memset(dst + (last * kg + r) * K_BLOCK + plane * LANES + tail, 0,
+			       (size_t)(LANES - tail) * sizeof(float));
+	}
+}
+
+/* The direct kernel of this item, or NULL: it needs whole planes of channels (the
+ * tile path zeroes the lanes past DATAIN_CHANNEL) and a single panel of rows. */
+static kern_fn direct_kernel(const struct ctx *x, int64_t rn)
+{
+	const struct rb_sim_gemm *g = x->g;
+
+	if (rn > x->ops.mr || g->channels % LANES)
+		return NULL;
+	return g->int8 ? x->ops.direct_i8 : x->ops.direct_f16;
+}
+
+/* Where kernel n0 + j's block of channel k0 is in the weights (§b.3). */
+static const uint8_t *weights_at(const struct ctx *x, int64_t n, int64_t k0)
+{
+	return x->g->b + n / x->kg * x->kg * x->g->kernel_bytes +
+	       (k0 / K_BLOCK * x->kg + n % x->kg) * K_BLOCK * x->bpe;
+}
+
+static void multiply(const struct ctx *x, const struct scratch *s, int64_t rn, int64_t n0,
+		     int64_t nn, int64_t k0, int64_t kc)
+{
+	const struct kern_ops *o = &x->ops;
+	kern_fn direct = direct_kernel(x, rn), fn = direct ? direct : o->fn;
+	struct kargs k = {
+	    .steps = div_up(kc, LANES),
+	    .a_plane = ROWS * LANES,
+	    .b_block = x->kg * K_BLOCK,
+	    .w_block = x->kg * K_BLOCK * x->bpe,
+	    .acc_row = KERNELS * LANES,
+	};
+
+	for (int64_t j = 0; j < nn; j += o->nr) {
+		k.b = s->b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK;
+		k.w = weights_at(x, n0 + j, k0);
+		for (int64_t i = 0; i < rn; i += o->mr) {
+			k.a = s->a + i * LANES;
+			k.acc = (float *)s->acc + (i * KERNELS + j) * LANES;
+			fn(&k, (int)min64(o->mr, rn - i), (int)min64(o->nr, nn - j), x->g->int8);
+		}
+	}
+}
+
+static float reduce_f32(const float *l)
+{
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+static int32_t reduce_i32(const int32_t *l)
+{
+	uint32_t u[LANES];
+
+	for (int i = 0; i < LANES; i++)
+		u[i] = (uint32_t)l[i];
+	return (int32_t)(((u[0] + u[4]) + (u[2] + u[6])) + ((u[1] + u[5]) + (u[3] + u[7])));
+}
+
+/* cnt channels of one pixel: one atom of the output (§b.4). */
+static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const void *lanes, int64_t cnt)
+{
+	for (int64_t t = 0; t < cnt; t++) {
+		const float *fl = (const float *)lanes + t * LANES;
+		float v;
+		uint16_t h;
+		int32_t i;
+
+		switch (g->out_prec) {
+		case RB_PREC_FP16:
+			h = rb_fp16_from_f32(reduce_f32(fl));
+			memcpy(dst + t * 2, &h, 2);
+			break;
+		case RB_PREC_INT32:
+			i = reduce_i32((const int32_t *)lanes + t * LANES);
+			memcpy(dst + t * 4, &i, 4);
+			break;
+		default:
+			v = reduce_f32(fl);
+			memcpy(dst + t * 4, &v, 4);
+			break;
+		}
+	}
+}
+
+/* The DPU's write (§b.4): SIZE_E of the pixel's line (first, middle, last) says which
+ * sub-surfaces of each KB-channel group are written. */
+static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, int64_t rn,
+		      int64_t n0, int64_t nn)
+{
+	const struct rb_sim_gemm *g = x->g;
+	int64_t c2 = g->c2_out;
+
+	for (int64_t i = 0; i < rn; i++) {
+		int64_t p = r0 + i, h = p / g->width, w = p % g->width;
+		unsigned e = g->size_e[h == 0 ? 0 : h == g->height - 1 ? 2 : 1];
+		size_t off = (size_t)((h * (g->width + g->notch) + w) * ATOM);
+
+		for (int64_t j = 0; j < nn; j += c2) {
+			int64_t n = n0 + j;
+			uint8_t *dst = g->c_surf[n / c2];
+
+			if (!dst || (uint64_t)(n % g->kb / c2) > e)
+				continue;
+			store_atom(g, dst + off, (const float *)s->acc + (i * KERNELS + j) * LANES,
+				   min64(c2, nn - j));
+		}
+	}
+}
+
+static void run_item(const struct ctx *x, const struct scratch *s, int64_t item)
+{
+	const struct rb_sim_gemm *g = x->g;
+	int64_t r0 = item / x->kernel_items * ROWS, n0 = item % x->kernel_items * KERNELS;
+	int64_t rn = min64(ROWS, x->pixels - r0), nn = min64(KERNELS, g->kernels - n0);
+
+	memset(s->acc, 0, (size_t)(rn * KERNELS * LANES) * sizeof(float));
+	for (int64_t k0 = 0; k0 < g->channels; k0 += KC) {
+		int64_t kc = min64(KC, g->channels - k0);
+
+		convert_a(x, s->a, r0, rn, k0, kc);
+		if (!direct_kernel(x, rn))
+			convert_b(x, s->b, n0, nn, k0, kc);
+		multiply(x, s, rn, n0, nn, k0, kc);
+	}
+	write_out(x, s, r0, rn, n0, nn);
+}
+
+static void *alloc_floats(size_t n)
+{
+	return aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
+}
+
+static int scratch_alloc(struct scratch *s)
+{
+	s->a = alloc_floats((size_t)KC * ROWS);
+	s->b = alloc_floats((size_t)KC * KERNELS);
+	s->acc = alloc_floats((size_t)ROWS * KERNELS * LANES);
+	return s->a && s->b && s->acc ? 0 : -ENOMEM;
+}
+
+static void scratch_free(struct scratch *s)
+{
+	free(s->a);
+	free(s->b);
+	free(s->acc);
+}
+
+static void *worker(void *arg)
+{
+	struct ctx *x = arg;
+	struct scratch s;
+	long long item;
+
+	if (scratch_alloc(&s) == 0) {
+		while ((item = atomic_fetch_add(&x->next, 1)) < x->items) {
+			run_item(x, &s, item);
+			atomic_fetch_add(&x->done, 1);
+		}
+	}
+	scratch_free(&s);
+	return NULL;
+}
+
+static int thread_count(const struct ctx *x)
+{
+	const struct rb_sim_gemm *g = x->g;
+	double macs = (double)x->pixels * (double)g->channels * (double)g->kernels;
+	int64_t n = g->threads < 1 ? 1 : g->threads;
+
+	n = min64(n, min64(x->items, MAX_THREADS));
+	if (macs / MIN_MACS_PER_THREAD < (double)n)
+		n = (int64_t)(macs / MIN_MACS_PER_THREAD);
+	return n < 1 ? 1 : (int)n;
+}
+
+/* Threads 1..n-1 are started, this one is thread 0. One that cannot be started leaves
+ * its items to the others: slower, the same result. */
+int rb_sim_gemm_run(const struct rb_sim_gemm *g)
+{
+	struct ctx x = {.g = g, .ops = pick_kernel()};
+	pthread_t *tid;
+	bool *started;
+	int n;
+
+	x.pixels = g->width * g->height;
+	x.kernel_items = div_up(g->kernels, KERNELS);
+	x.items = div_up(x.pixels, ROWS) * x.kernel_items;
+	x.kg = g->int8 ? 32 : 16;
+	x.bpe = g->int8 ? 1 : 2;
+	x.c2_in = ATOM / x.bpe;
+	x.dense = g->a_line == ATOM * g->width;
+	atomic_init(&x.next, 0);
+	atomic_init(&x.done, 0);
+	n = thread_count(&x);
+	tid = calloc((size_t)n, sizeof(*tid));
+	started = calloc((size_t)n, sizeof(*started));
+	for (int i = 1; tid && started && i < n; i++)
+		started[i] = pthread_create(&tid[i], NULL, worker, &x) == 0;
+	worker(&x);
+	for (int i = 1; tid && started && i < n; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	free(tid);
+	free(started);
+	return atomic_load(&x.done) == x.items ? 0 : -ENOMEM;
+}
