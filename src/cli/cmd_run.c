@@ -353,16 +353,45 @@ static void corrupt_output(const struct rb_shape *s, void *c)
 		((int32_t *)c)[mid] += 1;
 }
 
+/* A measured sample should last at least this long: shorter runs are batched (clock
+ * resolution and per-call jitter would dominate). Modeled times need no batching. */
+#define MIN_SAMPLE_US 1000.0
+#define MAX_BATCH 100000
+
 struct timed_run {
 	struct rb_engine *engine;
 	void *c;
+	int batch; /* runs per sample */
 };
 
+/* One sample: `batch` runs back to back; the sample is their mean. */
 static int timed_run(void *ctx, double *elapsed_us)
 {
 	struct timed_run *t = ctx;
+	double sum = 0, us;
+	int ret = 0;
 
-	return t->engine->ops->run(t->engine, t->c, elapsed_us);
+	for (int i = 0; ret == 0 && i < t->batch; i++) {
+		ret = t->engine->ops->run(t->engine, t->c, &us);
+		sum += us;
+	}
+	*elapsed_us = sum / t->batch;
+	return ret;
+}
+
+/* Runs per sample so that a measured sample lasts >= MIN_SAMPLE_US. */
+static int choose_batch(struct timed_run *t)
+{
+	double us;
+	int ret;
+
+	t->batch = 1;
+	if (t->engine->ops->modeled)
+		return 0;
+	ret = timed_run(t, &us);
+	if (ret == 0 && us < MIN_SAMPLE_US)
+		t->batch = us <= MIN_SAMPLE_US / MAX_BATCH ? MAX_BATCH : (int)(MIN_SAMPLE_US / us) + 1;
+	return ret;
 }
 
 /* The first run of a shape: device errors, overruns and wrong results are caught
@@ -390,7 +419,7 @@ static int measure_shape(const struct run_opts *o, struct rb_engine *e,
 			 const struct rb_inputs *in, struct rb_result *r)
 {
 	size_t bytes;
-	struct timed_run t = {.engine = e, .c = guarded_output(&in->shape, &bytes)};
+	struct timed_run t = {.engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1};
 	double t0 = rb_now_us();
 	int ret;
 
@@ -411,10 +440,11 @@ static int measure_shape(const struct run_opts *o, struct rb_engine *e,
 	} else {
 		ret = checked_run(o, e, in, t.c, bytes, r);
 	}
-	if (ret == 0 && rb_measure(&o->measure, timed_run, &t, &r->stats) < 0) {
+	if (ret == 0 && (choose_batch(&t) < 0 || rb_measure(&o->measure, timed_run, &t, &r->stats) < 0)) {
 		rb_error("device '%s' failed while timing: %s", e->ops->name, rb_last_error());
 		ret = RB_EXIT_DEVICE;
 	}
+	r->batch = t.batch;
 	free(t.c);
 	return ret;
 }

@@ -692,7 +692,7 @@ static bool json_shape(cJSON *res, const struct rb_result *r)
 	return true;
 }
 
-static bool json_stats(cJSON *res, const struct rb_stats *s)
+static bool json_stats(cJSON *res, const struct rb_stats *s, int batch)
 {
 	cJSON *o = cJSON_AddObjectToObject(res, "stats");
 	cJSON *samples;
@@ -709,7 +709,8 @@ static bool json_stats(cJSON *res, const struct rb_stats *s)
 	for (i = 0; s->samples_us && i < s->n; i++)
 		if (!push_num(samples, s->samples_us[i]))
 			return false;
-	return add_num(o, "outliers", (double)s->outliers);
+	return add_num(o, "outliers", (double)s->outliers) &&
+	       add_num(o, "batch", batch > 0 ? batch : 1);
 }
 
 static bool json_mismatch(cJSON *array, const struct rb_mismatch *mm)
@@ -765,7 +766,7 @@ static bool json_result(cJSON *results, const struct rb_result *r)
 	}
 	return json_shape(o, r) && add_str(o, "device", r->device) &&
 	       cJSON_AddBoolToObject(o, "modeled", r->modeled) && json_config(o, r->config) &&
-	       json_stats(o, &r->stats) && add_num(o, "setup_us", r->setup_us) &&
+	       json_stats(o, &r->stats, r->batch) && add_num(o, "setup_us", r->setup_us) &&
 	       add_num(o, "gflops", rb_result_gflops(r)) && add_num(o, "gbps", rb_result_gbps(r)) &&
 	       add_num(o, "gbps_b", rb_result_gbps_b(r)) && json_verify(o, &r->verify) &&
 	       add_str(o, "reproducer", r->reproducer);

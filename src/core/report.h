@@ -61,6 +61,7 @@ struct rb_result {
 	cJSON *config; /* owned; the device's configuration */
 	struct rb_stats stats;
 	double setup_us; /* one-time preparation, reported apart from run time */
+	int batch;       /* runs per sample (short measured runs are batched); 0 means 1 */
 	struct rb_verify_result verify;
 	char reproducer[512]; /* command line that measures this row alone */
 };

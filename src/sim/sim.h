@@ -23,6 +23,8 @@ struct rb_sim_config {
 	int cores;              /* 1..3; RK3588 has 3 */
 	int threads;            /* host threads for execution; <= 0: online CPUs */
 	uint64_t mem_budget;    /* most bytes of buffer objects at once; 0: 4 GiB */
+	bool model_only;        /* run programs for their timing only: every check and
+				   fault as usual, but no arithmetic (C is not written) */
 };
 
 void rb_sim_config_init(struct rb_sim_config *cfg);
