@@ -65,6 +65,8 @@ endif
 
 .PHONY: all check run bench install uninstall clean deps
 .DEFAULT_GOAL := all
+# Keep the test objects (intermediate files) so rebuilds stay incremental.
+.SECONDARY:
 
 all: $(BIN) $(LIB)
 
