@@ -446,11 +446,13 @@ static int unpack_output(struct rb_npu_job *job, void *c)
 	return ret;
 }
 
-static double now_us(const struct rb_npu_job *job)
+/* Integer nanoseconds: the difference of two clock readings is exact, so modeled
+ * times are identical run after run. */
+static uint64_t device_ns(const struct rb_npu_job *job)
 {
 	const struct rb_transport *tr = &job->dev->drv.tr;
 
-	return (double)tr->ops->now_ns(tr->priv) / 1000.0;
+	return tr->ops->now_ns(tr->priv);
 }
 
 static double host_us(void)
@@ -474,18 +476,19 @@ static int pack_features(struct rb_npu_job *job)
 
 int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *times)
 {
-	double t0, t1, t2, d0;
+	double t0, t1, t2;
+	uint64_t d0;
 	int ret;
 
 	memset(times, 0, sizeof(*times));
 	t0 = host_us();
 	ret = pack_features(job);
 	t1 = host_us();
-	d0 = now_us(job);
+	d0 = device_ns(job);
 	if (ret == 0)
 		ret = job->launch == RB_LAUNCH_THREADS ? launch_threads(job, times)
 						       : launch_fences(job);
-	times->device_us = now_us(job) - d0;
+	times->device_us = (double)(device_ns(job) - d0) / 1000.0;
 	t2 = host_us();
 	if (ret == 0)
 		ret = rb_rknpu_bo_sync(&job->dev->drv, &job->c, RKNPU_MEM_SYNC_FROM_DEVICE, 0,
