@@ -1,0 +1,411 @@
+/* rknn-bench compare: the regression gate between two JSON reports. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/compare.h"
+#include "core/error.h"
+#include "core/report.h"
+
+#define COMPARE_SCHEMA "rknn-bench-compare/1"
+
+struct compare_args {
+	const char *base_path, *new_path;
+	struct rb_compare_opts opts;
+	enum rb_format format;
+};
+
+static const char compare_usage[] =
+    "usage: rknn-bench compare [options] BASE.json NEW.json\n"
+    "\n"
+    "Compare two reports of 'rknn-bench run --format json' (or -o): results are paired\n"
+    "by shape and name, and each pair gets base and new median, change (new/base - 1)\n"
+    "and a verdict: regression, improvement, same, or identical. The last line is the\n"
+    "geometric mean of the new/base ratios.\n"
+    "\n"
+    "  --threshold PCT      a change beyond PCT percent counts (default 5)\n"
+    "  --alpha A            significance level of the Mann-Whitney U test (default 0.05)\n"
+    "  --allow-device-mismatch\n"
+    "                       compare results of different devices, or modeled times\n"
+    "                       against measured ones\n"
+    "  --format FMT         table (default) or json on stdout\n"
+    "\n"
+    "Modeled times (the emulator) are deterministic and compared exactly. Measured\n"
+    "times need the threshold and, with at least 9 samples on both sides, a two-sided\n"
+    "Mann-Whitney U test on the raw samples with p < alpha. A result that failed\n"
+    "verification in NEW is a regression.\n"
+    "\n"
+    "Exit codes: 0 no regression, 1 a regression, 2 usage or input error.\n";
+
+enum { OPT_THRESHOLD = 256, OPT_ALPHA, OPT_FORMAT, OPT_ALLOW_MISMATCH };
+
+static const struct option compare_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"allow-device-mismatch", no_argument, NULL, OPT_ALLOW_MISMATCH},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_option(struct compare_args *a, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_THRESHOLD:
+		return cli_parse_double("--threshold", arg, 0, &a->opts.threshold_pct);
+	case OPT_ALPHA:
+		if (cli_parse_double("--alpha", arg, 0, &a->opts.alpha) < 0)
+			return -1;
+		if (a->opts.alpha <= 0 || a->opts.alpha > 1)
+			return rb_error("--alpha '%s' must be above 0 and at most 1", arg);
+		return 0;
+	case OPT_FORMAT:
+		if (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV)
+			return rb_error("--format '%s' must be table or json", arg);
+		return 0;
+	default: /* OPT_ALLOW_MISMATCH */
+		a->opts.allow_device_mismatch = true;
+		return 0;
+	}
+}
+
+/* Returns 0, or an exit code (help printed: RB_EXIT_OK + 100). */
+static int parse_args(struct compare_args *a, int argc, char **argv)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	rb_compare_opts_init(&a->opts);
+	a->format = RB_FORMAT_TABLE;
+	while ((c = getopt_long(argc, argv, "h", compare_options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(compare_usage, stdout);
+			return 100 + RB_EXIT_OK;
+		}
+		if (c == '?' || parse_option(a, c, optarg) < 0) {
+			fputs("see 'rknn-bench compare --help'\n", stderr);
+			return RB_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		rb_error("compare needs two reports, BASE.json and NEW.json; see 'rknn-bench "
+			 "compare --help'");
+		return RB_EXIT_USAGE;
+	}
+	a->base_path = argv[optind];
+	a->new_path = argv[optind + 1];
+	return 0;
+}
+
+/* ---- table ---- */
+
+enum {
+	COL_NAME,
+	COL_SHAPE,
+	COL_DEVICE,
+	COL_BASE,
+	COL_NEW,
+	COL_CHANGE,
+	COL_VERDICT,
+	COL_TEST,
+	N_COLS
+};
+
+static const struct {
+	const char *title;
+	int right; /* right-aligned */
+} columns[N_COLS] = {
+    [COL_NAME] = {"name", 0},       [COL_SHAPE] = {"shape", 0}, [COL_DEVICE] = {"device", 0},
+    [COL_BASE] = {"base µs", 1},    [COL_NEW] = {"new µs", 1},  [COL_CHANGE] = {"change", 1},
+    [COL_VERDICT] = {"verdict", 0}, [COL_TEST] = {"test", 0},
+};
+
+#define CELL_SIZE 128
+typedef char row_cells[N_COLS][CELL_SIZE];
+
+/* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
+static int display_width(const char *s)
+{
+	int w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+static void fmt_us(char *buf, const struct rb_compare_entry *e)
+{
+	if (e)
+		snprintf(buf, CELL_SIZE, "%.2f", e->median_us);
+	else
+		snprintf(buf, CELL_SIZE, "-");
+}
+
+static void fmt_device(char *buf, const struct rb_compare_row *row)
+{
+	const struct rb_compare_entry *b = row->base, *n = row->new_;
+
+	if (b && n && (strcmp(b->device, n->device) != 0 || b->modeled != n->modeled))
+		snprintf(buf, CELL_SIZE, "%s%s -> %s%s", b->device, b->modeled ? " (modeled)" : "",
+			 n->device, n->modeled ? " (modeled)" : "");
+	else
+		snprintf(buf, CELL_SIZE, "%s%s", (b ? b : n)->device,
+			 (b ? b : n)->modeled ? " (modeled)" : "");
+}
+
+/* How the verdict was reached, in words. */
+static void fmt_test(char *buf, const struct rb_compare_row *row, double threshold_pct)
+{
+	if (row->verify_failed) {
+		snprintf(buf, CELL_SIZE, "verification failed in new");
+		return;
+	}
+	switch (row->test) {
+	case RB_TEST_EXACT:
+		snprintf(buf, CELL_SIZE, "exact (modeled)");
+		break;
+	case RB_TEST_MWU:
+		snprintf(buf, CELL_SIZE, "U=%g p=%.2g%s", row->u, row->p,
+			 !row->significant && fabs(row->change) * 100 > threshold_pct
+			     ? " (not significant)"
+			     : "");
+		break;
+	case RB_TEST_THRESHOLD:
+		snprintf(buf, CELL_SIZE, "no significance test (fewer than %d samples)",
+			 RB_COMPARE_MIN_SAMPLES);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+static void fill_row(row_cells cells, const struct rb_compare_row *row, double threshold_pct)
+{
+	const struct rb_compare_entry *e = row->base ? row->base : row->new_;
+
+	snprintf(cells[COL_NAME], CELL_SIZE, "%s", row->name);
+	snprintf(cells[COL_SHAPE], CELL_SIZE, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s", e->shape.m,
+		 e->shape.k, e->shape.n, rb_dtype_name(e->shape.dtype));
+	fmt_device(cells[COL_DEVICE], row);
+	fmt_us(cells[COL_BASE], row->base);
+	fmt_us(cells[COL_NEW], row->new_);
+	if (isfinite(row->change))
+		snprintf(cells[COL_CHANGE], CELL_SIZE, "%+.2f%%", row->change * 100);
+	else
+		snprintf(cells[COL_CHANGE], CELL_SIZE, "-");
+	snprintf(cells[COL_VERDICT], CELL_SIZE, "%s", rb_verdict_name(row->verdict));
+	fmt_test(cells[COL_TEST], row, threshold_pct);
+}
+
+/* One line, columns two spaces apart, no trailing blanks. */
+static void print_cells(const char *const cells[N_COLS], const int width[N_COLS])
+{
+	int last = N_COLS - 1;
+
+	while (last > 0 && !cells[last][0])
+		last--;
+	for (int c = 0; c <= last; c++) {
+		int pad = width[c] - display_width(cells[c]);
+
+		if (columns[c].right)
+			printf("%*s%s", pad, "", cells[c]);
+		else if (c == last)
+			fputs(cells[c], stdout);
+		else
+			printf("%s%*s", cells[c], pad, "");
+		fputs(c == last ? "\n" : "  ", stdout);
+	}
+}
+
+static void print_grid(row_cells *rows, size_t n)
+{
+	const char *cells[N_COLS];
+	int width[N_COLS], w;
+
+	for (int c = 0; c < N_COLS; c++) {
+		width[c] = display_width(columns[c].title);
+		for (size_t i = 0; i < n; i++) {
+			w = display_width(rows[i][c]);
+			width[c] = w > width[c] ? w : width[c];
+		}
+		cells[c] = columns[c].title;
+	}
+	print_cells(cells, width);
+	for (size_t i = 0; i < n; i++) {
+		for (int c = 0; c < N_COLS; c++)
+			cells[c] = rows[i][c];
+		print_cells(cells, width);
+	}
+}
+
+/* The last line: the geometric mean, with the counts. */
+static void print_geomean(const struct rb_compare *cmp)
+{
+	if (cmp->matched)
+		printf("geomean: %+.2f%% over %zu matched row%s (new/base median)",
+		       cmp->geomean_change * 100, cmp->matched, cmp->matched == 1 ? "" : "s");
+	else
+		printf("geomean: - (no matched rows)");
+	printf("; %zu regression%s, %zu improvement%s\n", cmp->regressions,
+	       cmp->regressions == 1 ? "" : "s", cmp->improvements,
+	       cmp->improvements == 1 ? "" : "s");
+}
+
+static int print_table(const struct compare_args *a, const struct rb_compare *cmp)
+{
+	row_cells *rows = calloc(cmp->n_rows + 1, sizeof(*rows));
+
+	if (!rows)
+		return rb_error("out of memory for %zu rows", cmp->n_rows);
+	printf("base: %s\nnew:  %s\nthreshold %g%%, alpha %g\n\n", a->base_path, a->new_path,
+	       a->opts.threshold_pct, a->opts.alpha);
+	for (size_t i = 0; i < cmp->n_rows; i++)
+		fill_row(rows[i], &cmp->rows[i], a->opts.threshold_pct);
+	print_grid(rows, cmp->n_rows);
+	free(rows);
+	printf("\n");
+	print_geomean(cmp);
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+/* Undefined numbers are null (conventions). */
+static void add_number(cJSON *obj, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(obj, key, v);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
+static const char *test_name(enum rb_compare_test test)
+{
+	static const char *const names[] = {
+	    [RB_TEST_NONE] = "none",
+	    [RB_TEST_EXACT] = "exact",
+	    [RB_TEST_MWU] = "mann-whitney-u",
+	    [RB_TEST_THRESHOLD] = "threshold",
+	};
+
+	return names[test];
+}
+
+static void add_side(cJSON *obj, const char *key, const struct rb_compare_entry *e)
+{
+	cJSON *side;
+
+	if (!e) {
+		cJSON_AddNullToObject(obj, key);
+		return;
+	}
+	side = cJSON_AddObjectToObject(obj, key);
+	cJSON_AddStringToObject(side, "device", e->device);
+	cJSON_AddBoolToObject(side, "modeled", e->modeled);
+	cJSON_AddNumberToObject(side, "median_us", e->median_us);
+	cJSON_AddNumberToObject(side, "samples", (double)e->n_samples);
+	cJSON_AddBoolToObject(side, "verify_failed", e->verify_failed);
+}
+
+static cJSON *row_json(const struct rb_compare_row *row)
+{
+	const struct rb_compare_entry *e = row->base ? row->base : row->new_;
+	cJSON *r = cJSON_CreateObject(), *shape;
+
+	cJSON_AddStringToObject(r, "name", row->name);
+	shape = cJSON_AddObjectToObject(r, "shape");
+	cJSON_AddNumberToObject(shape, "m", (double)e->shape.m);
+	cJSON_AddNumberToObject(shape, "k", (double)e->shape.k);
+	cJSON_AddNumberToObject(shape, "n", (double)e->shape.n);
+	cJSON_AddStringToObject(shape, "dtype", rb_dtype_name(e->shape.dtype));
+	add_side(r, "base", row->base);
+	add_side(r, "new", row->new_);
+	add_number(r, "change_pct", row->change * 100);
+	cJSON_AddStringToObject(r, "verdict", rb_verdict_name(row->verdict));
+	cJSON_AddStringToObject(r, "test", test_name(row->test));
+	add_number(r, "u", row->u);
+	add_number(r, "p", row->p);
+	cJSON_AddBoolToObject(r, "verify_failed", row->verify_failed);
+	return r;
+}
+
+static cJSON *compare_json(const struct compare_args *a, const struct rb_compare *cmp)
+{
+	cJSON *doc = cJSON_CreateObject(), *rows, *sum;
+
+	cJSON_AddStringToObject(doc, "schema", COMPARE_SCHEMA);
+	cJSON_AddStringToObject(doc, "base", a->base_path);
+	cJSON_AddStringToObject(doc, "new", a->new_path);
+	cJSON_AddNumberToObject(doc, "threshold_pct", a->opts.threshold_pct);
+	cJSON_AddNumberToObject(doc, "alpha", a->opts.alpha);
+	rows = cJSON_AddArrayToObject(doc, "rows");
+	for (size_t i = 0; i < cmp->n_rows; i++)
+		cJSON_AddItemToArray(rows, row_json(&cmp->rows[i]));
+	sum = cJSON_AddObjectToObject(doc, "summary");
+	cJSON_AddNumberToObject(sum, "matched", (double)cmp->matched);
+	cJSON_AddNumberToObject(sum, "regressions", (double)cmp->regressions);
+	cJSON_AddNumberToObject(sum, "improvements", (double)cmp->improvements);
+	cJSON_AddNumberToObject(sum, "only_in_base", (double)cmp->only_base);
+	cJSON_AddNumberToObject(sum, "only_in_new", (double)cmp->only_new);
+	add_number(sum, "geomean_change_pct", cmp->geomean_change * 100);
+	return doc;
+}
+
+static int print_json(const struct compare_args *a, const struct rb_compare *cmp)
+{
+	cJSON *doc = compare_json(a, cmp);
+	char *text = doc ? cJSON_Print(doc) : NULL;
+	int ret = 0;
+
+	if (!text || puts(text) < 0)
+		ret = rb_error("cannot write the comparison");
+	free(text);
+	cJSON_Delete(doc);
+	return ret;
+}
+
+/* ---- the command ---- */
+
+static int load_both(const struct compare_args *a, struct rb_compare_report *base,
+		     struct rb_compare_report *new_)
+{
+	if (rb_compare_load(base, a->base_path) < 0)
+		return rb_error("%s", rb_last_error());
+	if (rb_compare_load(new_, a->new_path) < 0) {
+		rb_compare_report_release(base);
+		return rb_error("%s", rb_last_error());
+	}
+	return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args a;
+	struct rb_compare_report base, new_;
+	struct rb_compare cmp;
+	int ret = parse_args(&a, argc, argv);
+
+	if (ret != 0)
+		return ret >= 100 ? ret - 100 : ret;
+	if (load_both(&a, &base, &new_) < 0)
+		return RB_EXIT_USAGE;
+	if (rb_compare_rows(&cmp, &base, &new_, &a.opts) < 0) {
+		rb_error("%s", rb_last_error());
+		ret = RB_EXIT_USAGE;
+	} else {
+		if (a.format == RB_FORMAT_JSON)
+			ret = print_json(&a, &cmp);
+		else
+			ret = print_table(&a, &cmp);
+		ret = ret < 0 ? RB_EXIT_USAGE : cmp.regressions ? RB_EXIT_FAIL : RB_EXIT_OK;
+		rb_compare_release(&cmp);
+	}
+	rb_compare_report_release(&base);
+	rb_compare_report_release(&new_);
+	return ret;
+}
