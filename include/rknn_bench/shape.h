@@ -4,7 +4,9 @@
  *   {"dtype":"fp16","pairs":[{"src0":{"row":M,"col":K},"src1":{"row":K,"col":N},
  *                            "name":"ffn_up-0","dtype":"int8"}]}
  * C[M×N] = src0[M×K] · src1[K×N]. Pairs with the same M, K, N and dtype are merged into
- * one entry carrying all their names, in order of first appearance.
+ * one entry carrying all their names, in order of first appearance. A pair may pin the
+ * NPU plan config it runs with ("config": "mask=0x1 ...", the compact form of
+ * `rknn-bench plan`); pairs pinned to different configs stay apart.
  *
  * Ownership: a struct rb_shape_list is owned by the caller; _init sets it up empty,
  * _release frees everything it holds. Loaders append to the list. On error they return
@@ -37,6 +39,7 @@ struct rb_shape_entry {
 	struct rb_shape shape;
 	char **names;
 	size_t n_names;
+	char *config; /* the plan config the pairs are pinned to ("config"), or NULL */
 };
 
 struct rb_shape_list {
@@ -57,6 +60,10 @@ int rb_shape_list_add_spec(struct rb_shape_list *list, const char *spec, enum rb
 /* Adds a shape under a name, merging with an identical shape; a name already used by
  * a different shape is refused. */
 int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, const char *name);
+/* The same for a shape pinned to a plan config (NULL: none); entries are unique per
+ * shape and config. */
+int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *shape,
+			     const char *name, const char *config);
 
 const char *rb_dtype_name(enum rb_dtype dtype);          /* "fp16", "int8" */
 int rb_dtype_parse(const char *text, enum rb_dtype *out); /* 0 or -EINVAL */

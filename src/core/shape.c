@@ -161,8 +161,10 @@ static void entry_release(struct rb_shape_entry *e)
 	for (size_t i = 0; i < e->n_names; i++)
 		free(e->names[i]);
 	free(e->names);
+	free(e->config);
 	e->names = NULL;
 	e->n_names = 0;
+	e->config = NULL;
 }
 
 void rb_shape_list_release(struct rb_shape_list *list)
@@ -191,11 +193,18 @@ static bool shape_valid(const struct rb_shape *s)
 	       (s->dtype == RB_DTYPE_FP16 || s->dtype == RB_DTYPE_INT8);
 }
 
+static bool config_equal(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Entries are unique per shape and config: one shape pinned to two configs is two runs. */
 static struct rb_shape_entry *find_shape(const struct rb_shape_list *list,
-					 const struct rb_shape *shape)
+					 const struct rb_shape *shape, const char *config)
 {
 	for (size_t i = 0; i < list->count; i++)
-		if (shape_equal(&list->entries[i].shape, shape))
+		if (shape_equal(&list->entries[i].shape, shape) &&
+		    config_equal(list->entries[i].config, config))
 			return &list->entries[i];
 	return NULL;
 }
@@ -232,13 +241,17 @@ static int entry_add_name(struct rb_shape_entry *e, const char *name)
 }
 
 static int list_add_entry(struct rb_shape_list *list, const struct rb_shape *shape,
-			  const char *name)
+			  const char *name, const char *config)
 {
 	struct rb_shape_entry e = {.shape = *shape};
 	struct rb_shape_entry *entries;
 
-	if (entry_add_name(&e, name))
+	if (config && !(e.config = strdup(config)))
 		return -ENOMEM;
+	if (entry_add_name(&e, name)) {
+		entry_release(&e);
+		return -ENOMEM;
+	}
 	entries = realloc(list->entries, (list->count + 1) * sizeof(*entries));
 	if (!entries) {
 		entry_release(&e);
@@ -251,6 +264,12 @@ static int list_add_entry(struct rb_shape_list *list, const struct rb_shape *sha
 
 int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, const char *name)
 {
+	return rb_shape_list_add_config(list, shape, name, NULL);
+}
+
+int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *shape,
+			     const char *name, const char *config)
+{
 	struct rb_shape_entry *e;
 	char q[80], a[96], b[96];
 
@@ -261,15 +280,19 @@ int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, 
 		return rb_set_error(-EINVAL, "shape %s needs a non-empty name",
 				    fmt_shape(a, sizeof(a), shape));
 	e = find_name(list, name);
-	if (e && shape_equal(&e->shape, shape))
+	if (e && shape_equal(&e->shape, shape) && config_equal(e->config, config))
 		return 0;
-	if (e)
+	if (e && !shape_equal(&e->shape, shape))
 		return rb_set_error(-EINVAL, "name %s is already used by shape %s, not %s",
 				    quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    fmt_shape(b, sizeof(b), &e->shape),
 				    fmt_shape(a, sizeof(a), shape));
-	e = find_shape(list, shape);
-	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name))
+	if (e)
+		return rb_set_error(-EINVAL, "name %s is already used with config '%s', not '%s'",
+				    quote(q, sizeof(q), name, SIZE_MAX, '\''),
+				    e->config ? e->config : "", config ? config : "");
+	e = find_shape(list, shape, config);
+	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name, config))
 		return rb_set_error(-ENOMEM, "out of memory");
 	return 0;
 }
@@ -281,7 +304,7 @@ static int list_copy(struct rb_shape_list *dst, const struct rb_shape_list *src)
 		const struct rb_shape_entry *e = &src->entries[i];
 
 		for (size_t j = 0; j < e->n_names; j++) {
-			int rc = rb_shape_list_add(dst, &e->shape, e->names[j]);
+			int rc = rb_shape_list_add_config(dst, &e->shape, e->names[j], e->config);
 
 			if (rc) {
 				rb_shape_list_release(dst);
@@ -647,8 +670,26 @@ static int get_name(const struct parse_ctx *c, const cJSON *pair, const char *pa
 
 /* ---- pairs ---- */
 
+/* An optional "config": the compact plan config a pair is pinned to (checked by the
+ * planner when the shape runs, not here: shapes files know nothing of NPU plans). */
+static int get_config(const struct parse_ctx *c, const cJSON *pair, const char *path,
+		      const char **config)
+{
+	const cJSON *it;
+	char what[96];
+	int rc = get_field(c, pair, path, "config", false, &it);
+
+	if (rc || !it)
+		return rc;
+	if (!cJSON_IsString(it))
+		return fail(c, "%s.config must be a string like \"mask=0x1\", not %s", path,
+			    describe(what, sizeof(what), it));
+	*config = it->valuestring;
+	return 0;
+}
+
 static int parse_pair(const struct parse_ctx *c, const cJSON *pair, const char *path,
-		      struct rb_shape *s, const char **name)
+		      struct rb_shape *s, const char **name, const char **config)
 {
 	int64_t k1;
 	char what[96];
@@ -664,6 +705,8 @@ static int parse_pair(const struct parse_ctx *c, const cJSON *pair, const char *
 		rc = fail(c, "%s.src1.row is %" PRId64 " but src0.col is %" PRId64, path, k1, s->k);
 	if (!rc)
 		rc = get_dtype(c, pair, path, &s->dtype);
+	if (!rc)
+		rc = get_config(c, pair, path, config);
 	return rc ? rc : get_name(c, pair, path, name);
 }
 
@@ -686,7 +729,8 @@ static size_t first_use(const cJSON *pairs, size_t before, const char *name)
 	return before;
 }
 
-static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name)
+static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name,
+		    const char *config)
 {
 	const struct rb_shape_entry *e = find_name(c->list, name);
 	char q[80], was[96], now[96];
@@ -704,7 +748,13 @@ static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *
 		return fail(c, "pairs[%zu].name %s was already loaded with shape %s, now %s", i, q,
 			    was, now);
 	}
-	rc = rb_shape_list_add(c->list, s, name);
+	rc = rb_shape_list_add_config(c->list, s, name, config);
+	if (rc == -EINVAL) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", rb_last_error()); /* fail() rewrites it */
+		return fail(c, "pairs[%zu]: %s", i, why);
+	}
 	return rc ? rb_set_error(rc, "%s: out of memory", c->label) : 0;
 }
 
@@ -716,14 +766,14 @@ static int parse_pairs(const struct parse_ctx *c, enum rb_dtype dtype)
 	cJSON_ArrayForEach(pair, c->pairs)
 	{
 		struct rb_shape s = {.dtype = dtype};
-		const char *name = NULL;
+		const char *name = NULL, *config = NULL;
 		char path[40];
 		int rc;
 
 		snprintf(path, sizeof(path), "pairs[%zu]", i);
-		rc = parse_pair(c, pair, path, &s, &name);
+		rc = parse_pair(c, pair, path, &s, &name, &config);
 		if (!rc)
-			rc = add_pair(c, i, &s, name);
+			rc = add_pair(c, i, &s, name, config);
 		if (rc)
 			return rc;
 		i++;

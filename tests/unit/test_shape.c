@@ -503,6 +503,43 @@ static void test_dtype(void **state)
 	assert_int_equal(rb_dtype_out_size(RB_DTYPE_INT8), 4);
 }
 
+/* A pair may pin a plan config; the same shape pinned twice is two entries. */
+static void test_pinned_config(void **state)
+{
+	struct rb_shape_list l;
+	const char *two =
+	    "{\"pairs\":[{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},"
+	    "\"name\":\"a\",\"config\":\"mask=0x1\"},"
+	    "{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},"
+	    "\"name\":\"b\",\"config\":\"mask=0x7\"},"
+	    "{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},"
+	    "\"name\":\"c\",\"config\":\"mask=0x7\"},"
+	    "{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},\"name\":\"d\"}]}";
+	const char *clash =
+	    "{\"pairs\":[{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},"
+	    "\"name\":\"a\",\"config\":\"mask=0x1\"},"
+	    "{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},"
+	    "\"name\":\"a\",\"config\":\"mask=0x2\"}]}";
+	const char *not_string = "{\"pairs\":[{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,"
+			  "\"col\":32},\"name\":\"a\",\"config\":7}]}";
+
+	(void)state;
+	rb_shape_list_init(&l);
+	assert_int_equal(load(&l, two), 0);
+	assert_int_equal(l.count, 3);
+	assert_string_equal(l.entries[0].config, "mask=0x1");
+	assert_string_equal(l.entries[1].config, "mask=0x7");
+	assert_int_equal(l.entries[1].n_names, 2);
+	assert_null(l.entries[2].config);
+	rb_shape_list_release(&l);
+	assert_int_equal(load(&l, clash), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "pairs[1]: name 'a' is already used with config "
+						 "'mask=0x1', not 'mask=0x2'"));
+	assert_int_equal(load(&l, not_string), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "pairs[0].config must be a string"));
+	assert_int_equal(l.count, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +561,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_bad),
 	    cmocka_unit_test(test_add),
 	    cmocka_unit_test(test_dtype),
+	    cmocka_unit_test(test_pinned_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
