@@ -4,6 +4,8 @@
 #   make run          install missing build dependencies (when possible), build, run the seed shapes
 #   make check        build and run every test; ends with "N passed, N failed"
 #   make bench        build the benchmarks under bench/ (build/bench-*)
+#   make calibrate    run the emulator's timing model on the published anchors and
+#                     write bench/calibration.md (fails when a target is missed)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 #
@@ -51,6 +53,11 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The default hardware profile, embedded so an installed binary needs no data files.
+SOC_JSON := configs/soc/rk3588.json
+SOC_GEN  := $(BUILD)/gen/soc_rk3588.c
+SOC_OBJ  := $(BUILD)/obj/gen/soc_rk3588.o
+LIB_OBJ  += $(SOC_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 LIB      := $(BUILD)/librknn-bench.a
 BIN      := $(BUILD)/rknn-bench
@@ -63,7 +70,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: all check run bench install uninstall clean deps
+.PHONY: all check run bench calibrate install uninstall clean deps baseline
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -71,6 +78,14 @@ endif
 all: $(BIN) $(LIB)
 
 $(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(SOC_GEN): $(SOC_JSON) scripts/embed-c.sh
+	@mkdir -p $(@D)
+	$(call quiet,GEN,$@)sh scripts/embed-c.sh rb_soc_rk3588_json $(SOC_JSON) >$@.tmp && mv $@.tmp $@
+
+$(SOC_OBJ): $(SOC_GEN)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$<)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
@@ -97,8 +112,24 @@ $(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
 
 bench: $(BENCHES)
 
-check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck
-	@BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
+calibrate: $(BUILD)/bench-calibrate
+	$(BUILD)/bench-calibrate -o bench/calibration.md
+
+# The regression gate (tests/e2e/regression.sh) runs on DEVICE against BASELINE.
+DEVICE   ?= sim
+BASELINE ?= bench/baseline-sim.json
+
+# A backend's view of the library: the public headers only (-Iinclude, no -Isrc).
+$(BUILD)/tests/consumer: tests/consumer/consumer.c $(LIB)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -Iinclude $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer
+	@BUILD=$(BUILD) DEVICE=$(DEVICE) BASELINE=$(BASELINE) sh tests/run-tests.sh $(TESTS)
+
+# Refreshes the emulator's regression baseline, deliberately (review the diff).
+baseline: $(BIN)
+	$(BIN) run configs/regression.json --device sim --iters 1 --warmup 0 -o bench/baseline-sim.json
 
 deps:
 	@sh scripts/install-deps.sh

@@ -8,8 +8,8 @@
  * IOMMU of malloc'd buffers, started by the vendor kernel's MMIO writes (§a.3). The
  * output is unpacked and checked against the reference before anything is timed.
  * Reported: median host time (samples alternate between the two) and GFLOP/s of the emulator and of
- * the reference, their ratio, and the emulator's modeled time (a PLACEHOLDER model, not a
- * measurement).
+ * the reference, their ratio, and the emulator's modeled time (the timing model of
+ * src/sim/timing.c on the built-in hardware profile, not a measurement).
  *
  * Usage: bench-sim [-t THREADS]   (default: one thread per online CPU)
  * Exit status: 0, or 1 when a result does not verify or the NPU does not complete. */
@@ -447,7 +447,7 @@ int main(int argc, char **argv)
 	       "%s, fp16 conversion %s\n",
 	       rb_ref_threads(threads), rb_ref_impl(), rb_fp16_impl());
 	printf("host time: median of >= %d runs after a warm-up, both in this run; 'modeled' "
-	       "is the emulator's PLACEHOLDER timing model, not a measurement\n",
+	       "is the emulator's timing model (configs/soc/rk3588.json), not a measurement\n",
 	       MIN_SAMPLES);
 	printf("%-16s %-5s %5s %10s %9s %10s %9s %7s  %-6s %12s\n", "shape MxKxN", "dtype", "tasks",
 	       "sim ms", "GFLOP/s", "ref ms", "GFLOP/s", "ratio", "verify", "modeled ms");

@@ -10,6 +10,7 @@ int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_regcmd(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* Option values: strict parsing, a message naming the option on error (CLI prints). */
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out);

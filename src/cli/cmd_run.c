@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/measure.h"
+#include "cli/tuned_run.h"
 #include "core/debug.h"
 #include "npu/engine.h"
 #include "core/error.h"
@@ -15,11 +17,9 @@
 #include "core/ref.h"
 #include "core/report.h"
 #include "rknn_bench/shape.h"
+#include "sim/soc.h"
 
 #define DEFAULT_SEED 1
-/* Bytes after C that must be left alone by the device: catches overruns. */
-#define GUARD_BYTES 256
-#define GUARD_BYTE 0xa5
 
 struct run_opts {
 	struct rb_shape_list shapes;
@@ -32,6 +32,7 @@ struct run_opts {
 	enum rb_data_kind data;
 	enum rb_format format;
 	const char *out_path;
+	struct rb_tuned_db *tuned; /* --tuned: configs per shape */
 };
 
 static const char run_usage[] =
@@ -48,9 +49,13 @@ static const char run_usage[] =
 	"                       when a node is found, else sim), sim (the emulated NPU\n"
 	"                       and kernel driver; times are modeled), rknpu[:PATH]\n"
 	"                       (e.g. rknpu:/dev/dri/card1), cpu (the CPU reference)\n"
+	"  --soc FILE           sim: the hardware profile of the timing model\n"
+	"                       (default: the built-in configs/soc/rk3588.json)\n"
 	"  --threads N          CPU threads for the reference (default: one per CPU)\n"
 	"  --launch MODE        NPU: fences (default: non-blocking submits, one per core)\n"
 	"                       or threads (one blocking submit per core per thread)\n"
+	"  --tuned FILE         NPU: each shape with its config from a tuned JSON\n"
+	"                       (rknn-bench tune); overrides --launch and the plan flags\n"
 	"measuring:\n"
 	"  --warmup N           runs before sampling (default 2)\n"
 	"  --iters N            minimum samples (default 10)\n"
@@ -75,7 +80,7 @@ static const char run_usage[] =
 enum {
 	OPT_SHAPE = 256, OPT_DTYPE, OPT_DEVICE, OPT_THREADS, OPT_WARMUP, OPT_ITERS,
 	OPT_MIN_TIME, OPT_MAX_ITERS, OPT_VERIFY, OPT_SAMPLES, OPT_ATOL, OPT_RTOL,
-	OPT_SEED, OPT_DATA, OPT_FORMAT, OPT_LAUNCH,
+	OPT_SEED, OPT_DATA, OPT_FORMAT, OPT_LAUNCH, OPT_TUNED, OPT_SOC,
 };
 
 static const struct option run_options[] = {
@@ -96,6 +101,8 @@ static const struct option run_options[] = {
 	{"data", required_argument, NULL, OPT_DATA},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"launch", required_argument, NULL, OPT_LAUNCH},
+	{"tuned", required_argument, NULL, OPT_TUNED},
+	{"soc", required_argument, NULL, OPT_SOC},
 	{"output", required_argument, NULL, 'o'},
 	{NULL, 0, NULL, 0},
 };
@@ -140,6 +147,17 @@ static int parse_named(const char *opt, const char *arg, int ret)
 
 static enum rb_dtype shape_dtype = RB_DTYPE_FP16;
 
+/* --soc: the emulator keeps a pointer until the engine is open (it copies it then). */
+static int parse_soc(struct run_opts *o, const char *path)
+{
+	static struct rb_soc_profile soc;
+
+	if (rb_soc_load_file(&soc, path) < 0)
+		return rb_error("--soc: %s", rb_last_error());
+	o->engine.sim.soc = &soc;
+	return 0;
+}
+
 static int parse_option(struct run_opts *o, int c, const char *arg, const char **specs,
 			size_t *n_specs)
 {
@@ -168,6 +186,11 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 		return parse_named("--data", arg, rb_data_kind_parse(arg, &o->data));
 	case OPT_FORMAT:
 		return parse_named("--format", arg, rb_format_parse(arg, &o->format));
+	case OPT_SOC:
+		return parse_soc(o, arg);
+	case OPT_TUNED:
+		rb_tuned_free(o->tuned); /* the last --tuned wins */
+		return cli_tuned_load(arg, &o->tuned);
 	case 'o':
 		o->out_path = arg;
 		return 0;
@@ -281,177 +304,11 @@ static int write_json(FILE *f, void *ctx)
 	return ret;
 }
 
-/* C with GUARD_BYTES of a known pattern behind it. */
-static void *guarded_output(const struct rb_shape *s, size_t *bytes)
-{
-	unsigned char *c;
-
-	*bytes = (size_t)s->m * (size_t)s->n * rb_dtype_out_size(s->dtype);
-	c = malloc(*bytes + GUARD_BYTES);
-	if (c)
-		memset(c + *bytes, GUARD_BYTE, GUARD_BYTES);
-	return c;
-}
-
-static bool guard_intact(const void *c, size_t bytes)
-{
-	const unsigned char *g = (const unsigned char *)c + bytes;
-
-	for (size_t i = 0; i < GUARD_BYTES; i++)
-		if (g[i] != GUARD_BYTE)
-			return false;
-	return true;
-}
-
-/* Checks C from one run. The expected values never come from the code under test: the
- * CPU reference is checked against the naive loop, every other device against the
- * fast reference. */
-static int verify_output(const struct run_opts *o, const struct rb_engine *e,
-			 const struct rb_inputs *in, const void *c, struct rb_verify_result *res)
-{
-	struct rb_matmul_io io = {.shape = in->shape, .a = in->a, .b = in->b, .c = c};
-	struct rb_verify_opts vo = o->verify;
-	const struct rb_shape *s = &in->shape;
-	void *expected;
-	int ret = 0;
-
-	if (!e->ops->is_reference)
-		vo.full_limit = RB_VERIFY_FULL_LIMIT_FAST;
-	vo.mode = rb_verify_resolve_mode(&vo, s);
-	if (vo.mode == RB_VERIFY_NONE) {
-		rb_verify_skipped(res);
-		return 0;
-	}
-	if (vo.mode == RB_VERIFY_SAMPLE) {
-		rb_verify_sample(&io, &vo, res);
-		return 0;
-	}
-	expected = rb_output_alloc(s);
-	if (!expected)
-		return rb_error("out of memory for the reference C of %lldx%lldx%lld",
-				(long long)s->m, (long long)s->k, (long long)s->n);
-	if (e->ops->is_reference && s->dtype == RB_DTYPE_FP16)
-		rb_ref_naive_f16(in->a, in->b, expected, s->m, s->k, s->n);
-	else if (e->ops->is_reference)
-		rb_ref_naive_i8(in->a, in->b, expected, s->m, s->k, s->n);
-	else
-		ret = rb_ref_gemm(s, in->a, in->b, expected, o->engine.threads);
-	if (ret == 0)
-		rb_verify_full(&io, expected, &vo, res);
-	free(expected);
-	return ret < 0 ? rb_error("reference GEMM failed: %s", rb_last_error()) : 0;
-}
-
-/* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C. */
-static void corrupt_output(const struct rb_shape *s, void *c)
-{
-	size_t mid = (size_t)(s->m / 2) * (size_t)s->n + (size_t)(s->n / 2);
-
-	if (s->dtype == RB_DTYPE_FP16)
-		((float *)c)[mid] += 1.0f;
-	else
-		((int32_t *)c)[mid] += 1;
-}
-
-/* A measured sample should last at least this long: shorter runs are batched (clock
- * resolution and per-call jitter would dominate). Modeled times need no batching. */
-#define MIN_SAMPLE_US 1000.0
-#define MAX_BATCH 100000
-
-struct timed_run {
-	struct rb_engine *engine;
-	void *c;
-	int batch; /* runs per sample */
-};
-
-/* One sample: `batch` runs back to back; the sample is their mean. */
-static int timed_run(void *ctx, double *elapsed_us)
-{
-	struct timed_run *t = ctx;
-	double sum = 0, us;
-	int ret = 0;
-
-	for (int i = 0; ret == 0 && i < t->batch; i++) {
-		ret = t->engine->ops->run(t->engine, t->c, &us);
-		sum += us;
-	}
-	*elapsed_us = sum / t->batch;
-	return ret;
-}
-
-/* Runs per sample so that a measured sample lasts >= MIN_SAMPLE_US. */
-static int choose_batch(struct timed_run *t)
-{
-	double us;
-	int ret;
-
-	t->batch = 1;
-	if (t->engine->ops->modeled)
-		return 0;
-	ret = timed_run(t, &us);
-	if (ret == 0 && us < MIN_SAMPLE_US)
-		t->batch = us <= MIN_SAMPLE_US / MAX_BATCH ? MAX_BATCH : (int)(MIN_SAMPLE_US / us) + 1;
-	return ret;
-}
-
-/* The first run of a shape: device errors, overruns and wrong results are caught
- * here, before anything is timed. Returns 0 or an exit code. */
-static int checked_run(const struct run_opts *o, struct rb_engine *e,
-		       const struct rb_inputs *in, void *c, size_t bytes, struct rb_result *r)
-{
-	double elapsed_us;
-
-	if (e->ops->run(e, c, &elapsed_us) < 0) {
-		rb_error("device '%s' failed: %s", e->ops->name, rb_last_error());
-		return RB_EXIT_DEVICE;
-	}
-	if (!guard_intact(c, bytes)) {
-		rb_error("device '%s' wrote past the end of C", e->ops->name);
-		return RB_EXIT_FAIL;
-	}
-	if (rb_debug("corrupt_c"))
-		corrupt_output(&in->shape, c);
-	return verify_output(o, e, in, c, &r->verify) < 0 ? RB_EXIT_USAGE : 0;
-}
-
-/* Prepares, verifies, then measures one shape. Returns 0 or an exit code. */
-static int measure_shape(const struct run_opts *o, struct rb_engine *e,
-			 const struct rb_inputs *in, struct rb_result *r)
-{
-	size_t bytes;
-	struct timed_run t = {.engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1};
-	double t0 = rb_now_us();
-	int ret;
-
-	if (!t.c) {
-		rb_error("out of memory for C (%zu bytes)", bytes);
-		return RB_EXIT_USAGE;
-	}
-	ret = e->ops->prepare(e, in);
-	r->setup_us = rb_now_us() - t0;
-	if (ret == -EINVAL) {
-		rb_error("cannot plan %lldx%lldx%lld %s: %s", (long long)in->shape.m,
-			 (long long)in->shape.k, (long long)in->shape.n,
-			 rb_dtype_name(in->shape.dtype), rb_last_error());
-		ret = RB_EXIT_USAGE;
-	} else if (ret < 0) {
-		rb_error("device '%s' cannot prepare: %s", e->ops->name, rb_last_error());
-		ret = RB_EXIT_DEVICE;
-	} else {
-		ret = checked_run(o, e, in, t.c, bytes, r);
-	}
-	if (ret == 0 && (choose_batch(&t) < 0 || rb_measure(&o->measure, timed_run, &t, &r->stats) < 0)) {
-		rb_error("device '%s' failed while timing: %s", e->ops->name, rb_last_error());
-		ret = RB_EXIT_DEVICE;
-	}
-	r->batch = t.batch;
-	free(t.c);
-	return ret;
-}
-
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, struct rb_result *r)
 {
+	struct cli_measure m = {.measure = &o->measure, .verify = &o->verify,
+				.ref_threads = o->engine.threads};
 	struct rb_inputs in;
 	int ret;
 
@@ -467,10 +324,27 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 			(long long)entry->shape.m, (long long)entry->shape.k,
 			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype),
 			e->ops->name);
-	ret = measure_shape(o, e, &in, r);
+	ret = cli_measure_shape(&m, e, &in, r);
 	r->config = e->ops->config(e);
 	format_reproducer(o, e, r, r->reproducer, sizeof(r->reproducer));
 	rb_inputs_release(&in);
+	return ret;
+}
+
+/* A pair pinned to a config ("config" in the shapes file) runs with it on top of the
+ * command line's plan flags. */
+static int run_entry(const struct run_opts *o, struct rb_engine *e,
+		     const struct rb_shape_entry *entry, struct rb_result *r)
+{
+	struct rb_plan_config saved = e->opts.plan;
+	int ret;
+
+	if (entry->config && rb_plan_config_parse(&e->opts.plan, entry->config) < 0) {
+		rb_error("%s: config '%s': %s", entry->names[0], entry->config, rb_last_error());
+		return RB_EXIT_USAGE;
+	}
+	ret = run_shape(o, e, entry, r);
+	e->opts.plan = saved;
 	return ret;
 }
 
@@ -485,8 +359,10 @@ static int run_all(const struct run_opts *o, struct rb_result **out)
 	}
 	*out = calloc(o->shapes.count, sizeof(**out));
 	ret = *out ? 0 : RB_EXIT_DEVICE;
-	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++)
-		ret = run_shape(o, &engine, &o->shapes.entries[i], &(*out)[i]);
+	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
+		ret = cli_tuned_apply(o->tuned, &o->shapes.entries[i], &o->engine, &engine.opts);
+		ret = ret < 0 ? RB_EXIT_USAGE : run_entry(o, &engine, &o->shapes.entries[i], &(*out)[i]);
+	}
 	rb_engine_close(&engine);
 	return ret;
 }
@@ -535,5 +411,6 @@ int cmd_run(int argc, char **argv)
 		free(results);
 	}
 	rb_shape_list_release(&o.shapes);
+	rb_tuned_free(o.tuned);
 	return ret >= 100 ? ret - 100 : ret;
 }

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{"dump", cmd_dump, "decode a register program (regcmd) into text"},
 	{"regcmd", cmd_regcmd, "print the register program of a one-task matmul"},
 	{"plan", cmd_plan, "show how a matmul is cut into NPU tasks per core"},
+	{"tune", cmd_tune, "search NPU configs per shape, write the tuned kernel JSON"},
 	{"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
 	{"help", cmd_help, "show help for rknn-bench or one command"},
 };

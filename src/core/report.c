@@ -243,6 +243,32 @@ double rb_result_gbps_b(const struct rb_result *r)
 			   r->stats.median_us);
 }
 
+static double config_number(const cJSON *config, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(config, key);
+
+	return cJSON_IsNumber(it) ? it->valuedouble : NAN;
+}
+
+bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl)
+{
+	const struct rb_shape *s = &r->shape;
+	double bytes = (double)rb_dtype_in_size(s->dtype) * ((double)s->m * (double)s->k +
+							      (double)s->k * (double)s->n) +
+		       (double)rb_dtype_out_size(s->dtype) * (double)s->m * (double)s->n;
+
+	rl->peak_gflops = config_number(r->config, "peak_gflops");
+	rl->ddr_gbps = config_number(r->config, "ddr_gbps");
+	if (!(rl->peak_gflops > 0) || !(rl->ddr_gbps > 0))
+		return false;
+	rl->intensity = 2.0 * (double)s->m * (double)s->n * (double)s->k / bytes;
+	rl->attainable_gflops = fmin(rl->peak_gflops, rl->intensity * rl->ddr_gbps);
+	rl->memory_bound = rl->intensity * rl->ddr_gbps < rl->peak_gflops;
+	rl->peak_pct = 100.0 * rb_result_gflops(r) / rl->peak_gflops;
+	rl->ddr_pct = 100.0 * rb_result_gbps(r) / rl->ddr_gbps;
+	return true;
+}
+
 void rb_result_release(struct rb_result *r)
 {
 	cJSON_Delete(r->config);
@@ -288,6 +314,7 @@ enum col {
 	COL_GFLOPS,
 	COL_GBPS,
 	COL_GBPS_B,
+	COL_PEAK,
 	COL_VERIFY,
 	N_COLS,
 };
@@ -300,7 +327,8 @@ static const struct {
     [COL_DTYPE] = {"dtype", false},     [COL_DEVICE] = {"device", false},
     [COL_MEDIAN] = {"median µs", true}, [COL_MAD] = {"±MAD µs", true},
     [COL_GFLOPS] = {"GFLOP/s", true},   [COL_GBPS] = {"GB/s", true},
-    [COL_GBPS_B] = {"B GB/s", true},    [COL_VERIFY] = {"verify", false},
+    [COL_GBPS_B] = {"B GB/s", true},    [COL_PEAK] = {"roofline", false},
+    [COL_VERIFY] = {"verify", false},
 };
 
 #define CELL_SIZE 96
@@ -357,6 +385,22 @@ static void fmt_verify(char *buf, const struct rb_verify_result *v)
 			 rb_verify_mode_name(v->mode));
 }
 
+/* "97% DDR" or "64% MAC": the fraction of the ceiling that bounds this shape on the
+ * roofline (MAC peak vs arithmetic intensity × DDR bandwidth), "-" without a profile. */
+static void fmt_roofline(char *cell, const struct rb_result *r)
+{
+	struct rb_roofline rl;
+
+	if (!rb_result_roofline(r, &rl)) {
+		snprintf(cell, CELL_SIZE, "-");
+		return;
+	}
+	if (rl.memory_bound)
+		snprintf(cell, CELL_SIZE, "%.0f%% DDR", rl.ddr_pct);
+	else
+		snprintf(cell, CELL_SIZE, "%.0f%% MAC", rl.peak_pct);
+}
+
 static void fill_row(row_cells cells, const struct rb_result *r)
 {
 	fmt_name(cells[COL_NAME], CELL_SIZE, r);
@@ -372,6 +416,7 @@ static void fill_row(row_cells cells, const struct rb_result *r)
 		fmt_rate(cells[COL_GBPS_B], rb_result_gbps_b(r));
 	else
 		snprintf(cells[COL_GBPS_B], CELL_SIZE, "-");
+	fmt_roofline(cells[COL_PEAK], r);
 	fmt_verify(cells[COL_VERIFY], &r->verify);
 }
 
@@ -692,6 +737,22 @@ static bool json_shape(cJSON *res, const struct rb_result *r)
 	return true;
 }
 
+/* "roofline": null on devices without a hardware profile (the CPU). */
+static bool json_roofline(cJSON *res, const struct rb_result *r)
+{
+	struct rb_roofline rl;
+	cJSON *o;
+
+	if (!rb_result_roofline(r, &rl))
+		return cJSON_AddNullToObject(res, "roofline") != NULL;
+	o = cJSON_AddObjectToObject(res, "roofline");
+	return o && add_num(o, "intensity_flop_per_byte", rl.intensity) &&
+	       add_num(o, "peak_gflops", rl.peak_gflops) && add_num(o, "ddr_gbps", rl.ddr_gbps) &&
+	       add_num(o, "attainable_gflops", rl.attainable_gflops) &&
+	       add_str(o, "bound", rl.memory_bound ? "memory" : "compute") &&
+	       add_num(o, "peak_pct", rl.peak_pct) && add_num(o, "ddr_pct", rl.ddr_pct);
+}
+
 static bool json_stats(cJSON *res, const struct rb_stats *s, int batch)
 {
 	cJSON *o = cJSON_AddObjectToObject(res, "stats");
@@ -768,7 +829,8 @@ static bool json_result(cJSON *results, const struct rb_result *r)
 	       cJSON_AddBoolToObject(o, "modeled", r->modeled) && json_config(o, r->config) &&
 	       json_stats(o, &r->stats, r->batch) && add_num(o, "setup_us", r->setup_us) &&
 	       add_num(o, "gflops", rb_result_gflops(r)) && add_num(o, "gbps", rb_result_gbps(r)) &&
-	       add_num(o, "gbps_b", rb_result_gbps_b(r)) && json_verify(o, &r->verify) &&
+	       add_num(o, "gbps_b", rb_result_gbps_b(r)) && json_roofline(o, r) &&
+	       json_verify(o, &r->verify) &&
 	       add_str(o, "reproducer", r->reproducer);
 }
 

@@ -84,6 +84,18 @@ double rb_result_gbps(const struct rb_result *r);
 double rb_result_gbps_b(const struct rb_result *r);
 
 /* Frees config and stats (not names, which the caller owns). */
+/* Where a result sits on the roofline of the device it ran on: from the ceilings the
+ * device put in its config ("peak_gflops", "ddr_gbps" of the cores used). Bytes are A,
+ * B and C moved once. False when the device has no such numbers (the CPU). */
+struct rb_roofline {
+	double intensity; /* flop per byte */
+	double peak_gflops, ddr_gbps, attainable_gflops;
+	bool memory_bound;
+	double peak_pct, ddr_pct; /* of the MAC peak, of the DDR bandwidth */
+};
+
+bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl);
+
 void rb_result_release(struct rb_result *r);
 
 int rb_format_parse(const char *text, enum rb_format *out); /* table|csv|json; or -EINVAL */

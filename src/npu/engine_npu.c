@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "npu/engine.h"
 #include "npu/job.h"
+#include "sim/soc.h"
 
 struct npu_engine {
 	struct rb_npu_device dev;
@@ -82,6 +83,33 @@ static int npu_run(struct rb_engine *e, void *c, double *elapsed_us)
 	return ret;
 }
 
+/* The hardware profile the emulator's times come from, e.g. "rk3588.json v1
+ * (calibrated, see bench/calibration.md)". */
+static const char *timing_model(const struct rb_engine *e)
+{
+	const struct rb_soc_profile *soc = e->opts.sim.soc ? e->opts.sim.soc : rb_soc_default();
+
+	return soc ? soc->label : "unknown";
+}
+
+/* The ceilings of the cores the plan uses, from the hardware profile (the real RK3588's
+ * published numbers on a board, the emulator's profile under emulation): the report
+ * turns them into % of MAC peak, % of DDR bandwidth and a roofline position. */
+static void add_limits(cJSON *config, const struct rb_engine *e, const struct rb_plan *plan)
+{
+	const struct rb_soc_profile *soc = e->opts.sim.soc ? e->opts.sim.soc : rb_soc_default();
+	unsigned cores = (unsigned)__builtin_popcount(plan->config.core_mask);
+	double macs, ddr;
+
+	if (!soc)
+		return;
+	macs = (double)(plan->shape.dtype == RB_DTYPE_INT8 ? soc->int8_macs : soc->fp16_macs);
+	ddr = cores * soc->ddr_core_gbps;
+	cJSON_AddNumberToObject(config, "peak_gflops", 2.0 * macs * cores * soc->clock_mhz / 1e3);
+	cJSON_AddNumberToObject(config, "ddr_gbps", ddr < soc->ddr_total_gbps ? ddr
+									       : soc->ddr_total_gbps);
+}
+
 static cJSON *npu_config(const struct rb_engine *e)
 {
 	const struct npu_engine *ne = e->priv;
@@ -99,8 +127,10 @@ static cJSON *npu_config(const struct rb_engine *e)
 	}
 	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));
 	cJSON_AddNumberToObject(config, "driver_version", ne->dev.drv.drv_version);
+	if (ne->planned)
+		add_limits(config, e, &ne->plan);
 	if (ne->dev.modeled)
-		cJSON_AddStringToObject(config, "timing_model", "placeholder");
+		cJSON_AddStringToObject(config, "timing_model", timing_model(e));
 	return config;
 }
 
@@ -119,7 +149,8 @@ static void npu_close(struct rb_engine *e)
 const struct rb_engine_ops rb_engine_sim = {
 	.name = "sim",
 	.description = "emulated RK3588 NPU behind the emulated rknpu kernel driver; "
-		       "times are modeled (placeholder timing model)",
+		       "times are modeled (timing model of a hardware profile calibrated to "
+		       "published measurements)",
 	.modeled = true,
 	.open = sim_open,
 	.prepare = npu_prepare,

@@ -52,7 +52,11 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 	struct rb_transport tr;
 	int ret = rb_transport_open_sim_rknpu(&tr, cfg);
 
-	return ret < 0 ? ret : device_init(dev, &tr, "sim", true);
+	if (ret == 0)
+		ret = device_init(dev, &tr, "sim", true);
+	if (ret == 0)
+		dev->model_only = cfg && cfg->model_only;
+	return ret;
 }
 
 int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
@@ -230,8 +234,11 @@ static int pack_weights(struct rb_npu_job *job)
 {
 	const struct rb_plan *p = job->plan;
 	const struct rb_shape *s = &p->shape;
-	int ret = rb_layout_pack_b_sliced(job->b.map, job->in->b, s->dtype, s->k, s->n, p->k_pad,
-					  p->n_pad, p->k_slice, 0);
+	int ret = 0;
+
+	if (!job->dev->model_only)
+		ret = rb_layout_pack_b_sliced(job->b.map, job->in->b, s->dtype, s->k, s->n,
+					      p->k_pad, p->n_pad, p->k_slice, 0);
 
 	if (ret == 0)
 		ret = rb_rknpu_bo_sync(&job->dev->drv, &job->b, RKNPU_MEM_SYNC_TO_DEVICE, 0,
@@ -467,8 +474,10 @@ static int pack_features(struct rb_npu_job *job)
 {
 	const struct rb_plan *p = job->plan;
 	const struct rb_shape *s = &p->shape;
-	int ret = rb_layout_pack_a(job->a.map, job->in->a, s->dtype, s->m, s->k, p->k_pad, 0);
+	int ret = 0;
 
+	if (!job->dev->model_only)
+		ret = rb_layout_pack_a(job->a.map, job->in->a, s->dtype, s->m, s->k, p->k_pad, 0);
 	return ret < 0 ? ret
 		       : rb_rknpu_bo_sync(&job->dev->drv, &job->a, RKNPU_MEM_SYNC_TO_DEVICE, 0,
 					  job->a.size);
@@ -493,7 +502,7 @@ int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *tim
 	if (ret == 0)
 		ret = rb_rknpu_bo_sync(&job->dev->drv, &job->c, RKNPU_MEM_SYNC_FROM_DEVICE, 0,
 				       job->c.size);
-	if (ret == 0)
+	if (ret == 0 && !job->dev->model_only)
 		ret = unpack_output(job, c);
 	times->pack_us = t1 - t0;
 	times->submit_us = t2 - t1;

@@ -28,6 +28,8 @@ struct rb_npu_device {
 	struct rb_rknpu drv;
 	const char *name; /* "sim", "rknpu" */
 	bool modeled;     /* times come from the emulator's model */
+	bool model_only;  /* emulator timing only: C is never written, so no data is
+			     packed or unpacked (inputs may hold no matrices) */
 	int timeout_ms;   /* per submit */
 };
 

@@ -10,13 +10,16 @@
  *  - an empty cube, or CORE/DPU sizes that disagree with the CNA's;
  *  - modes not modeled: non-direct convolution, GROUP_LINE_OFF, weights other than
  *    1×1, DPU stages not bypassed, output not to memory;
- *  - CBUF: DATA_BANK + WEIGHT_BANK > 12, a feature tile bigger than its data banks, one
- *    kernel's weights bigger than the weight banks (whole weights bigger than the banks
- *    stream kernel by kernel, as MTX's 1×8192×8192 does: the §c conflict, resolved
- *    for MTX), DATA_REUSE / WEIGHT_REUSE with nothing reusable in the CBUF;
+ *  - CBUF: DATA_BANK + WEIGHT_BANK > the profile's banks (12 on RK3588, soc.h), a
+ *    feature tile bigger than its data banks, one kernel's weights bigger than the
+ *    weight banks (whole weights bigger than the banks stream kernel by kernel, as
+ *    MTX's 1×8192×8192 does: the §c conflict, resolved for MTX), DATA_REUSE /
+ *    WEIGHT_REUSE with nothing reusable in the CBUF;
  *  - inconsistent weight sizes, addresses not 16-byte aligned (conservative: what the
  *    silicon does then is unknown, and silently computing garbage would hide the bug).
  * A DMA (feature, weights, output) outside every mapped buffer is RB_SIM_IOMMU_FAULT.
+ * What each task asks of the hardware (bytes, MAC cycles) goes to the timing model
+ * (timing.h) through rb_sim_exec.timing.
  * A SIZE_E that does not match the output precision is not an error: the DPU writes
  * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched. */
 #include <errno.h>
@@ -26,18 +29,8 @@
 #include "npu/task.h"
 #include "sim/npu_internal.h"
 
-#define ATOM       16u /* bytes of a cube atom (§b.1) */
-#define K_BLOCK    32u /* channels of a weight block (§b.3) */
-#define BANK_BYTES ((uint64_t)RB_NPU_CBUF_BANK_BYTES)
-
-/* PLACEHOLDER timing model, to be replaced by the real one (a later issue builds it
- * from configs/soc/rk3588.json and perf-anchors.md). Per task:
- * max(MACs / peak, bytes / 10 GB/s) + 2 µs, peak = 512 fp16 or 1024 int8 MACs per ns
- * (one core at 1 GHz, §e). */
-#define PLACEHOLDER_FP16_MACS_PER_NS 512u
-#define PLACEHOLDER_INT8_MACS_PER_NS 1024u
-#define PLACEHOLDER_BYTES_PER_NS     10u
-#define PLACEHOLDER_TASK_NS          2000u
+#define ATOM    16u /* bytes of a cube atom (§b.1) */
+#define K_BLOCK 32u /* channels of a weight block (§b.3) */
 
 #define FLD(c, name) rb_sim_field(c, RB_FIELD_##name)
 
@@ -228,27 +221,29 @@ static int check_modes(const struct rb_sim_core *c, struct rb_sim_fault *f)
 	return 0;
 }
 
-/* §c: banks, and what must fit them. */
-static int check_banks(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+/* §c: banks, and what must fit them; the CBUF is the hardware profile's. */
+static int check_banks(const struct rb_sim_exec *x, struct conv *cv, struct rb_sim_fault *f)
 {
-	uint64_t feature, weights, wcap;
+	const struct rb_soc_profile *soc = &x->npu->soc;
+	uint64_t bank_bytes = (uint64_t)soc->cbuf_bank_bytes, feature, weights, wcap;
+	uint32_t banks = (uint32_t)soc->cbuf_banks;
 
-	cv->data_banks = (uint32_t)FLD(c, CNA_CBUF_CON0_DATA_BANK);
-	cv->weight_banks = (uint32_t)FLD(c, CNA_CBUF_CON0_WEIGHT_BANK);
-	if (cv->data_banks + cv->weight_banks > RB_NPU_CBUF_BANKS)
+	cv->data_banks = (uint32_t)FLD(x->core, CNA_CBUF_CON0_DATA_BANK);
+	cv->weight_banks = (uint32_t)FLD(x->core, CNA_CBUF_CON0_WEIGHT_BANK);
+	if (cv->data_banks + cv->weight_banks > banks)
 		return rb_sim_hang(f,
 				   "CNA.CBUF_CON0: DATA_BANK %u + WEIGHT_BANK %u = %u banks, "
 				   "the CBUF has %u",
 				   cv->data_banks, cv->weight_banks,
-				   cv->data_banks + cv->weight_banks, RB_NPU_CBUF_BANKS);
+				   cv->data_banks + cv->weight_banks, banks);
 	feature = (uint64_t)cv->width * cv->height * div_up(cv->channels, cv->c2_in) * ATOM;
-	if (feature > cv->data_banks * BANK_BYTES)
+	if (feature > cv->data_banks * bank_bytes)
 		return rb_sim_hang(f,
 				   "%s: the feature tile (%u×%u pixels × %u channels, %llu bytes) "
 				   "does not fit %u banks",
 				   fname(RB_FIELD_CNA_CBUF_CON0_DATA_BANK), cv->width, cv->height,
 				   cv->channels, (unsigned long long)feature, cv->data_banks);
-	wcap = cv->weight_banks * BANK_BYTES;
+	wcap = cv->weight_banks * bank_bytes;
 	weights = (uint64_t)cv->kernels * cv->kernel_bytes;
 	cv->weights_fit = weights <= wcap;
 	if (!cv->weights_fit && cv->kernel_bytes > wcap)
@@ -353,7 +348,7 @@ static int decode_task(const struct rb_sim_exec *x, struct conv *cv, struct rb_s
 	const struct rb_sim_core *c = x->core;
 
 	if (check_enable(x, f) || check_sizes(c, cv, f) || check_prec(c, cv, f) ||
-	    check_modes(c, f) || check_weights(c, cv, f) || check_banks(c, cv, f))
+	    check_modes(c, f) || check_weights(c, cv, f) || check_banks(x, cv, f))
 		return -1;
 	return read_addresses(x, cv, f);
 }
@@ -435,22 +430,24 @@ static int map_weights(const struct rb_sim_exec *x, const struct conv *cv, const
 	return 0;
 }
 
-/* PLACEHOLDER (see the top): max(MACs / peak, bytes / bandwidth) + fixed cost. */
-static uint64_t placeholder_ns(const struct rb_sim_exec *x, const struct conv *cv)
+/* What the task asks of the hardware (timing.h): the bytes its DMAs really move — the
+ * feature tile's cube unless DATA_REUSE keeps the previous one, WEIGHT_SIZE0 bytes of
+ * weights unless WEIGHT_REUSE, every output sub-surface — and the MAC array's cycles.
+ * A task overlaps the previous one only inside a job with ping-pong register groups
+ * (PC TASK_PP_EN and the CNA's EXECUTER_PP_EN, §a.4). */
+static void describe_timing(struct rb_sim_exec *x, const struct conv *cv)
 {
+	struct rb_timing_task *t = &x->timing;
 	uint64_t pixels = (uint64_t)cv->width * cv->height;
-	uint64_t macs = pixels * cv->channels * cv->kernels;
-	uint64_t peak = cv->int8 ? PLACEHOLDER_INT8_MACS_PER_NS : PLACEHOLDER_FP16_MACS_PER_NS;
-	uint64_t bytes = x->regcmd_bytes + div_up(cv->kernels, cv->c2_out) * pixels * ATOM;
-	uint64_t compute, memory;
+	bool pp = rb_field_unpack(RB_FIELD_CNA_S_POINTER_EXECUTER_PP_EN,
+				  x->core->pp[RB_BLOCK_CNA].ctl) != 0;
 
-	if (!cv->data_reuse)
-		bytes += div_up(cv->channels, cv->c2_in) * pixels * ATOM;
-	if (!cv->weight_reuse)
-		bytes += (uint64_t)cv->kernels * cv->kernel_bytes;
-	compute = div_up(macs, peak);
-	memory = div_up(bytes, PLACEHOLDER_BYTES_PER_NS);
-	return (compute > memory ? compute : memory) + PLACEHOLDER_TASK_NS;
+	t->fetch_words = x->regcmd_bytes / 8;
+	t->feature_bytes = cv->data_reuse ? 0 : div_up(cv->channels, cv->c2_in) * pixels * ATOM;
+	t->weight_bytes = cv->weight_reuse ? 0 : cv->weight_bytes;
+	t->output_bytes = div_up(cv->kernels, cv->c2_out) * pixels * ATOM;
+	t->cycles = rb_timing_cycles(&x->npu->soc, cv->int8, pixels, cv->channels, cv->kernels);
+	t->overlap = !x->first_in_job && x->pingpong && pp;
 }
 
 /* What the next task may reuse (§c). */
@@ -521,7 +518,7 @@ int rb_sim_conv_run(struct rb_sim_exec *x, struct rb_sim_fault *f)
 	free(out);
 	if (ret)
 		return ret;
-	x->elapsed_ns = placeholder_ns(x, &cv);
+	describe_timing(x, &cv);
 	remember_cbuf(x->core, &cv);
 	return 0;
 }

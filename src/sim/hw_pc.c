@@ -113,19 +113,22 @@ static int fetch(struct job *j, struct rb_sim_fault *f)
 }
 
 /* The task's end (§a.2, §g.4): DPU_0 or DPU_1 after the DPU's register group, the task
- * counter, the groups toggled. */
-static void complete(struct job *j, uint64_t elapsed_ns)
+ * counter, the groups toggled; what it asked of the hardware goes to the timing
+ * model. */
+static int complete(struct job *j, const struct rb_timing_task *timing)
 {
 	struct rb_sim_core *c = j->c;
 	int grp = rb_sim_core_exec_group(c, RB_BLOCK_DPU);
 
+	if (rb_sim_ran_add(j->npu, c->index, timing))
+		return -ENOMEM;
 	c->raw_irq |= rb_field_mask(grp ? RB_FIELD_PC_INTERRUPT_RAW_STATUS_DPU_1
 					: RB_FIELD_PC_INTERRUPT_RAW_STATUS_DPU_0);
 	c->task_counter =
 	    (c->task_counter + 1) & rb_field_max(RB_FIELD_PC_TASK_STATUS_TASK_COUNTER);
 	rb_sim_core_task_done(c, j->op_enable);
 	j->res->tasks_done++;
-	j->res->elapsed_ns += elapsed_ns;
+	return 0;
 }
 
 static int run_task(struct job *j, struct rb_sim_fault *f)
@@ -135,6 +138,8 @@ static int run_task(struct job *j, struct rb_sim_fault *f)
 	    .core = j->c,
 	    .dma_base = j->st.dma_base,
 	    .first_in_job = j->task == 0,
+	    .pingpong = rb_field_unpack(RB_FIELD_PC_TASK_CON_TASK_PP_EN,
+					rb_sim_reg(j->c, RB_REG_PC_TASK_CON)) != 0,
 	};
 	int ret = fetch(j, f);
 
@@ -145,8 +150,7 @@ static int run_task(struct job *j, struct rb_sim_fault *f)
 	ret = rb_sim_conv_run(&x, f);
 	if (ret)
 		return ret;
-	complete(j, x.elapsed_ns);
-	return 0;
+	return complete(j, &x.timing);
 }
 
 static int follow_chain(struct job *j, struct rb_sim_fault *f)

@@ -16,14 +16,18 @@
  *    hw_elapse_time, timeouts with a soft reset, and out-fences (fds >= 1000, a
  *    namespace of the emulator's own).
  *
- * Time is virtual (`now`, rb_sim_kmod_now_ns). A submit costs COST_SUBMIT_NS; jobs are
- * queued per core in submit order and nothing executes until someone waits (a blocking
- * submit, a fence wait, ACT_RESET). Then every job in flight runs, in rounds: each round
- * commits the next chunk of every core that has one and runs those cores together in
- * one rb_sim_npu_run, so jobs in flight together share the NPU's modeled DDR bandwidth
- * and the result depends only on the order of the calls, never on host timing. Each core
- * keeps its own timeline (a commit starts when both the job and the core are ready); a
- * waiter returns at its job's completion plus COST_WAKE_NS.
+ * Time is virtual (`now`, rb_sim_kmod_now_ns). A submit costs the hardware profile's
+ * submit.ioctl_ns (soc.h; the other fixed costs are its commit_ns, irq_ns, wake_ns);
+ * jobs are queued per core in submit order and nothing executes until someone waits (a
+ * blocking submit, a fence wait, ACT_RESET). Then every job in flight runs, in rounds:
+ * each round commits the next chunk of every core that has one and runs those cores
+ * together in one rb_sim_npu_run_at, from their own kick times, so jobs in flight
+ * together share the NPU's modeled DDR bandwidth (timing.h) and the result depends only
+ * on the order of the calls, never on host timing. Each core keeps its own timeline (a
+ * commit starts when both the job and the core are ready); a waiter returns at its
+ * job's completion plus the wake-up cost. A round does not see the tail of an earlier
+ * round on another core, which only matters when cores run several jobs each that
+ * drift apart.
  *
  * Failures. Like on a board, a job whose core hangs, faults in the IOMMU, raises an
  * interrupt that does not match its int_mask, or runs longer than its `timeout`, ends
@@ -56,6 +60,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -67,6 +72,7 @@
 #include "core/error.h"
 #include "dev/rknpu_uapi.h"
 #include "npu/regs.h"
+#include "sim/soc.h"
 
 /* Identity (§d.1); the date is the 0.9.8 release's DRIVER_DATE. */
 #define DRV_DESC         "RKNPU driver"
@@ -76,7 +82,6 @@
 #define DRV_PATCH        8
 #define DRV_VERSION_CODE (DRV_MAJOR * 10000 + DRV_MINOR * 100 + DRV_PATCH) /* 908 */
 
-#define NPU_FREQ_HZ 1000000000u /* GET_FREQ on a Rock 5B (§1, §d.1) */
 #define NPU_VOLT_UV 825000u     /* GET_VOLT on a Rock 5B */
 
 /* The NPU address space: 4 KiB pages below 4 GiB (§e: 32-bit NPU addresses). Page 0 is
@@ -100,14 +105,9 @@
 #define PC_DATA_AMOUNT_SCALE 2
 #define MAX_SUBMIT_TASKS     4095u
 
-/* Virtual-time costs. PLACEHOLDERS: no source gives µs-level numbers for RK3588 (§e,
- * open question 10); a later issue calibrates them. COST_RESET_NS is the documented
- * 100 ms sleep of the driver's soft reset (§d.1). */
-#define COST_SUBMIT_NS 10000u /* ioctl entry and job setup, until a commit may start */
-#define COST_COMMIT_NS 2000u  /* the MMIO writes of one commit */
-#define COST_IRQ_NS    5000u  /* interrupt to the job marked done by the handler */
-#define COST_WAKE_NS   10000u /* waking the thread that waits */
-#define COST_RESET_NS  100000000u
+/* The driver's soft reset sleeps 100 ms (§d.1): the driver's number, not the SoC's.
+ * The other fixed costs come from the hardware profile (struct costs). */
+#define COST_RESET_NS 100000000u
 
 #define MS_NS UINT64_C(1000000)
 
@@ -156,8 +156,15 @@ struct kjob {
 	uint32_t task_counter;
 };
 
+/* Per-submit costs in ns, from the hardware profile's submit.* (soc.h). */
+struct costs {
+	uint64_t submit, commit, irq, wake;
+};
+
 struct rb_sim_kmod {
 	pthread_mutex_t lock;
+	struct costs cost;
+	uint64_t freq_hz; /* GET_FREQ: the profile's clock (1 GHz on a Rock 5B, §1, §d.1) */
 	struct rb_sim_npu *npu;
 	struct rb_sim_iommu iommu;
 	int cores;
@@ -696,7 +703,7 @@ static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *
 	p->chunk = n;
 	p->chunk_mask = last.int_mask;
 	p->chunk_last = first_index + n - 1;
-	*kick_ns = start + COST_COMMIT_NS;
+	*kick_ns = start + k->cost.commit;
 	return true;
 }
 
@@ -728,7 +735,7 @@ static void check_chunk(struct rb_sim_kmod *k, const struct kjob *job, const str
 static bool complete_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *p,
 			   const struct rb_sim_core_result *r, uint64_t kick_ns)
 {
-	uint64_t irq_ns = kick_ns + r->elapsed_ns + COST_IRQ_NS;
+	uint64_t irq_ns = kick_ns + r->elapsed_ns + k->cost.irq;
 	char why[320];
 
 	if (p->finished) /* another core of the job failed in this round */
@@ -840,6 +847,7 @@ static bool run_round(struct rb_sim_kmod *k)
 {
 	struct inflight fl[RB_SIM_MAX_CORES];
 	struct rb_sim_core_result res[RB_SIM_MAX_CORES];
+	uint64_t kick[RB_SIM_MAX_CORES];
 	bool progress = false, reset = false;
 	uint32_t mask;
 	int err = 0;
@@ -847,8 +855,10 @@ static bool run_round(struct rb_sim_kmod *k)
 	memset(fl, 0, sizeof(fl));
 	memset(res, 0, sizeof(res));
 	mask = commit_round(k, fl, &progress);
+	for (int c = 0; c < RB_SIM_MAX_CORES; c++)
+		kick[c] = fl[c].kick_ns;
 	if (mask)
-		err = rb_sim_npu_run(k->npu, mask, res);
+		err = rb_sim_npu_run_at(k->npu, mask, kick, res);
 	for (int c = 0; c < k->cores; c++) {
 		if (!(mask & (1u << c)))
 			continue;
@@ -1010,7 +1020,7 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 
 	if (err)
 		return err;
-	advance_to(k, atomic_load(&k->now) + COST_SUBMIT_NS);
+	advance_to(k, atomic_load(&k->now) + k->cost.submit);
 	job->submit_ns = atomic_load(&k->now);
 	if (a->flags & RKNPU_JOB_FENCE_OUT) {
 		a->fence_fd = fence_alloc(k, job);
@@ -1026,7 +1036,7 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 		unknown_mask_job(k, job);
 	if (!(a->flags & RKNPU_JOB_NONBLOCK)) {
 		run_pending(k);
-		advance_to(k, job->done_ns + COST_WAKE_NS);
+		advance_to(k, job->done_ns + k->cost.wake);
 		a->task_counter = job->task_counter;
 		if (!job->status)
 			a->hw_elapse_time = (int64_t)job->hw_elapse_ns;
@@ -1049,7 +1059,7 @@ int rb_sim_kmod_wait(struct rb_sim_kmod *k, int fence_fd, int timeout_ms)
 		return -EBADF;
 	}
 	run_pending(k);
-	ready = job->done_ns + COST_WAKE_NS;
+	ready = job->done_ns + k->cost.wake;
 	if (timeout_ms >= 0 && ready > atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS) {
 		advance_to(k, atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS);
 		ret = -ETIMEDOUT;
@@ -1102,7 +1112,7 @@ static int ioctl_action(struct rb_sim_kmod *k, void *arg)
 		a->value = DRV_VERSION_CODE;
 		return 0;
 	case RKNPU_GET_FREQ:
-		a->value = NPU_FREQ_HZ;
+		a->value = k->freq_hz;
 		return 0;
 	case RKNPU_GET_VOLT:
 		a->value = NPU_VOLT_UV;
@@ -1229,6 +1239,21 @@ int rb_sim_kmod_ioctl(struct rb_sim_kmod *k, unsigned long request, void *arg)
 
 /* ---- lifecycle ---- */
 
+static uint64_t ns(double v)
+{
+	return (uint64_t)llround(v);
+}
+
+/* The NPU accepted the profile (rb_sim_npu_new), so it is there. */
+static void set_costs(struct rb_sim_kmod *k, const struct rb_soc_profile *soc)
+{
+	k->cost.submit = ns(soc->submit_ioctl_ns);
+	k->cost.commit = ns(soc->submit_commit_ns);
+	k->cost.irq = ns(soc->submit_irq_ns);
+	k->cost.wake = ns(soc->submit_wake_ns);
+	k->freq_hz = (uint64_t)llround(soc->clock_mhz * 1e6);
+}
+
 struct rb_sim_kmod *rb_sim_kmod_rknpu_new(const struct rb_sim_config *cfg)
 {
 	struct rb_sim_kmod *k;
@@ -1251,17 +1276,22 @@ struct rb_sim_kmod *rb_sim_kmod_rknpu_new(const struct rb_sim_config *cfg)
 	k->next_offset = MMAP_OFFSET_START;
 	k->iommu.map = iommu_map;
 	k->iommu.ctx = k;
+	rb_set_error(0, "%s", "");
 	k->npu = rb_sim_npu_new(cfg, &k->iommu);
 	if (!k->npu) {
 		int err = errno ? errno : ENOMEM;
+		char why[256];
 
+		/* the NPU says what is wrong with the configuration, if it was that */
+		snprintf(why, sizeof(why), "%s", *rb_last_error() ? rb_last_error() : strerror(err));
 		pthread_mutex_destroy(&k->lock);
 		free(k);
-		rb_set_error(-err, "cannot create the emulated NPU: %s", strerror(err));
+		rb_set_error(-err, "cannot create the emulated NPU: %s", why);
 		errno = err;
 		return NULL;
 	}
 	k->cores = rb_sim_npu_cores(k->npu);
+	set_costs(k, cfg->soc ? cfg->soc : rb_soc_default());
 	return k;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/ref.h"
 #include "sim/npu_internal.h"
 
@@ -287,11 +288,35 @@ void rb_sim_core_reset(struct rb_sim_core *c)
 
 /* ---- public interface (sim.h) ---- */
 
+/* The profile to run on: the configuration's or the embedded default, with at least
+ * as many cores as asked for. */
+static const struct rb_soc_profile *profile_of(const struct rb_sim_config *cfg)
+{
+	const struct rb_soc_profile *soc = cfg->soc ? cfg->soc : rb_soc_default();
+
+	if (!soc) {
+		rb_set_error(-EINVAL, "emulator: the embedded hardware profile does not load");
+		return NULL;
+	}
+	if (cfg->cores > soc->cores) {
+		rb_set_error(-EINVAL, "emulator: %d NPU cores asked for; the hardware profile "
+			     "'%s' has %lld", cfg->cores, soc->label, (long long)soc->cores);
+		return NULL;
+	}
+	return soc;
+}
+
 struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg, const struct rb_sim_iommu *iommu)
 {
+	const struct rb_soc_profile *soc;
 	struct rb_sim_npu *npu;
 
 	if (!cfg || !iommu || !iommu->map || cfg->cores < 1 || cfg->cores > RB_SIM_MAX_CORES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	soc = profile_of(cfg);
+	if (!soc) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -301,6 +326,7 @@ struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg, const struct 
 	npu->cores = cfg->cores;
 	npu->threads = rb_ref_threads(cfg->threads);
 	npu->iommu = *iommu;
+	npu->soc = *soc;
 	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
 		npu->core[i].index = i;
 		rb_sim_core_reset(&npu->core[i]);
@@ -310,6 +336,10 @@ struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg, const struct 
 
 void rb_sim_npu_free(struct rb_sim_npu *npu)
 {
+	if (!npu)
+		return;
+	for (int i = 0; i < RB_SIM_MAX_CORES; i++)
+		free(npu->ran[i].v);
 	free(npu);
 }
 
@@ -331,10 +361,56 @@ uint32_t rb_sim_npu_mmio_read(struct rb_sim_npu *npu, int core, uint32_t offset)
 	return core_read(&npu->core[core], offset);
 }
 
-/* The cores run one after the other on the host; each has its own virtual time, so
- * the order does not show. */
-int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
-		   struct rb_sim_core_result results[RB_SIM_MAX_CORES])
+int rb_sim_ran_add(struct rb_sim_npu *npu, int core, const struct rb_timing_task *t)
+{
+	struct rb_sim_tasks *r = &npu->ran[core];
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct rb_timing_task *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = *t;
+	return 0;
+}
+
+/* Times what every core of the mask ran, together: the tasks that completed before a
+ * hang or fault took their time too. Kick times count from the earliest. */
+static void time_cores(struct rb_sim_npu *npu, uint32_t core_mask, const uint64_t start_ns[],
+		       struct rb_sim_core_result results[])
+{
+	struct rb_timing_core tc[RB_SIM_MAX_CORES];
+	int index[RB_SIM_MAX_CORES];
+	uint64_t first = UINT64_MAX;
+	size_t n = 0;
+
+	for (int i = 0; i < npu->cores; i++) {
+		if (!(core_mask & (1u << i)) || !npu->ran[i].n)
+			continue;
+		tc[n] = (struct rb_timing_core){
+		    .start_ns = start_ns ? start_ns[i] : 0,
+		    .tasks = npu->ran[i].v,
+		    .n_tasks = npu->ran[i].n,
+		};
+		first = tc[n].start_ns < first ? tc[n].start_ns : first;
+		index[n++] = i;
+	}
+	for (size_t j = 0; j < n; j++)
+		tc[j].start_ns -= first;
+	rb_timing_run(&npu->soc, tc, n);
+	for (size_t j = 0; j < n; j++)
+		results[index[j]].elapsed_ns = tc[j].elapsed_ns;
+}
+
+/* The cores execute one after the other on the host (each task's arithmetic is
+ * threaded); their time comes after, from the timing model, as if together. */
+int rb_sim_npu_run_at(struct rb_sim_npu *npu, uint32_t core_mask,
+		      const uint64_t start_ns[RB_SIM_MAX_CORES],
+		      struct rb_sim_core_result results[RB_SIM_MAX_CORES])
 {
 	int err = 0;
 
@@ -343,6 +419,7 @@ int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
 	for (int i = 0; i < npu->cores; i++) {
 		struct rb_sim_core *c = &npu->core[i];
 
+		npu->ran[i].n = 0;
 		if (!(core_mask & (1u << i)))
 			continue;
 		memset(&results[i], 0, sizeof(results[i]));
@@ -351,7 +428,14 @@ int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
 		if (rb_sim_pc_run(npu, c, &results[i]) < 0 && !err)
 			err = -ENOMEM;
 	}
+	time_cores(npu, core_mask, start_ns, results);
 	return err;
+}
+
+int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
+		   struct rb_sim_core_result results[RB_SIM_MAX_CORES])
+{
+	return rb_sim_npu_run_at(npu, core_mask, NULL, results);
 }
 
 void rb_sim_npu_reset(struct rb_sim_npu *npu, int core)

@@ -20,6 +20,8 @@
 
 #include "npu/regs.h"
 #include "sim/sim.h"
+#include "sim/soc.h"
+#include "sim/timing.h"
 
 #define RB_SIM_REG_WORDS  (RB_BLOCK_SPAN / 4)
 #define RB_SIM_REASON_MAX 256
@@ -69,11 +71,19 @@ struct rb_sim_core {
 	char wedged_reason[RB_SIM_REASON_MAX];
 };
 
+/* The tasks one core ran in the current rb_sim_npu_run, for the timing model. */
+struct rb_sim_tasks {
+	struct rb_timing_task *v;
+	size_t n, cap;
+};
+
 struct rb_sim_npu {
 	int cores;
 	int threads; /* resolved: >= 1 */
 	struct rb_sim_iommu iommu;
+	struct rb_soc_profile soc;
 	struct rb_sim_core core[RB_SIM_MAX_CORES];
+	struct rb_sim_tasks ran[RB_SIM_MAX_CORES];
 };
 
 /* Why a task stopped: status HANG or IOMMU_FAULT and a reason that names the register
@@ -106,8 +116,12 @@ void rb_sim_core_reset(struct rb_sim_core *c);
 
 /* ---- hw_pc.c: one job on one core ---- */
 
-/* Runs the latched job to its end; fills res. 0, or -ENOMEM (res says so too). */
+/* Runs the latched job to its end; fills res (but elapsed_ns, which the timing model
+ * gives from what the tasks asked for, rb_sim_ran_add). 0, or -ENOMEM (res says so
+ * too). */
 int rb_sim_pc_run(struct rb_sim_npu *npu, struct rb_sim_core *c, struct rb_sim_core_result *res);
+/* Records what a completed task asked of the hardware: 0 or -ENOMEM. */
+int rb_sim_ran_add(struct rb_sim_npu *npu, int core, const struct rb_timing_task *t);
 
 /* ---- hw_conv.c: one kicked task ---- */
 
@@ -117,8 +131,9 @@ struct rb_sim_exec {
 	uint32_t op_enable; /* the kick's block bitmap */
 	uint32_t dma_base;  /* PC.TASK_DMA_BASE_ADDR, added to every data address */
 	bool first_in_job;
+	bool pingpong;       /* PC TASK_PP_EN: the next task's registers load meanwhile */
 	uint64_t regcmd_bytes;
-	uint64_t elapsed_ns; /* out: the modeled time of the task */
+	struct rb_timing_task timing; /* out: what the task asks of the hardware */
 };
 
 /* Executes the convolution the registers describe; 0, a fault (-1, f filled) or

@@ -9,7 +9,8 @@
  *   IOMMU (a callback)              NPU address -> host memory of a buffer object; an
  *                                   access outside every mapped buffer is a fault
  * Time is virtual and deterministic: jobs in flight together run together at the next
- * wait. Every time it reports is modeled, never measured. */
+ * wait, sharing DDR bandwidth, timed by the model of timing.h on the numbers of a
+ * hardware profile (soc.h). Every time it reports is modeled, never measured. */
 #ifndef RB_SIM_SIM_H
 #define RB_SIM_SIM_H
 
@@ -19,12 +20,17 @@
 
 #define RB_SIM_MAX_CORES 3
 
+struct rb_soc_profile;
+
 struct rb_sim_config {
-	int cores;              /* 1..3; RK3588 has 3 */
+	int cores;              /* 1..3, at most the profile's; RK3588 has 3 */
 	int threads;            /* host threads for execution; <= 0: online CPUs */
 	uint64_t mem_budget;    /* most bytes of buffer objects at once; 0: 4 GiB */
 	bool model_only;        /* run programs for their timing only: every check and
 				   fault as usual, but no arithmetic (C is not written) */
+	/* The hardware profile the timing model and the kernel's fixed costs come from
+	 * (soc.h); NULL: the embedded configs/soc/rk3588.json. Copied at creation. */
+	const struct rb_soc_profile *soc;
 };
 
 void rb_sim_config_init(struct rb_sim_config *cfg);
@@ -67,7 +73,12 @@ void rb_sim_npu_mmio_write(struct rb_sim_npu *npu, int core, uint32_t offset, ui
 uint32_t rb_sim_npu_mmio_read(struct rb_sim_npu *npu, int core, uint32_t offset);
 
 /* Runs every core of `core_mask` that was started, together in virtual time, until
- * each completes, hangs or faults; results per core index. */
+ * each completes, hangs or faults; results per core index. The cores' tasks share
+ * DDR bandwidth (timing.h); start_ns gives each core's kick on one virtual clock
+ * (NULL: all at once), elapsed_ns is counted from it. */
+int rb_sim_npu_run_at(struct rb_sim_npu *npu, uint32_t core_mask,
+		      const uint64_t start_ns[RB_SIM_MAX_CORES],
+		      struct rb_sim_core_result results[RB_SIM_MAX_CORES]);
 int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
 		   struct rb_sim_core_result results[RB_SIM_MAX_CORES]);
 /* Soft reset of one core (registers to reset values, state idle). */
@@ -84,8 +95,9 @@ int rb_sim_kmod_mmap(struct rb_sim_kmod *kmod, size_t len, uint64_t offset, void
 int rb_sim_kmod_munmap(struct rb_sim_kmod *kmod, void *addr, size_t len);
 int rb_sim_kmod_wait(struct rb_sim_kmod *kmod, int fence_fd, int timeout_ms);
 int rb_sim_kmod_close_fd(struct rb_sim_kmod *kmod, int fd);
-/* The virtual clock: advanced by the modeled time of the jobs run and of the kernel's
- * fixed costs (submit, interrupt, wake-up). */
+/* The virtual clock: advanced by the modeled time of the jobs run (timing.h) and of
+ * the kernel's fixed costs (submit, commit, interrupt, wake-up: the profile's
+ * submit.* numbers). */
 uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
 /* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
  * kernel log (dmesg) on a board. */

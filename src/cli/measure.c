@@ -1,0 +1,202 @@
+/* Verify, then measure, one shape on one engine (measure.h); moved out of cmd_run.c so
+ * that tune measures every config exactly as run does. */
+#include "cli/measure.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/debug.h"
+#include "core/error.h"
+#include "core/ref.h"
+
+/* Bytes after C that must be left alone by the device: catches overruns. */
+#define GUARD_BYTES 256
+#define GUARD_BYTE  0xa5
+
+/* Records why the measurement failed, prints it unless quiet; returns `code`. */
+static int fail(struct cli_measure *m, int code, const char *fmt, ...) RB_PRINTF(3, 4);
+
+static int fail(struct cli_measure *m, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m->reason, sizeof(m->reason), fmt, ap);
+	va_end(ap);
+	if (!m->quiet)
+		rb_error("%s", m->reason);
+	return code;
+}
+
+/* C with GUARD_BYTES of a known pattern behind it. */
+static void *guarded_output(const struct rb_shape *s, size_t *bytes)
+{
+	unsigned char *c;
+
+	*bytes = (size_t)s->m * (size_t)s->n * rb_dtype_out_size(s->dtype);
+	c = malloc(*bytes + GUARD_BYTES);
+	if (c)
+		memset(c + *bytes, GUARD_BYTE, GUARD_BYTES);
+	return c;
+}
+
+static bool guard_intact(const void *c, size_t bytes)
+{
+	const unsigned char *g = (const unsigned char *)c + bytes;
+
+	for (size_t i = 0; i < GUARD_BYTES; i++)
+		if (g[i] != GUARD_BYTE)
+			return false;
+	return true;
+}
+
+/* Checks C from one run. The expected values never come from the code under test: the
+ * CPU reference is checked against the naive loop, every other device against the
+ * fast reference. */
+static int verify_output(struct cli_measure *m, const struct rb_engine *e,
+			 const struct rb_inputs *in, const void *c, struct rb_verify_result *res)
+{
+	struct rb_matmul_io io = {.shape = in->shape, .a = in->a, .b = in->b, .c = c};
+	struct rb_verify_opts vo = *m->verify;
+	const struct rb_shape *s = &in->shape;
+	void *expected;
+	int ret = 0;
+
+	if (!e->ops->is_reference)
+		vo.full_limit = RB_VERIFY_FULL_LIMIT_FAST;
+	vo.mode = rb_verify_resolve_mode(&vo, s);
+	if (vo.mode == RB_VERIFY_NONE) {
+		rb_verify_skipped(res);
+		return 0;
+	}
+	if (vo.mode == RB_VERIFY_SAMPLE) {
+		rb_verify_sample(&io, &vo, res);
+		return 0;
+	}
+	expected = rb_output_alloc(s);
+	if (!expected)
+		return fail(m, -1, "out of memory for the reference C of %lldx%lldx%lld",
+			    (long long)s->m, (long long)s->k, (long long)s->n);
+	if (e->ops->is_reference && s->dtype == RB_DTYPE_FP16)
+		rb_ref_naive_f16(in->a, in->b, expected, s->m, s->k, s->n);
+	else if (e->ops->is_reference)
+		rb_ref_naive_i8(in->a, in->b, expected, s->m, s->k, s->n);
+	else
+		ret = rb_ref_gemm(s, in->a, in->b, expected, m->ref_threads);
+	if (ret == 0)
+		rb_verify_full(&io, expected, &vo, res);
+	free(expected);
+	return ret < 0 ? fail(m, -1, "reference GEMM failed: %s", rb_last_error()) : 0;
+}
+
+/* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C. */
+static void corrupt_output(const struct rb_shape *s, void *c)
+{
+	size_t mid = (size_t)(s->m / 2) * (size_t)s->n + (size_t)(s->n / 2);
+
+	if (s->dtype == RB_DTYPE_FP16)
+		((float *)c)[mid] += 1.0f;
+	else
+		((int32_t *)c)[mid] += 1;
+}
+
+/* A measured sample should last at least this long: shorter runs are batched (clock
+ * resolution and per-call jitter would dominate). Modeled times need no batching. */
+#define MIN_SAMPLE_US 1000.0
+#define MAX_BATCH     100000
+
+struct timed_run {
+	struct rb_engine *engine;
+	void *c;
+	int batch; /* runs per sample */
+};
+
+/* One sample: `batch` runs back to back; the sample is their mean. */
+static int timed_run(void *ctx, double *elapsed_us)
+{
+	struct timed_run *t = ctx;
+	double sum = 0, us;
+	int ret = 0;
+
+	for (int i = 0; ret == 0 && i < t->batch; i++) {
+		ret = t->engine->ops->run(t->engine, t->c, &us);
+		sum += us;
+	}
+	*elapsed_us = sum / t->batch;
+	return ret;
+}
+
+/* Runs per sample so that a measured sample lasts >= MIN_SAMPLE_US. */
+static int choose_batch(struct timed_run *t)
+{
+	double us;
+	int ret;
+
+	t->batch = 1;
+	if (t->engine->ops->modeled)
+		return 0;
+	ret = timed_run(t, &us);
+	if (ret == 0 && us < MIN_SAMPLE_US)
+		t->batch =
+		    us <= MIN_SAMPLE_US / MAX_BATCH ? MAX_BATCH : (int)(MIN_SAMPLE_US / us) + 1;
+	return ret;
+}
+
+/* The first run of a shape: device errors, overruns and wrong results are caught
+ * here, before anything is timed. Returns 0 or an exit code. */
+static int checked_run(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in,
+		       void *c, size_t bytes, struct rb_result *r)
+{
+	double elapsed_us;
+
+	if (e->ops->run(e, c, &elapsed_us) < 0)
+		return fail(m, RB_EXIT_DEVICE, "device '%s' failed: %s", e->ops->name,
+			    rb_last_error());
+	if (!guard_intact(c, bytes))
+		return fail(m, RB_EXIT_FAIL, "device '%s' wrote past the end of C", e->ops->name);
+	if (rb_debug("corrupt_c"))
+		corrupt_output(&in->shape, c);
+	return verify_output(m, e, in, c, &r->verify) < 0 ? RB_EXIT_USAGE : 0;
+}
+
+static int prepare(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in)
+{
+	const struct rb_shape *s = &in->shape;
+	int ret = e->ops->prepare(e, in);
+
+	if (ret == -EINVAL)
+		return fail(m, RB_EXIT_USAGE, "cannot plan %lldx%lldx%lld %s: %s", (long long)s->m,
+			    (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
+			    rb_last_error());
+	if (ret < 0)
+		return fail(m, RB_EXIT_DEVICE, "device '%s' cannot prepare: %s", e->ops->name,
+			    rb_last_error());
+	return 0;
+}
+
+int cli_measure_shape(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in,
+		      struct rb_result *r)
+{
+	size_t bytes;
+	struct timed_run t = {.engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1};
+	double t0 = rb_now_us();
+	int ret;
+
+	m->reason[0] = '\0';
+	if (!t.c)
+		return fail(m, RB_EXIT_USAGE, "out of memory for C (%zu bytes)", bytes);
+	ret = prepare(m, e, in);
+	r->setup_us = rb_now_us() - t0;
+	if (ret == 0)
+		ret = checked_run(m, e, in, t.c, bytes, r);
+	if (ret == 0 &&
+	    (choose_batch(&t) < 0 || rb_measure(m->measure, timed_run, &t, &r->stats) < 0))
+		ret = fail(m, RB_EXIT_DEVICE, "device '%s' failed while timing: %s", e->ops->name,
+			   rb_last_error());
+	r->batch = t.batch;
+	free(t.c);
+	return ret;
+}

@@ -1,0 +1,33 @@
+/* Verify, then measure, one shape on one engine: shared by run and tune.
+ *
+ * cli_measure_shape prepares the engine for the inputs (timed apart as setup_us), runs
+ * once and checks C against the CPU reference (guard bytes behind C catch overruns),
+ * then warms up and samples with rb_measure. A failure is described in m->reason and,
+ * unless m->quiet, printed; a wrong result is not a failure here but r->verify.status
+ * RB_VERIFY_FAILED (the caller decides what it means). */
+#ifndef RB_CLI_MEASURE_H
+#define RB_CLI_MEASURE_H
+
+#include <stdbool.h>
+
+#include "core/inputs.h"
+#include "core/report.h"
+#include "core/stats.h"
+#include "core/verify.h"
+#include "npu/engine.h"
+
+struct cli_measure {
+	const struct rb_measure_opts *measure;
+	const struct rb_verify_opts *verify;
+	int ref_threads;  /* threads of the reference GEMM that checks NPU results */
+	bool quiet;       /* keep failures in `reason` only */
+	char reason[512]; /* why the last call failed ("" after success) */
+};
+
+/* Returns 0 or an exit code: RB_EXIT_USAGE (cannot plan, out of memory),
+ * RB_EXIT_DEVICE (the device failed), RB_EXIT_FAIL (C overrun). Fills r->setup_us,
+ * r->verify, r->stats and r->batch. */
+int cli_measure_shape(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in,
+		      struct rb_result *r);
+
+#endif

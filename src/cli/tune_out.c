@@ -1,0 +1,316 @@
+/* The tuned kernel JSON (docs/tuned-json.md): the input shapes files, pair for pair in
+ * their order and with every key they had, plus per pair a "tuned" and a "measured"
+ * object, so the backend's reader of mat_kernel_size.json reads it unchanged. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/tune_cli.h"
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/report.h"
+#include "core/version.h"
+
+static const char *const strategy_names[] = {"model", "exhaustive", "random"};
+
+void tune_reproducer(const struct tune_opts *o, const struct rb_shape *s,
+		     const struct rb_tune_point *p, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "rknn-bench run --device %s%s%s --shape %lldx%lldx%lld --dtype %s --seed %llu "
+		 "--data %s --verify %s --launch %s --config '%s'",
+		 o->device->name, o->engine.path ? ":" : "", o->engine.path ? o->engine.path : "",
+		 (long long)s->m, (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
+		 (unsigned long long)o->seed, rb_data_kind_name(o->data),
+		 rb_verify_mode_name(o->verify.mode), rb_npu_launch_name(p->launch), p->text);
+}
+
+/* A number, or null when it is not finite (undefined statistics are null). */
+static cJSON *add_num(cJSON *o, const char *key, double v)
+{
+	return isfinite(v) ? cJSON_AddNumberToObject(o, key, v) : cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *ranges_json(const struct rb_plan *plan)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (unsigned i = 0; a && i < plan->n_cores; i++) {
+		const struct rb_plan_core *c = &plan->cores[i];
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddItemToArray(a, r);
+		cJSON_AddNumberToObject(r, "core", c->core);
+		cJSON_AddNumberToObject(r, "begin", c->begin);
+		cJSON_AddNumberToObject(r, "end", c->end);
+		cJSON_AddNumberToObject(r, "tasks", (double)c->n_tasks);
+	}
+	return a;
+}
+
+static cJSON *split_json(const struct rb_plan *plan)
+{
+	const struct rb_plan_config *c = &plan->config;
+	cJSON *s = cJSON_CreateObject();
+	cJSON *w;
+
+	cJSON_AddStringToObject(s, "axis", rb_plan_axis_name(c->axis));
+	w = cJSON_AddArrayToObject(s, "weights");
+	for (unsigned i = 0; w && i < c->n_weights; i++)
+		cJSON_AddItemToArray(w, cJSON_CreateNumber(c->weights[i]));
+	cJSON_AddNumberToObject(s, "align", c->align);
+	cJSON_AddItemToObject(s, "ranges", ranges_json(plan));
+	return s;
+}
+
+static cJSON *tasks_json(const struct rb_plan *plan)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (unsigned i = 0; a && i < plan->n_cores; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)plan->cores[i].n_tasks));
+	return a;
+}
+
+/* The winner, re-planned: the planner's choices (banks, K-slice, ranges) made explicit. */
+static cJSON *tuned_json(const struct tune_opts *o, const struct tune_best *b)
+{
+	struct rb_tune_point planned = b->point;
+	const struct rb_plan_config *c;
+	struct rb_plan plan;
+	char repro[768];
+	cJSON *t;
+
+	if (rb_plan_init(&plan, &b->shape, &b->point.plan) < 0)
+		return NULL;
+	c = &plan.config;
+	t = cJSON_CreateObject();
+	rb_plan_config_format(c, planned.text, sizeof(planned.text));
+	cJSON_AddStringToObject(t, "config", planned.text);
+	cJSON_AddStringToObject(t, "launch", rb_npu_launch_name(b->point.launch));
+	cJSON_AddNumberToObject(t, "core_mask", c->core_mask);
+	cJSON_AddItemToObject(t, "split", split_json(&plan));
+	cJSON_AddNumberToObject(t, "data_banks", c->data_banks);
+	cJSON_AddNumberToObject(t, "weight_banks", c->weight_banks);
+	cJSON_AddStringToObject(t, "residency", rb_plan_residency_name(c->residency));
+	cJSON_AddBoolToObject(t, "chain", c->chain);
+	cJSON_AddNumberToObject(t, "k_slice", plan.k_slice);
+	cJSON_AddNumberToObject(t, "k_slices", plan.n_kslices);
+	cJSON_AddStringToObject(t, "out", rb_plan_out_name(c->out));
+	cJSON_AddItemToObject(t, "tasks_per_core", tasks_json(&plan));
+	cJSON_AddNumberToObject(t, "submits", (double)plan.n_submits);
+	cJSON_AddBoolToObject(t, "unproven_on_silicon", plan.streamed);
+	tune_reproducer(o, &b->shape, &planned, repro, sizeof(repro));
+	cJSON_AddStringToObject(t, "reproducer", repro);
+	rb_plan_release(&plan);
+	return t;
+}
+
+static cJSON *measured_json(const struct tune_run *t, const struct tune_best *b)
+{
+	struct rb_result r = {.shape = b->shape};
+	cJSON *m = cJSON_CreateObject();
+
+	r.stats.median_us = b->found ? b->median_us : NAN;
+	cJSON_AddStringToObject(m, "device", t->device.ops->name);
+	cJSON_AddBoolToObject(m, "modeled", t->device.ops->modeled);
+	add_num(m, "median_us", r.stats.median_us);
+	add_num(m, "gflops", rb_result_gflops(&r));
+	add_num(m, "gbps", rb_result_gbps(&r));
+	add_num(m, "gbps_b", rb_result_gbps_b(&r));
+	add_num(m, "default_us", b->default_us);
+	add_num(m, "speedup_vs_default", b->default_us / r.stats.median_us);
+	add_num(m, "cpu_us", b->cpu_us);
+	add_num(m, "speedup_vs_cpu", b->cpu_us / r.stats.median_us);
+	cJSON_AddStringToObject(m, "verify", b->found ? b->verify : "failed");
+	cJSON_AddStringToObject(m, "strategy", strategy_names[t->o->strategy]);
+	cJSON_AddNumberToObject(m, "configs_in_space", (double)b->n_space);
+	cJSON_AddNumberToObject(m, "configs_modeled", (double)b->n_model);
+	cJSON_AddNumberToObject(m, "configs_run", (double)b->n_run);
+	cJSON_AddNumberToObject(m, "configs_failed", (double)b->n_failed);
+	return m;
+}
+
+/* ---- pairs ---- */
+
+/* The shape-list entry holding `name`. */
+static long entry_of(const struct rb_shape_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->count; i++)
+		for (size_t j = 0; j < l->entries[i].n_names; j++)
+			if (strcmp(l->entries[i].names[j], name) == 0)
+				return (long)i;
+	return -1;
+}
+
+static void annotate(const struct tune_run *t, const struct tune_best *best, cJSON *pair)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
+	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring) : -1;
+	const struct tune_best *b = i >= 0 ? &best[i] : NULL;
+	cJSON *tuned;
+
+	if (!b)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(pair, "tuned");
+	cJSON_DeleteItemFromObjectCaseSensitive(pair, "measured");
+	tuned = b->found ? tuned_json(t->o, b) : NULL;
+	cJSON_AddItemToObject(pair, "tuned", tuned ? tuned : cJSON_CreateNull());
+	cJSON_AddItemToObject(pair, "measured", measured_json(t, b));
+}
+
+static cJSON *spec_pair(const struct rb_shape_entry *e, size_t name)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON *s0 = cJSON_AddObjectToObject(p, "src0"), *s1 = cJSON_AddObjectToObject(p, "src1");
+
+	cJSON_AddNumberToObject(s0, "row", (double)e->shape.m);
+	cJSON_AddNumberToObject(s0, "col", (double)e->shape.k);
+	cJSON_AddNumberToObject(s1, "row", (double)e->shape.k);
+	cJSON_AddNumberToObject(s1, "col", (double)e->shape.n);
+	cJSON_AddStringToObject(p, "name", e->names[name]);
+	cJSON_AddStringToObject(p, "dtype", rb_dtype_name(e->shape.dtype));
+	return p;
+}
+
+static bool has_name(const cJSON *pairs, const char *name)
+{
+	for (const cJSON *p = pairs->child; p; p = p->next) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Pairs of one more input file; their dtype made explicit when the file set one. */
+static void append_file_pairs(cJSON *pairs, const cJSON *root)
+{
+	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "dtype");
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "pairs");
+
+	for (const cJSON *p = cJSON_IsArray(src) ? src->child : NULL; p; p = p->next) {
+		cJSON *copy = cJSON_Duplicate(p, true);
+
+		if (cJSON_IsString(dt) && !cJSON_GetObjectItemCaseSensitive(copy, "dtype"))
+			cJSON_AddStringToObject(copy, "dtype", dt->valuestring);
+		cJSON_AddItemToArray(pairs, copy);
+	}
+}
+
+static cJSON *read_json(const char *path)
+{
+	char *data;
+	size_t len;
+	cJSON *root;
+
+	if (rb_file_read(path, &data, &len) < 0)
+		return NULL;
+	root = cJSON_Parse(data);
+	free(data);
+	if (!root)
+		rb_set_error(-EINVAL, "%s: changed while tuning: it is no longer valid JSON", path);
+	return root;
+}
+
+/* The first file is the base (its top-level keys are kept); later files and --shape
+ * specs add their pairs. */
+static cJSON *input_pairs(const struct tune_opts *o, cJSON **base)
+{
+	cJSON *pairs;
+
+	*base = o->n_files ? read_json(o->files[0]) : cJSON_CreateObject();
+	if (!*base)
+		return NULL;
+	pairs = cJSON_DetachItemFromObjectCaseSensitive(*base, "pairs");
+	if (!cJSON_IsArray(pairs)) {
+		cJSON_Delete(pairs);
+		pairs = cJSON_CreateArray();
+	}
+	for (int i = 1; i < o->n_files; i++) {
+		cJSON *root = read_json(o->files[i]);
+
+		if (!root)
+			return cJSON_Delete(pairs), NULL;
+		append_file_pairs(pairs, root);
+		cJSON_Delete(root);
+	}
+	for (size_t i = 0; i < o->shapes.count; i++)
+		for (size_t j = 0; j < o->shapes.entries[i].n_names; j++)
+			if (!has_name(pairs, o->shapes.entries[i].names[j]))
+				cJSON_AddItemToArray(pairs, spec_pair(&o->shapes.entries[i], j));
+	return pairs;
+}
+
+/* ---- the document ---- */
+
+static void top_fields(const struct tune_run *t, cJSON *doc)
+{
+	struct rb_context ctx;
+
+	rb_context_collect(&ctx);
+	cJSON_AddStringToObject(doc, "schema", "rknn-bench-tuned/1");
+	cJSON_AddStringToObject(doc, "tool_version", RB_VERSION);
+	cJSON_AddStringToObject(doc, "device", t->device.ops->name);
+	cJSON_AddBoolToObject(doc, "modeled", t->device.ops->modeled);
+	cJSON_AddStringToObject(doc, "driver", t->header.driver);
+	cJSON_AddStringToObject(doc, "soc", t->header.soc);
+	cJSON_AddStringToObject(doc, "generated", ctx.date);
+	cJSON_AddStringToObject(doc, "strategy", strategy_names[t->o->strategy]);
+}
+
+static cJSON *build(const struct tune_run *t, const struct tune_best *best)
+{
+	cJSON *base = NULL, *pairs = input_pairs(t->o, &base), *doc;
+
+	if (!pairs) {
+		cJSON_Delete(base);
+		return NULL;
+	}
+	doc = cJSON_CreateObject();
+	top_fields(t, doc);
+	while (base && base->child) { /* the input's own top-level keys, after ours */
+		cJSON *item = cJSON_DetachItemViaPointer(base, base->child);
+
+		if (cJSON_GetObjectItemCaseSensitive(doc, item->string))
+			cJSON_Delete(item);
+		else
+			cJSON_AddItemToObject(doc, item->string, item);
+	}
+	cJSON_Delete(base);
+	for (cJSON *p = pairs->child; p; p = p->next)
+		annotate(t, best, p);
+	cJSON_AddItemToObject(doc, "pairs", pairs);
+	return doc;
+}
+
+static int write_doc(FILE *f, void *ctx)
+{
+	char *text = cJSON_Print(ctx);
+	int ret = 0;
+
+	if (!text)
+		return -ENOMEM;
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+		ret = -EIO;
+	free(text);
+	return ret;
+}
+
+int tune_write_output(const struct tune_run *t, const struct tune_best *best)
+{
+	cJSON *doc = build(t, best);
+	int ret;
+
+	if (!doc)
+		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+	ret = rb_file_write_atomic(t->o->out_path, write_doc, doc);
+	cJSON_Delete(doc);
+	if (ret < 0)
+		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+	return 0;
+}

@@ -1,0 +1,391 @@
+/* Tuning one shape: pick candidates (strategy), verify and time them on the device,
+ * time the default config and the CPU reference, keep the fastest verified config.
+ * Every result goes to the cache the moment it exists and is looked up there first,
+ * so an interrupted tune resumes where it stopped. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/measure.h"
+#include "cli/tune_cli.h"
+#include "core/error.h"
+
+volatile sig_atomic_t tune_stop;
+
+struct shape_ctx {
+	struct tune_run *t;
+	const struct rb_shape *shape;
+	const char *label;
+	char key[64];
+	struct rb_tune_points points;
+	struct rb_inputs in; /* made on first use: a fully cached shape needs none */
+	bool have_inputs;
+	struct rb_inputs no_data; /* the shape alone: what the timing model is given */
+	struct tune_best *best;
+	const char *phase;
+	size_t done, total;
+	double phase_t0;
+	double best_model_us; /* fastest modeled so far (NAN: none yet) */
+};
+
+/* ---- progress (stderr: a line on a TTY, one line per config with --verbose) ---- */
+
+static void progress(const struct shape_ctx *c)
+{
+	const struct tune_run *t = c->t;
+	double el = (rb_now_us() - c->phase_t0) / 1e6;
+	double eta = c->done ? el / (double)c->done * (double)(c->total - c->done) : 0;
+
+	if (!t->tty || t->o->quiet || cli_quiet)
+		return;
+	fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s %zu/%zu", t->shape_index + 1, t->n_shapes,
+		c->label, c->phase, c->done, c->total);
+	if (c->best->found)
+		fprintf(stderr, ", best %.1f us", c->best->median_us);
+	else if (isfinite(c->best_model_us))
+		fprintf(stderr, ", best modeled %.1f us", c->best_model_us);
+	fprintf(stderr, ", ETA %.0f s", eta);
+	fflush(stderr);
+}
+
+static void verbose(const struct shape_ctx *c, const struct rb_tune_record *r, bool cached)
+{
+	if (!c->t->o->verbose)
+		return;
+	if (c->t->tty)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr, "%-5s %s  %-7s %12.1f us  %-8s %s%s\n", rb_tune_kind_name(r->kind), c->key,
+		r->launch, r->median_us, r->ok ? r->verify : "FAILED", r->config,
+		cached ? "  (cached)" : "");
+	if (!r->ok)
+		fprintf(stderr, "      reason: %s\n", r->reason);
+}
+
+/* ---- evaluations ---- */
+
+static void record_init(struct rb_tune_record *r, const struct shape_ctx *c, enum rb_tune_kind kind,
+			const char *config, const char *launch)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	snprintf(r->shape, sizeof(r->shape), "%s", c->key);
+	snprintf(r->config, sizeof(r->config), "%s", config);
+	snprintf(r->launch, sizeof(r->launch), "%s", launch);
+	r->median_us = NAN;
+}
+
+/* Looks the result up in the cache; 1 when found (copied to *out). */
+static int cached(struct shape_ctx *c, struct rb_tune_record *r)
+{
+	const struct rb_tune_record *hit =
+	    rb_tune_cache_find(&c->t->cache, r->kind, r->shape, r->config, r->launch);
+
+	if (!hit)
+		return 0;
+	*r = *hit;
+	verbose(c, r, true);
+	return 1;
+}
+
+static int keep(struct shape_ctx *c, const struct rb_tune_record *r)
+{
+	verbose(c, r, false);
+	if (rb_tune_cache_append(&c->t->cache, r) < 0)
+		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+	return 0;
+}
+
+/* The timing model alone: the emulator with model_only, no data. */
+static int model_eval(struct shape_ctx *c, const struct rb_tune_point *p, double *us)
+{
+	struct rb_engine *e = &c->t->model;
+	struct rb_tune_record r;
+	int ret;
+
+	record_init(&r, c, RB_TUNE_MODEL, p->text, rb_npu_launch_name(p->launch));
+	if (!cached(c, &r)) {
+		e->opts.plan = p->plan;
+		e->opts.launch = p->launch;
+		ret = e->ops->prepare(e, &c->no_data);
+		if (ret == 0)
+			ret = e->ops->run(e, NULL, &r.median_us);
+		r.ok = ret == 0;
+		if (!r.ok)
+			snprintf(r.reason, sizeof(r.reason), "%s", rb_last_error());
+		ret = keep(c, &r);
+		if (ret)
+			return ret;
+	}
+	*us = r.ok ? r.median_us : NAN;
+	return 0;
+}
+
+static int ensure_inputs(struct shape_ctx *c)
+{
+	const struct tune_opts *o = c->t->o;
+
+	if (c->have_inputs)
+		return 0;
+	if (rb_inputs_init(&c->in, c->shape, o->seed, o->data) < 0)
+		return rb_error("%s: %s", c->label, rb_last_error()), RB_EXIT_USAGE;
+	c->have_inputs = true;
+	return 0;
+}
+
+static void verify_reason(const struct rb_verify_result *v, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "verification failed: %lld of %lld checked elements differ (max abs "
+		 "error %g)",
+		 (long long)v->mismatches, (long long)v->checked, v->max_abs);
+}
+
+/* Verify, then time, on an engine (the device or the CPU reference). */
+static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune_record *r)
+{
+	const struct tune_opts *o = c->t->o;
+	struct cli_measure m = {.measure = &o->measure,
+				.verify = &o->verify,
+				.ref_threads = o->engine.threads,
+				.quiet = true};
+	struct rb_result res = {0};
+	int ret = ensure_inputs(c);
+
+	if (ret)
+		return ret;
+	ret = cli_measure_shape(&m, e, &c->in, &res);
+	r->ok = ret == 0 && res.verify.status != RB_VERIFY_FAILED;
+	if (ret == 0) {
+		r->median_us = res.stats.median_us;
+		snprintf(r->verify, sizeof(r->verify), "%s",
+			 rb_verify_status_name(res.verify.status));
+	}
+	if (ret)
+		snprintf(r->reason, sizeof(r->reason), "%s", m.reason);
+	else if (!r->ok)
+		verify_reason(&res.verify, r->reason, sizeof(r->reason));
+	rb_result_release(&res);
+	return keep(c, r);
+}
+
+static int run_eval(struct shape_ctx *c, const struct rb_tune_point *p, struct rb_tune_record *r)
+{
+	struct rb_engine *e = &c->t->device;
+
+	record_init(r, c, RB_TUNE_RUN, p->text, rb_npu_launch_name(p->launch));
+	if (cached(c, r))
+		return 0;
+	e->opts.plan = p->plan;
+	e->opts.launch = p->launch;
+	return measure_eval(c, e, r);
+}
+
+static int cpu_eval(struct shape_ctx *c)
+{
+	struct rb_tune_record r;
+	int ret = 0;
+
+	record_init(&r, c, RB_TUNE_CPU, "cpu", "-");
+	if (!cached(c, &r))
+		ret = measure_eval(c, &c->t->cpu, &r);
+	c->best->cpu_us = r.ok ? r.median_us : NAN;
+	return ret;
+}
+
+/* ---- strategies: which points run on the device ---- */
+
+struct ranked {
+	size_t index;
+	double us;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->us != y->us)
+		return x->us < y->us ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void phase(struct shape_ctx *c, const char *name, size_t total)
+{
+	c->phase = name;
+	c->done = 0;
+	c->total = total;
+	c->phase_t0 = rb_now_us();
+}
+
+/* Models every point; the best `top` (that the model could run) go to the device. */
+static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
+{
+	size_t count = c->points.count, kept = 0;
+	struct ranked *rank = calloc(count ? count : 1, sizeof(*rank));
+	int ret = rank ? 0 : RB_EXIT_USAGE;
+
+	phase(c, "model", count);
+	for (size_t i = 0; ret == 0 && i < count && !tune_stop; i++, c->done++) {
+		double us = NAN;
+
+		ret = model_eval(c, &c->points.items[i], &us);
+		if (ret == 0 && isfinite(us))
+			rank[kept++] = (struct ranked){i, us};
+		if (isfinite(us) && !(us >= c->best_model_us)) /* NAN best: the first wins */
+			c->best_model_us = us;
+		progress(c);
+	}
+	if (ret == 0 && tune_stop)
+		ret = TUNE_INTERRUPTED;
+	qsort(rank, kept, sizeof(*rank), by_time);
+	*n = kept < (size_t)c->t->o->top ? kept : (size_t)c->t->o->top;
+	for (size_t i = 0; i < *n; i++)
+		order[i] = rank[i].index;
+	c->best->n_model = count;
+	free(rank);
+	return ret;
+}
+
+static int pick(struct shape_ctx *c, size_t *order, size_t *n)
+{
+	const struct tune_opts *o = c->t->o;
+	size_t count = c->points.count;
+	size_t *shuffled;
+
+	if (o->strategy == TUNE_MODEL)
+		return pick_model(c, order, n);
+	if (o->strategy == TUNE_EXHAUSTIVE) {
+		for (size_t i = 0; i < count; i++)
+			order[i] = i;
+		*n = count;
+		return 0;
+	}
+	shuffled = rb_tune_shuffle(count, o->seed);
+	if (!shuffled)
+		return rb_error("out of memory"), RB_EXIT_USAGE;
+	*n = count < (size_t)o->max_evals ? count : (size_t)o->max_evals;
+	memcpy(order, shuffled, *n * sizeof(*order));
+	free(shuffled);
+	return 0;
+}
+
+/* ---- the device phase ---- */
+
+static void consider(struct shape_ctx *c, const struct rb_tune_point *p,
+		     const struct rb_tune_record *r)
+{
+	struct tune_best *b = c->best;
+
+	b->n_run++;
+	if (!r->ok) {
+		b->n_failed++;
+		return;
+	}
+	if (b->found && r->median_us >= b->median_us)
+		return;
+	b->found = true;
+	b->point = *p;
+	b->median_us = r->median_us;
+	snprintf(b->verify, sizeof(b->verify), "%s", r->verify);
+}
+
+/* What `run` does without flags: all auto, fences. When a point of the space plans to
+ * the same program, that point is the default (measured once); else *index = SIZE_MAX. */
+static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, size_t *index)
+{
+	struct rb_plan plan;
+	uint64_t sig = 0;
+
+	memset(p, 0, sizeof(*p));
+	rb_plan_config_init(&p->plan);
+	p->launch = RB_LAUNCH_FENCES;
+	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
+	*index = SIZE_MAX;
+	if (rb_plan_init(&plan, c->shape, &p->plan) < 0)
+		return;
+	sig = rb_tune_plan_signature(&plan, p->launch);
+	rb_plan_release(&plan);
+	for (size_t i = 0; i < c->points.count && *index == SIZE_MAX; i++) {
+		if (rb_plan_init(&plan, c->shape, &c->points.items[i].plan) < 0)
+			continue;
+		if (rb_tune_plan_signature(&plan, c->points.items[i].launch) == sig) {
+			*index = i;
+			*p = c->points.items[i];
+		}
+		rb_plan_release(&plan);
+	}
+}
+
+/* The default config first (the baseline; it wins ties), then the candidates. */
+static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
+{
+	struct rb_tune_point def;
+	struct rb_tune_record r;
+	size_t def_index;
+	int ret;
+
+	default_point(c, &def, &def_index);
+	phase(c, "run", n + 1);
+	ret = run_eval(c, &def, &r);
+	c->best->default_us = r.ok ? r.median_us : NAN;
+	if (ret == 0)
+		consider(c, &def, &r);
+	for (size_t i = 0; ret == 0 && i < n && !tune_stop; i++) {
+		c->done++;
+		progress(c);
+		if (order[i] == def_index)
+			continue;
+		ret = run_eval(c, &c->points.items[order[i]], &r);
+		if (ret == 0)
+			consider(c, &c->points.items[order[i]], &r);
+	}
+	c->done = c->total;
+	progress(c);
+	return ret == 0 && tune_stop ? TUNE_INTERRUPTED : ret;
+}
+
+static int tune_points(struct shape_ctx *c)
+{
+	size_t *order = calloc(c->points.count + 1, sizeof(*order));
+	size_t n = 0;
+	int ret = order ? 0 : RB_EXIT_USAGE;
+
+	if (ret == 0)
+		ret = pick(c, order, &n);
+	if (ret == 0)
+		ret = run_candidates(c, order, n);
+	if (ret == 0 && !tune_stop)
+		ret = cpu_eval(c);
+	free(order);
+	return ret == 0 && tune_stop ? TUNE_INTERRUPTED : ret;
+}
+
+int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *label,
+	       struct tune_best *best)
+{
+	struct shape_ctx c = {.t = t,
+			      .shape = shape,
+			      .label = label,
+			      .best = best,
+			      .no_data = {.shape = *shape},
+			      .best_model_us = NAN};
+	int ret;
+
+	memset(best, 0, sizeof(*best));
+	best->shape = *shape;
+	best->default_us = best->cpu_us = NAN;
+	rb_tune_shape_key(shape, c.key, sizeof(c.key));
+	if (rb_tune_space_enumerate(&t->o->space, shape, &c.points) < 0)
+		return rb_error("%s: %s", label, rb_last_error()), RB_EXIT_USAGE;
+	best->n_space = c.points.count;
+	ret = tune_points(&c);
+	if (t->tty && !t->o->quiet && !cli_quiet)
+		fputs("\r\033[K", stderr);
+	rb_tune_points_release(&c.points);
+	if (c.have_inputs)
+		rb_inputs_release(&c.in);
+	return ret;
+}

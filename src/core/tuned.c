@@ -1,0 +1,402 @@
+/* The tuned-kernel file reader (include/rknn_bench/tuned.h, docs/tuned-json.md).
+ *
+ * The parsed document is kept inside the db: every string a config points at is the
+ * document's own, so a db is one cJSON tree plus an array, freed together. The fields
+ * of the plan (core mask, axis, banks, K-slice, residency, chaining) are read from the
+ * config string through the planner's own parser, so they cannot disagree with it. */
+#include "rknn_bench/tuned.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/fileio.h"
+#include "npu/plan.h"
+
+struct rb_tuned_db {
+	cJSON *root;
+	struct rb_tuned_config *items;
+	size_t count;
+};
+
+/* Where a message points: "<label>: pairs[3].tuned.launch". */
+struct ctx {
+	const char *label;
+	size_t pair;
+};
+
+#define PAIR_ERR(c, fmt, ...)                                                                      \
+	rb_set_error(-EINVAL, "%s: pairs[%zu]." fmt, (c)->label, (c)->pair, __VA_ARGS__)
+
+static int get_dim(const struct ctx *c, const cJSON *obj, const char *o, const char *key,
+		   int64_t *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > (double)RB_SHAPE_DIM_MAX ||
+	    v->valuedouble != floor(v->valuedouble))
+		return PAIR_ERR(c, "%s.%s must be an integer from 1 to %lld", o, key,
+				(long long)RB_SHAPE_DIM_MAX);
+	*out = (int64_t)v->valuedouble;
+	return 0;
+}
+
+static int get_shape(const struct ctx *c, const cJSON *pair, enum rb_dtype dtype,
+		     struct rb_shape *s)
+{
+	const cJSON *src0 = cJSON_GetObjectItemCaseSensitive(pair, "src0");
+	const cJSON *src1 = cJSON_GetObjectItemCaseSensitive(pair, "src1");
+	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(pair, "dtype");
+	int64_t k1;
+	int ret;
+
+	if (!cJSON_IsObject(src0) || !cJSON_IsObject(src1))
+		return PAIR_ERR(c, "%s must be an object", cJSON_IsObject(src0) ? "src1" : "src0");
+	ret = get_dim(c, src0, "src0", "row", &s->m);
+	if (!ret)
+		ret = get_dim(c, src0, "src0", "col", &s->k);
+	if (!ret)
+		ret = get_dim(c, src1, "src1", "row", &k1);
+	if (!ret)
+		ret = get_dim(c, src1, "src1", "col", &s->n);
+	if (!ret && k1 != s->k)
+		ret = PAIR_ERR(c, "src1.row is %lld but src0.col is %lld", (long long)k1,
+			       (long long)s->k);
+	s->dtype = dtype;
+	if (!ret && dt && (!cJSON_IsString(dt) || rb_dtype_parse(dt->valuestring, &s->dtype) < 0))
+		ret = PAIR_ERR(c, "%s", "dtype must be \"fp16\" or \"int8\"");
+	return ret;
+}
+
+/* Optional typed members: absent is fine, the wrong type is not. */
+static int opt_string(const struct ctx *c, const cJSON *obj, const char *o, const char *key,
+		      const char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (v && !cJSON_IsString(v))
+		return PAIR_ERR(c, "%s.%s must be a string", o, key);
+	*out = v ? v->valuestring : "";
+	return 0;
+}
+
+static int opt_number(const struct ctx *c, const cJSON *obj, const char *key, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	*out = NAN;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return PAIR_ERR(c, "measured.%s must be a number or null", key);
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int get_range(const struct ctx *c, const cJSON *r, size_t i, struct rb_tuned_range *out)
+{
+	static const char *const keys[] = {"core", "begin", "end", "tasks"};
+	double v[4];
+
+	for (size_t k = 0; k < 4; k++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
+
+		if (!cJSON_IsNumber(f) || f->valuedouble < 0 || f->valuedouble > 4294967295.0)
+			return PAIR_ERR(c, "tuned.split.ranges[%zu].%s must be an unsigned integer",
+					i, keys[k]);
+		v[k] = f->valuedouble;
+	}
+	if (v[0] >= RB_TUNED_MAX_CORES || v[2] < v[1])
+		return PAIR_ERR(c, "tuned.split.ranges[%zu] names no core or ends before it begins",
+				i);
+	*out =
+	    (struct rb_tuned_range){(unsigned)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3]};
+	return 0;
+}
+
+static int get_ranges(const struct ctx *c, const cJSON *tuned, struct rb_tuned_config *t)
+{
+	const cJSON *split = cJSON_GetObjectItemCaseSensitive(tuned, "split");
+	const cJSON *ranges = cJSON_GetObjectItemCaseSensitive(split, "ranges");
+	int ret = 0;
+
+	if (!ranges)
+		return 0;
+	if (!cJSON_IsArray(ranges) || cJSON_GetArraySize(ranges) > RB_TUNED_MAX_CORES)
+		return PAIR_ERR(c, "%s", "tuned.split.ranges must be an array of at most 3 cores");
+	for (const cJSON *r = ranges->child; ret == 0 && r; r = r->next)
+		ret = get_range(c, r, t->n_ranges, &t->ranges[t->n_ranges]), t->n_ranges++;
+	return ret;
+}
+
+/* The plan fields, from the config string through the planner's parser. */
+static int get_plan(const struct ctx *c, const cJSON *tuned, struct rb_tuned_config *t)
+{
+	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(tuned, "config");
+	const cJSON *launch = cJSON_GetObjectItemCaseSensitive(tuned, "launch");
+	struct rb_plan_config pc;
+	char why[512];
+
+	if (!cJSON_IsString(cfg))
+		return PAIR_ERR(c, "%s", "tuned.config must be a string (the compact plan config)");
+	rb_plan_config_init(&pc);
+	if (rb_plan_config_parse(&pc, cfg->valuestring) < 0) {
+		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
+		return PAIR_ERR(c, "tuned.config: %s", why);
+	}
+	if (!cJSON_IsString(launch) || (strcmp(launch->valuestring, "fences") != 0 &&
+					strcmp(launch->valuestring, "threads") != 0))
+		return PAIR_ERR(c, "%s", "tuned.launch must be \"fences\" or \"threads\"");
+	t->config = cfg->valuestring;
+	t->launch = launch->valuestring;
+	t->core_mask = pc.core_mask;
+	t->split_axis = rb_plan_axis_name(pc.axis);
+	t->data_banks = pc.data_banks;
+	t->weight_banks = pc.weight_banks;
+	t->k_slice = pc.k_slice;
+	t->resident = pc.residency == RB_PLAN_RESIDENT;
+	t->chain = pc.chain;
+	return 0;
+}
+
+static int get_measured(const struct ctx *c, const cJSON *pair, struct rb_tuned_config *t)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(pair, "measured");
+	const cJSON *modeled = cJSON_GetObjectItemCaseSensitive(m, "modeled");
+	int ret = 0;
+
+	if (m && !cJSON_IsObject(m))
+		return PAIR_ERR(c, "%s", "measured must be an object");
+	t->modeled = cJSON_IsTrue(modeled);
+	ret = opt_string(c, m, "measured", "device", &t->device);
+	if (!ret)
+		ret = opt_string(c, m, "measured", "verify", &t->verify);
+	if (!ret)
+		ret = opt_number(c, m, "median_us", &t->median_us);
+	if (!ret)
+		ret = opt_number(c, m, "gflops", &t->gflops);
+	if (!ret)
+		ret = opt_number(c, m, "gbps", &t->gbps);
+	if (!ret)
+		ret = opt_number(c, m, "speedup_vs_default", &t->speedup_vs_default);
+	if (!ret)
+		ret = opt_number(c, m, "speedup_vs_cpu", &t->speedup_vs_cpu);
+	return ret;
+}
+
+/* One pair; *tuned is false for a pair without a "tuned" object. */
+static int get_pair(const struct ctx *c, const cJSON *pair, enum rb_dtype dtype,
+		    struct rb_tuned_config *t, bool *tuned)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
+	const cJSON *tu = cJSON_GetObjectItemCaseSensitive(pair, "tuned");
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	*tuned = false;
+	if (!cJSON_IsObject(pair))
+		return rb_set_error(-EINVAL, "%s: pairs[%zu] must be an object", c->label, c->pair);
+	if (!cJSON_IsString(name) || !name->valuestring[0])
+		return PAIR_ERR(c, "%s", "name must be a non-empty string");
+	t->name = name->valuestring;
+	ret = get_shape(c, pair, dtype, &t->shape);
+	if (ret || !tu || cJSON_IsNull(tu))
+		return ret;
+	if (!cJSON_IsObject(tu))
+		return PAIR_ERR(c, "%s", "tuned must be an object or null");
+	*tuned = true;
+	ret = get_plan(c, tu, t);
+	if (!ret)
+		ret = get_ranges(c, tu, t);
+	if (!ret)
+		ret = opt_string(c, tu, "tuned", "reproducer", &t->reproducer);
+	return ret ? ret : get_measured(c, pair, t);
+}
+
+static int get_top(const cJSON *root, const char *label, const cJSON **pairs, enum rb_dtype *dtype)
+{
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "dtype");
+
+	if (!cJSON_IsObject(root))
+		return rb_set_error(-EINVAL, "%s: the top level must be an object", label);
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, RB_TUNED_SCHEMA) != 0)
+		return rb_set_error(-EINVAL,
+				    "%s: schema must be \"%s\" (is this a file written by "
+				    "rknn-bench tune?)",
+				    label, RB_TUNED_SCHEMA);
+	*pairs = cJSON_GetObjectItemCaseSensitive(root, "pairs");
+	if (!cJSON_IsArray(*pairs))
+		return rb_set_error(-EINVAL, "%s: pairs must be an array", label);
+	*dtype = RB_DTYPE_FP16;
+	if (dt && (!cJSON_IsString(dt) || rb_dtype_parse(dt->valuestring, dtype) < 0))
+		return rb_set_error(-EINVAL, "%s: dtype must be \"fp16\" or \"int8\"", label);
+	return 0;
+}
+
+static int load_pairs(struct rb_tuned_db *db, const char *label)
+{
+	const cJSON *pairs = NULL;
+	enum rb_dtype dtype;
+	struct ctx c = {label, 0};
+	bool tuned;
+	int ret = get_top(db->root, label, &pairs, &dtype);
+
+	if (ret)
+		return ret;
+	db->items = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*db->items));
+	if (!db->items)
+		return rb_set_error(-ENOMEM, "%s: out of memory", label);
+	for (const cJSON *p = pairs->child; ret == 0 && p; p = p->next, c.pair++) {
+		ret = get_pair(&c, p, dtype, &db->items[db->count], &tuned);
+		db->count += ret == 0 && tuned;
+	}
+	return ret;
+}
+
+/* Strict parse: the whole text must be one JSON value (trailing text is an error). */
+static cJSON *parse_strict(const char *json, size_t len, ptrdiff_t *error_at)
+{
+	char *text = malloc(len + 1);
+	const char *end = NULL;
+	cJSON *root;
+
+	*error_at = 0;
+	if (!text)
+		return NULL;
+	memcpy(text, json, len);
+	text[len] = '\0';
+	root = cJSON_ParseWithOpts(text, &end, true);
+	if (!root && end)
+		*error_at = end - text;
+	free(text);
+	return root;
+}
+
+int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len, const char *label)
+{
+	struct rb_tuned_db *db = calloc(1, sizeof(*db));
+	ptrdiff_t at;
+	int ret;
+
+	*out = NULL;
+	if (!db)
+		return rb_set_error(-ENOMEM, "%s: out of memory", label);
+	db->root = parse_strict(json, len, &at);
+	if (!db->root)
+		ret = rb_set_error(-EINVAL, "%s: not valid JSON near byte %td", label, at);
+	else
+		ret = load_pairs(db, label);
+	if (ret < 0) {
+		rb_tuned_free(db);
+		return ret;
+	}
+	*out = db;
+	return 0;
+}
+
+int rb_tuned_load_file(struct rb_tuned_db **db, const char *path)
+{
+	char *data;
+	size_t len;
+	int ret = rb_file_read(path, &data, &len);
+
+	*db = NULL;
+	if (ret < 0)
+		return ret;
+	ret = rb_tuned_load_string(db, data, len, path);
+	free(data);
+	return ret;
+}
+
+void rb_tuned_free(struct rb_tuned_db *db)
+{
+	if (!db)
+		return;
+	cJSON_Delete(db->root);
+	free(db->items);
+	free(db);
+}
+
+/* ---- lookup ---- */
+
+static bool same_shape(const struct rb_shape *s, int64_t m, int64_t k, int64_t n,
+		       enum rb_dtype dtype)
+{
+	return s->m == m && s->k == k && s->n == n && s->dtype == dtype;
+}
+
+static int64_t distance(int64_t a, int64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Same dtype, K and N; the closest M, the smaller on a tie. */
+static const struct rb_tuned_config *nearest(const struct rb_tuned_db *db, int64_t m, int64_t k,
+					     int64_t n, enum rb_dtype dtype)
+{
+	const struct rb_tuned_config *best = NULL;
+
+	for (size_t i = 0; i < db->count; i++) {
+		const struct rb_tuned_config *t = &db->items[i];
+		int64_t d = distance(t->shape.m, m);
+
+		if (t->shape.k != k || t->shape.n != n || t->shape.dtype != dtype)
+			continue;
+		if (!best || d < distance(best->shape.m, m) ||
+		    (d == distance(best->shape.m, m) && t->shape.m < best->shape.m))
+			best = t;
+	}
+	return best;
+}
+
+const struct rb_tuned_config *rb_tuned_lookup(const struct rb_tuned_db *db, int64_t m, int64_t k,
+					      int64_t n, enum rb_dtype dtype, const char *name,
+					      enum rb_tuned_match *match)
+{
+	const struct rb_tuned_config *found = NULL;
+	enum rb_tuned_match how = RB_TUNED_NONE;
+
+	for (size_t i = 0; name && db && i < db->count && !found; i++)
+		if (strcmp(db->items[i].name, name) == 0 &&
+		    same_shape(&db->items[i].shape, m, k, n, dtype))
+			found = &db->items[i], how = RB_TUNED_NAME;
+	for (size_t i = 0; db && i < db->count && !found; i++)
+		if (same_shape(&db->items[i].shape, m, k, n, dtype))
+			found = &db->items[i], how = RB_TUNED_SHAPE;
+	if (db && !found) {
+		found = nearest(db, m, k, n, dtype);
+		how = found ? RB_TUNED_BUCKET : RB_TUNED_NONE;
+	}
+	if (match)
+		*match = how;
+	return found;
+}
+
+size_t rb_tuned_count(const struct rb_tuned_db *db)
+{
+	return db ? db->count : 0;
+}
+
+const struct rb_tuned_config *rb_tuned_at(const struct rb_tuned_db *db, size_t i)
+{
+	return db && i < db->count ? &db->items[i] : NULL;
+}
+
+const char *rb_tuned_info(const struct rb_tuned_db *db, const char *key)
+{
+	const cJSON *v = db ? cJSON_GetObjectItemCaseSensitive(db->root, key) : NULL;
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+const char *rb_tuned_match_name(enum rb_tuned_match match)
+{
+	static const char *const names[] = {"none", "name", "shape", "bucket"};
+
+	return match <= RB_TUNED_BUCKET ? names[match] : "unknown";
+}

@@ -1,0 +1,373 @@
+/* Hardware profiles (see soc.h): a strict loader driven by one table of the keys the
+ * model uses, and the embedded default. */
+#include "sim/soc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "core/error.h"
+#include "core/fileio.h"
+#include "sim/sim.h"
+
+/* build/gen/soc_rk3588.c, made by the Makefile from configs/soc/rk3588.json */
+extern const unsigned char rb_soc_rk3588_json[];
+extern const size_t rb_soc_rk3588_json_len;
+
+#define DEFAULT_LABEL "rk3588.json"
+#define NS_MAX        1e9 /* a fixed cost above 1 s is a typo */
+#define GBPS_MAX      1e4
+
+enum kind { KIND_INT, KIND_REAL };
+
+/* One number the model uses: where it is, what it may be, where it goes. */
+struct key {
+	const char *path;
+	enum kind kind;
+	double min, max; /* inclusive, except min when min_open */
+	bool min_open;
+	const char *rule; /* "must be <rule>" */
+	size_t off;
+};
+
+#define FIELD(f) offsetof(struct rb_soc_profile, f)
+#define POSITIVE(p, f, max)                                                                        \
+	{                                                                                          \
+		p, KIND_REAL, 0, max, true, "a positive number", FIELD(f)                          \
+	}
+#define COST(p, f)                                                                                 \
+	{                                                                                          \
+		p, KIND_REAL, 0, NS_MAX, false, "a number of ns from 0 to 1e9", FIELD(f)           \
+	}
+#define COUNT(p, f, lo, hi, rule)                                                                  \
+	{                                                                                          \
+		p, KIND_INT, lo, hi, false, rule, FIELD(f)                                         \
+	}
+
+static const struct key keys[] = {
+    COUNT("cores", cores, 1, RB_SIM_MAX_CORES, "an integer from 1 to 3"),
+    POSITIVE("clock_mhz", clock_mhz, 1e5),
+    COUNT("mac.fp16_per_cycle", fp16_macs, 1, 1 << 20, "an integer from 1 to 1048576"),
+    COUNT("mac.int8_per_cycle", int8_macs, 1, 1 << 20, "an integer from 1 to 1048576"),
+    COUNT("mac.channel_atom", channel_atom, 1, 1024, "an integer from 1 to 1024"),
+    COUNT("mac.weight_load_cycles_per_kernel", weight_load_cycles, 0, 1024,
+	  "an integer from 0 to 1024"),
+    /* DATA_BANK and WEIGHT_BANK are 4-bit fields (npu-facts §c) */
+    COUNT("cbuf.banks", cbuf_banks, 1, 15, "an integer from 1 to 15"),
+    COUNT("cbuf.bank_bytes", cbuf_bank_bytes, 64, 1 << 24, "an integer from 64 to 16777216"),
+    POSITIVE("ddr.gbps_per_stream", ddr_stream_gbps, GBPS_MAX),
+    POSITIVE("ddr.gbps_per_core", ddr_core_gbps, GBPS_MAX),
+    POSITIVE("ddr.gbps_total", ddr_total_gbps, GBPS_MAX),
+    COST("task.fetch_ns", task_fetch_ns),
+    COST("task.ns_per_word", task_word_ns),
+    COST("task.pipeline_ns", task_pipeline_ns),
+    COST("submit.ioctl_ns", submit_ioctl_ns),
+    COST("submit.commit_ns", submit_commit_ns),
+    COST("submit.irq_ns", submit_irq_ns),
+    COST("submit.wake_ns", submit_wake_ns),
+};
+
+static int fail(const char *label, const char *fmt, ...) RB_PRINTF(2, 3);
+static int fail(const char *label, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return rb_set_error(-EINVAL, "%s: %s", label, msg);
+}
+
+static const char *describe(const cJSON *v)
+{
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsArray(v))
+		return "an array";
+	return "an object";
+}
+
+/* A member by exact name; a name given twice is refused (parsers disagree on which
+ * one wins). *out is NULL if absent. */
+static int member(const char *label, const cJSON *obj, const char *path, const char *name,
+		  const cJSON **out)
+{
+	const cJSON *it;
+
+	*out = NULL;
+	cJSON_ArrayForEach(it, obj)
+	{
+		if (!it->string || strcmp(it->string, name) != 0)
+			continue;
+		if (*out)
+			return fail(label, "%s%s%s appears twice", path, *path ? "." : "", name);
+		*out = it;
+	}
+	return 0;
+}
+
+/* Walks "a.b.c" from the root; every step but the last must be an object. */
+static int lookup(const char *label, const cJSON *root, const char *path, const cJSON **out)
+{
+	char done[128] = "", name[64];
+	const char *p = path;
+	const cJSON *v = root;
+
+	while (*p) {
+		size_t n = strcspn(p, ".");
+		int ret;
+
+		if (!cJSON_IsObject(v))
+			return fail(label, "%s must be an object, not %s", done, describe(v));
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		ret = member(label, v, done, name, &v);
+		if (ret)
+			return ret;
+		snprintf(done + strlen(done), sizeof(done) - strlen(done), "%s%s", *done ? "." : "",
+			 name);
+		if (!v)
+			return fail(label, "%s is missing", done);
+		p += n + (p[n] == '.');
+	}
+	*out = v;
+	return 0;
+}
+
+/* {"value": N, "source": "..."}: the number, with a source that says where it is from. */
+static int sourced_number(const char *label, const cJSON *item, const char *path, double *out)
+{
+	const cJSON *value, *source;
+	int ret;
+
+	if (!cJSON_IsObject(item))
+		return fail(label,
+			    "%s must be an object like {\"value\": 1, \"source\": \"perf-anchors "
+			    "§4 A9\"}, not %s",
+			    path, describe(item));
+	ret = member(label, item, path, "value", &value);
+	if (!ret)
+		ret = member(label, item, path, "source", &source);
+	if (ret)
+		return ret;
+	if (!value)
+		return fail(label, "%s.value is missing", path);
+	if (!cJSON_IsNumber(value))
+		return fail(label, "%s.value must be a number, not %s", path, describe(value));
+	if (!source)
+		return fail(
+		    label,
+		    "%s.source is missing: every number says where it comes from (a "
+		    "perf-anchors or npu-facts section, \"fitted to ...\" or \"assumed ...\")",
+		    path);
+	if (!cJSON_IsString(source) || !source->valuestring[0])
+		return fail(label, "%s.source must be a non-empty string, not %s", path,
+			    cJSON_IsString(source) ? "an empty string" : describe(source));
+	*out = value->valuedouble;
+	return 0;
+}
+
+static bool in_range(const struct key *k, double d)
+{
+	if (d != d || d > k->max)
+		return false;
+	return k->min_open ? d > k->min : d >= k->min;
+}
+
+static int load_key(const char *label, const cJSON *root, const struct key *k,
+		    struct rb_soc_profile *p)
+{
+	const cJSON *item;
+	double d = 0;
+	int ret = lookup(label, root, k->path, &item);
+
+	if (!ret)
+		ret = sourced_number(label, item, k->path, &d);
+	if (ret)
+		return ret;
+	if (k->kind == KIND_REAL && d > k->max)
+		return fail(label, "%s is %.15g: must be at most %g", k->path, d, k->max);
+	if (!in_range(k, d) || (k->kind == KIND_INT && d != floor(d)))
+		return fail(label, "%s is %.15g: must be %s", k->path, d, k->rule);
+	if (k->kind == KIND_INT)
+		*(int64_t *)((char *)p + k->off) = (int64_t)d;
+	else
+		*(double *)((char *)p + k->off) = d;
+	return 0;
+}
+
+static int load_string_key(const char *label, const cJSON *root, const char *key, char *buf,
+			   size_t size)
+{
+	const cJSON *item;
+	int ret = lookup(label, root, key, &item);
+
+	if (ret)
+		return ret;
+	if (!cJSON_IsString(item) || !item->valuestring[0])
+		return fail(label, "%s must be a non-empty string, not %s", key,
+			    cJSON_IsString(item) ? "an empty string" : describe(item));
+	if (strlen(item->valuestring) >= size)
+		return fail(label, "%s is longer than %zu bytes", key, size - 1);
+	snprintf(buf, size, "%s", item->valuestring);
+	return 0;
+}
+
+static int load_identity(const char *label, const cJSON *root, struct rb_soc_profile *p)
+{
+	const cJSON *v;
+	int ret = load_string_key(label, root, "name", p->name, sizeof(p->name));
+
+	if (!ret)
+		ret = load_string_key(label, root, "status", p->status, sizeof(p->status));
+	if (!ret)
+		ret = lookup(label, root, "version", &v);
+	if (ret)
+		return ret;
+	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e6 ||
+	    v->valuedouble != floor(v->valuedouble))
+		return fail(label, "version must be a positive integer");
+	p->version = (int64_t)v->valuedouble;
+	return 0;
+}
+
+/* The array takes channel_atom channels of a row against macs / channel_atom kernels
+ * per cycle (timing.c), so both MAC counts must split that way. */
+static int check_array(const char *label, const struct rb_soc_profile *p)
+{
+	if (p->fp16_macs % p->channel_atom)
+		return fail(label,
+			    "mac.fp16_per_cycle is %lld: must be a multiple of "
+			    "mac.channel_atom (%lld)",
+			    (long long)p->fp16_macs, (long long)p->channel_atom);
+	if (p->int8_macs % p->channel_atom)
+		return fail(label,
+			    "mac.int8_per_cycle is %lld: must be a multiple of "
+			    "mac.channel_atom (%lld)",
+			    (long long)p->int8_macs, (long long)p->channel_atom);
+	return 0;
+}
+
+static void make_label(struct rb_soc_profile *p, const char *label)
+{
+	const char *base = strrchr(label, '/');
+
+	base = base ? base + 1 : label;
+	snprintf(p->label, sizeof(p->label), "%.32s v%d (%.40s)", base, (int)p->version, p->status);
+}
+
+/* "line L, column C" of json[off], 1-based. */
+static void where(const char *json, size_t off, char *buf, size_t size)
+{
+	size_t line = 1, col = 1;
+
+	for (size_t i = 0; i < off; i++, col++)
+		if (json[i] == '\n') {
+			line++;
+			col = 0;
+		}
+	snprintf(buf, size, "line %zu, column %zu", line, col);
+}
+
+/* One JSON object and nothing but white space after it. */
+static int parse(const char *label, const char *json, size_t len, cJSON **root)
+{
+	const char *end = NULL;
+	size_t off;
+	char pos[64];
+
+	*root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+	off = end && end >= json && end <= json + len ? (size_t)(end - json) : len;
+	if (!*root) {
+		where(json, off, pos, sizeof(pos));
+		return fail(label, "invalid JSON at %s", pos);
+	}
+	while (off < len && strchr(" \t\r\n", json[off]) && json[off])
+		off++;
+	if (off < len || !cJSON_IsObject(*root)) {
+		cJSON_Delete(*root);
+		where(json, off, pos, sizeof(pos));
+		return off < len ? fail(label, "extra text after the JSON object at %s", pos)
+				 : fail(label, "the top level must be an object");
+	}
+	return 0;
+}
+
+int rb_soc_load_string(struct rb_soc_profile *out, const char *json, size_t len, const char *label)
+{
+	struct rb_soc_profile p;
+	cJSON *root;
+	int ret;
+
+	label = label ? label : "<string>";
+	memset(&p, 0, sizeof(p));
+	if (!json || !len)
+		return fail(label,
+			    "no data: expected a hardware profile like configs/soc/rk3588.json");
+	ret = parse(label, json, len, &root);
+	if (ret)
+		return ret;
+	ret = load_identity(label, root, &p);
+	for (size_t i = 0; !ret && i < sizeof(keys) / sizeof(keys[0]); i++)
+		ret = load_key(label, root, &keys[i], &p);
+	if (!ret)
+		ret = check_array(label, &p);
+	cJSON_Delete(root);
+	if (ret)
+		return ret;
+	make_label(&p, label);
+	*out = p;
+	return 0;
+}
+
+int rb_soc_load_file(struct rb_soc_profile *out, const char *path)
+{
+	char *data;
+	size_t len;
+	int ret = rb_file_read(path, &data, &len);
+
+	if (ret)
+		return ret;
+	ret = rb_soc_load_string(out, data, len, path);
+	free(data);
+	return ret;
+}
+
+/* ---- the embedded default ---- */
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static struct rb_soc_profile default_profile;
+static bool default_ok;
+
+static void load_default(void)
+{
+	size_t len;
+	const char *text = rb_soc_default_text(&len);
+
+	default_ok = rb_soc_load_string(&default_profile, text, len, DEFAULT_LABEL) == 0;
+}
+
+const struct rb_soc_profile *rb_soc_default(void)
+{
+	pthread_once(&default_once, load_default);
+	return default_ok ? &default_profile : NULL;
+}
+
+const char *rb_soc_default_text(size_t *len)
+{
+	*len = rb_soc_rk3588_json_len;
+	return (const char *)rb_soc_rk3588_json;
+}

@@ -1,0 +1,63 @@
+/* Hardware profiles: the numbers the emulator's timing model (timing.c) and emulated
+ * kernel (kmod_rknpu.c) run on — cores, clock, MAC array, CBUF, DDR bandwidth, fixed
+ * costs per task and per submit. configs/soc/rk3588.json is the RK3588's; it is
+ * embedded in the binary at build time (the Makefile turns it into build/gen/
+ * soc_rk3588.c) and is the default, so an installed binary needs no data files.
+ *
+ * File format: a JSON object with "name", "version" and "status" strings/numbers and
+ * every number as {"value": N, "source": "where it comes from"} — a source is required,
+ * so a number cannot enter the model without one. Keys the model does not use are
+ * ignored; every key it uses is required. Errors name the file, the JSON path and the
+ * problem: "rk3588.json: ddr.gbps_total is -3: must be a positive number".
+ *
+ * Ownership: struct rb_soc_profile is plain data (no pointers), filled by the loaders
+ * and copied freely; the emulator keeps its own copy. */
+#ifndef RB_SIM_SOC_H
+#define RB_SIM_SOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rb_soc_profile {
+	char name[32];    /* "rk3588" */
+	int64_t version;  /* of the profile's numbers */
+	char status[64];  /* "calibrated, see bench/calibration.md" */
+	char label[96];   /* "rk3588.json v1 (calibrated, see bench/calibration.md)" */
+	int64_t cores;    /* NPU cores, 1..RB_SIM_MAX_CORES */
+	double clock_mhz; /* NPU clock */
+	/* the MAC array of one core */
+	int64_t fp16_macs;          /* MACs per cycle, fp16 */
+	int64_t int8_macs;          /* MACs per cycle, int8 */
+	int64_t channel_atom;       /* channels of a row the array takes per cycle */
+	int64_t weight_load_cycles; /* cycles to load one kernel's atom into the array */
+	/* the CBUF of one core */
+	int64_t cbuf_banks;
+	int64_t cbuf_bank_bytes;
+	/* DDR, in GB/s (10^9 bytes per second) */
+	double ddr_stream_gbps; /* one DMA stream (feature reader, weight reader, writer) */
+	double ddr_core_gbps;   /* all streams of one core */
+	double ddr_total_gbps;  /* all cores together */
+	/* per task, in ns */
+	double task_fetch_ns;    /* the regcmd fetch's DDR round trip */
+	double task_word_ns;     /* per regcmd word fetched */
+	double task_pipeline_ns; /* pipeline fill and drain */
+	/* per submit, in ns (the emulated kernel) */
+	double submit_ioctl_ns;  /* SUBMIT ioctl entry and job setup, until a commit */
+	double submit_commit_ns; /* the commit's MMIO writes */
+	double submit_irq_ns;    /* interrupt to the job marked done */
+	double submit_wake_ns;   /* waking the waiting thread */
+};
+
+/* Loads a profile from JSON text; label names it in messages (a file name), its last
+ * path component goes into the profile's label. 0, or -EINVAL with a message naming
+ * label, JSON path and problem (rb_last_error); *out is untouched on error. */
+int rb_soc_load_string(struct rb_soc_profile *out, const char *json, size_t len, const char *label);
+int rb_soc_load_file(struct rb_soc_profile *out, const char *path);
+
+/* The embedded configs/soc/rk3588.json, parsed once (thread-safe); NULL only if the
+ * embedded text does not load, which `make check` rules out. */
+const struct rb_soc_profile *rb_soc_default(void);
+/* The embedded text itself (not NUL-counted in *len). */
+const char *rb_soc_default_text(size_t *len);
+
+#endif

@@ -1,0 +1,352 @@
+/* The append-only tuning cache (see tune.h): JSON Lines, one durable line per result. */
+#include "tune/tune.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/fileio.h"
+
+static const char *const kind_names[] = {"model", "run", "cpu"};
+
+const char *rb_tune_kind_name(enum rb_tune_kind kind)
+{
+	return kind <= RB_TUNE_CPU ? kind_names[kind] : "unknown";
+}
+
+void rb_tune_shape_key(const struct rb_shape *s, char *buf, size_t size)
+{
+	snprintf(buf, size, "%lldx%lldx%lld %s", (long long)s->m, (long long)s->k, (long long)s->n,
+		 rb_dtype_name(s->dtype));
+}
+
+static uint64_t record_key(enum rb_tune_kind kind, const char *shape, const char *config,
+			   const char *launch)
+{
+	const char *parts[] = {kind_names[kind], shape, config, launch};
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (size_t i = 0; i < 4; i++)
+		for (const unsigned char *p = (const unsigned char *)parts[i];; p++) {
+			h = (h ^ *p) * UINT64_C(0x100000001b3);
+			if (!*p)
+				break;
+		}
+	return h;
+}
+
+/* ---- header ---- */
+
+struct header_field {
+	const char *name;
+	size_t offset, size;
+	bool compared; /* a mismatch refuses the cache */
+};
+
+#define FIELD(f, cmp)                                                                              \
+	{                                                                                          \
+#f, offsetof(struct rb_tune_header, f), sizeof(((struct rb_tune_header *)0)->f),   \
+		    cmp                                                                            \
+	}
+
+static const struct header_field header_fields[] = {
+    FIELD(tool_version, true), FIELD(device, true),      FIELD(driver, true),  FIELD(soc, true),
+    FIELD(space, true),        FIELD(space_desc, false), FIELD(measure, true),
+};
+
+#define N_HEADER_FIELDS (sizeof(header_fields) / sizeof(header_fields[0]))
+
+static char *header_field(const struct rb_tune_header *h, size_t i)
+{
+	return (char *)h + header_fields[i].offset;
+}
+
+static cJSON *header_json(const struct rb_tune_header *h)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o && !cJSON_AddStringToObject(o, "schema", RB_TUNE_CACHE_SCHEMA))
+		goto err;
+	for (size_t i = 0; o && i < N_HEADER_FIELDS; i++)
+		if (!cJSON_AddStringToObject(o, header_fields[i].name, header_field(h, i)))
+			goto err;
+	return o;
+err:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* The first line against this run's header: 0, or -ESTALE naming what differs. */
+static int header_check(const struct rb_tune_cache *c, const cJSON *o,
+			const struct rb_tune_header *want)
+{
+	const cJSON *schema = cJSON_GetObjectItemCaseSensitive(o, "schema");
+
+	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, RB_TUNE_CACHE_SCHEMA) != 0)
+		return rb_set_error(-ESTALE,
+				    "'%s' is not a tune cache (%s); delete it or give another "
+				    "--cache",
+				    c->path, RB_TUNE_CACHE_SCHEMA);
+	for (size_t i = 0; i < N_HEADER_FIELDS; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, header_fields[i].name);
+		const char *w = header_field(want, i);
+
+		if (!header_fields[i].compared)
+			continue;
+		if (!cJSON_IsString(v) || strcmp(v->valuestring, w) != 0)
+			return rb_set_error(
+			    -ESTALE,
+			    "cache '%s' was written for %s '%s', this run has '%s': "
+			    "delete it or give another --cache",
+			    c->path, header_fields[i].name,
+			    cJSON_IsString(v) ? v->valuestring : "?", w);
+	}
+	return 0;
+}
+
+/* ---- records ---- */
+
+/* The shortest text that reads back as exactly v: a resumed tune must rank and report
+ * the very numbers it measured (cJSON's own printing rounds to 15 digits). */
+static cJSON *exact_number(double v)
+{
+	char buf[32];
+
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return cJSON_CreateRaw(buf);
+}
+
+static cJSON *record_json(const struct rb_tune_record *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	bool ok = o != NULL;
+
+	ok = ok && cJSON_AddStringToObject(o, "kind", rb_tune_kind_name(r->kind));
+	ok = ok && cJSON_AddStringToObject(o, "shape", r->shape);
+	ok = ok && cJSON_AddStringToObject(o, "config", r->config);
+	ok = ok && cJSON_AddStringToObject(o, "launch", r->launch);
+	ok = ok && cJSON_AddStringToObject(o, "status", r->ok ? "ok" : "failed");
+	if (ok && r->ok && isfinite(r->median_us))
+		ok = cJSON_AddItemToObject(o, "median_us", exact_number(r->median_us));
+	else if (ok)
+		ok = cJSON_AddNullToObject(o, "median_us") != NULL;
+	ok = ok && cJSON_AddStringToObject(o, "verify", r->verify);
+	ok = ok && cJSON_AddStringToObject(o, "reason", r->reason);
+	if (!ok)
+		cJSON_Delete(o);
+	return ok ? o : NULL;
+}
+
+static bool copy_string(const cJSON *o, const char *key, char *buf, size_t size)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+		return false;
+	snprintf(buf, size, "%s", v->valuestring);
+	return true;
+}
+
+static bool record_parse(const cJSON *o, struct rb_tune_record *r)
+{
+	const cJSON *median = cJSON_GetObjectItemCaseSensitive(o, "median_us");
+	char kind[8], status[8];
+	bool ok;
+
+	memset(r, 0, sizeof(*r));
+	ok = copy_string(o, "kind", kind, sizeof(kind)) &&
+	     copy_string(o, "status", status, sizeof(status)) &&
+	     copy_string(o, "shape", r->shape, sizeof(r->shape)) &&
+	     copy_string(o, "config", r->config, sizeof(r->config)) &&
+	     copy_string(o, "launch", r->launch, sizeof(r->launch)) &&
+	     copy_string(o, "verify", r->verify, sizeof(r->verify)) &&
+	     copy_string(o, "reason", r->reason, sizeof(r->reason));
+	if (!ok)
+		return false;
+	for (r->kind = RB_TUNE_MODEL; r->kind <= RB_TUNE_CPU; r->kind++)
+		if (strcmp(kind, kind_names[r->kind]) == 0)
+			break;
+	r->ok = strcmp(status, "ok") == 0;
+	r->median_us = cJSON_IsNumber(median) ? median->valuedouble : NAN;
+	return r->kind <= RB_TUNE_CPU && (r->ok ? isfinite(r->median_us) : true);
+}
+
+static int remember(struct rb_tune_cache *c, const struct rb_tune_record *r)
+{
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct rb_tune_record *rec = realloc(c->records, cap * sizeof(*rec));
+		uint64_t *keys = rec ? realloc(c->keys, cap * sizeof(*keys)) : NULL;
+
+		if (rec)
+			c->records = rec;
+		if (!keys)
+			return rb_set_error(-ENOMEM, "out of memory for the tune cache");
+		c->keys = keys;
+		c->cap = cap;
+	}
+	c->records[c->count] = *r;
+	c->keys[c->count++] = record_key(r->kind, r->shape, r->config, r->launch);
+	return 0;
+}
+
+/* ---- opening ---- */
+
+static int write_line(struct rb_tune_cache *c, cJSON *o)
+{
+	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	int ret = 0;
+
+	if (!text)
+		return rb_set_error(-ENOMEM, "out of memory for a cache line");
+	if (fputs(text, c->f) < 0 || fputc('\n', c->f) < 0 || fflush(c->f) != 0 ||
+	    fsync(fileno(c->f)) != 0)
+		ret = rb_set_error(-EIO, "cannot write cache '%s': %s", c->path, strerror(errno));
+	free(text);
+	return ret;
+}
+
+/* One complete line of an existing cache: line 1 is the header, then records. */
+static int read_line(struct rb_tune_cache *c, const char *line, size_t len, size_t no,
+		     const struct rb_tune_header *h)
+{
+	cJSON *o = cJSON_ParseWithLength(line, len);
+	struct rb_tune_record r;
+	int ret = 0;
+
+	if (!o)
+		return rb_set_error(-EINVAL,
+				    "cache '%s' line %zu is not JSON: delete the cache or give "
+				    "another --cache",
+				    c->path, no);
+	if (no == 1)
+		ret = header_check(c, o, h);
+	else if (!record_parse(o, &r))
+		ret =
+		    rb_set_error(-EINVAL, "cache '%s' line %zu is not a tune record", c->path, no);
+	else
+		ret = remember(c, &r);
+	cJSON_Delete(o);
+	return ret;
+}
+
+/* Reads every complete line; *good is the length of the valid prefix. A last line
+ * without its newline is a write cut short by a crash: dropped. */
+static int read_all(struct rb_tune_cache *c, const char *data, size_t len, size_t *good,
+		    const struct rb_tune_header *h)
+{
+	size_t pos = 0, no = 0;
+	int ret = 0;
+
+	while (ret == 0 && pos < len) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+
+		if (!nl) {
+			c->dropped_last_line = true;
+			break;
+		}
+		ret = read_line(c, data + pos, (size_t)(nl - data - (ptrdiff_t)pos), ++no, h);
+		pos = (size_t)(nl - data) + 1;
+	}
+	*good = pos;
+	c->resumed = c->count;
+	return ret;
+}
+
+static int open_existing(struct rb_tune_cache *c, const struct rb_tune_header *h)
+{
+	char *data = NULL;
+	size_t len = 0, good = 0;
+	int ret = rb_file_read(c->path, &data, &len);
+
+	if (ret < 0)
+		return ret;
+	ret = read_all(c, data, len, &good, h);
+	if (ret == 0 && good == 0 && c->dropped_last_line)
+		ret = rb_set_error(-ESTALE,
+				   "cache '%s' has no complete header line: delete it or give "
+				   "another --cache",
+				   c->path);
+	free(data);
+	if (ret == 0 && good < len && truncate(c->path, (off_t)good) != 0)
+		ret = rb_set_error(-errno, "cannot drop the truncated last line of '%s': %s",
+				   c->path, strerror(errno));
+	return ret;
+}
+
+int rb_tune_cache_open(struct rb_tune_cache *c, const char *path, const struct rb_tune_header *h)
+{
+	FILE *probe = fopen(path, "r");
+	bool fresh = true;
+	int ret = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->path = strdup(path);
+	if (!c->path)
+		return rb_set_error(-ENOMEM, "out of memory");
+	if (probe) {
+		fresh = fgetc(probe) == EOF;
+		fclose(probe);
+	}
+	if (!fresh)
+		ret = open_existing(c, h);
+	if (ret == 0) {
+		c->f = fopen(path, fresh ? "w" : "a");
+		if (!c->f)
+			ret = rb_set_error(-errno, "cannot open cache '%s': %s", path,
+					   strerror(errno));
+	}
+	if (ret == 0 && fresh) {
+		cJSON *o = header_json(h);
+
+		ret = write_line(c, o);
+		cJSON_Delete(o);
+	}
+	if (ret < 0)
+		rb_tune_cache_close(c);
+	return ret;
+}
+
+const struct rb_tune_record *rb_tune_cache_find(const struct rb_tune_cache *c,
+						enum rb_tune_kind kind, const char *shape,
+						const char *config, const char *launch)
+{
+	uint64_t key = record_key(kind, shape, config, launch);
+
+	for (size_t i = 0; i < c->count; i++) {
+		const struct rb_tune_record *r = &c->records[i];
+
+		if (c->keys[i] == key && r->kind == kind && !strcmp(r->shape, shape) &&
+		    !strcmp(r->config, config) && !strcmp(r->launch, launch))
+			return r;
+	}
+	return NULL;
+}
+
+int rb_tune_cache_append(struct rb_tune_cache *c, const struct rb_tune_record *r)
+{
+	cJSON *o = record_json(r);
+	int ret = o ? write_line(c, o) : rb_set_error(-ENOMEM, "out of memory");
+
+	cJSON_Delete(o);
+	return ret < 0 ? ret : remember(c, r);
+}
+
+void rb_tune_cache_close(struct rb_tune_cache *c)
+{
+	if (c->f)
+		fclose(c->f);
+	free(c->path);
+	free(c->records);
+	free(c->keys);
+	memset(c, 0, sizeof(*c));
+}

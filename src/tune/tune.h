@@ -1,0 +1,159 @@
+/* Tuning: the search space of planner configs and the append-only result cache.
+ *
+ * Space. Each knob holds a list of values, written as in the compact config string
+ * (npu/plan.h) so the space file, the CLI flags and the tuned JSON share one parser:
+ *   mask     core masks            0x1 0x2 0x4 0x3 0x5 0x6 0x7
+ *   split    split axis            n m
+ *   weights  per-core weights      even 2,1 1,2 2,1,1 1,2,1 1,1,2
+ *   align    cut-point alignment   16 32 64
+ *   banks    data:weight banks     auto 1:11 2:10 4:8
+ *   kslice   channels per K-slice  auto 2048 4096
+ *   res      weight residency      resident            (streamed: unproven on silicon)
+ *   chain    chained submits       1                   (0: a submit per task)
+ *   launch   how jobs start        fences threads
+ * A point of the space is one value per knob. Points the planner rejects
+ * (rb_plan_init fails) are not in the space, nor are weight lists whose length is not
+ * the mask's core count ("even" fits every mask). Points that plan to the same
+ * program (same per-core ranges, tiles, banks, K-slices, chaining and launch) are one
+ * point, the first in enumeration order: that is how alignments that cut at the same
+ * place, or a K-slice at least K, cost nothing. Enumeration order is the knob order
+ * above, the last knob varying fastest.
+ *
+ * Cache. JSON Lines: a header object (tool version, device, driver, SoC profile, space
+ * hash and description, measurement settings), then one record per evaluated config.
+ * Every line is flushed and fsync'ed when written, so a crash loses at most the line
+ * being written; a truncated last line is dropped when the cache is reopened.
+ *
+ * Ownership: structs are caller-owned; _release / _close free what they hold.
+ * Functions return 0 or -errno with rb_last_error() set; they never print. */
+#ifndef RB_TUNE_TUNE_H
+#define RB_TUNE_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "npu/job.h"
+#include "npu/plan.h"
+#include "rknn_bench/shape.h"
+
+/* ---- the space ---- */
+
+enum rb_tune_knob {
+	RB_KNOB_MASK = 0,
+	RB_KNOB_SPLIT,
+	RB_KNOB_WEIGHTS,
+	RB_KNOB_ALIGN,
+	RB_KNOB_BANKS,
+	RB_KNOB_KSLICE,
+	RB_KNOB_RES,
+	RB_KNOB_CHAIN,
+	RB_KNOB_LAUNCH,
+	RB_KNOB_COUNT,
+};
+
+#define RB_TUNE_MAX_VALUES 32
+#define RB_TUNE_VALUE_LEN  24
+
+struct rb_tune_space {
+	unsigned n[RB_KNOB_COUNT];
+	char values[RB_KNOB_COUNT][RB_TUNE_MAX_VALUES][RB_TUNE_VALUE_LEN];
+};
+
+/* The default space above. */
+void rb_tune_space_default(struct rb_tune_space *space);
+/* Applies a space file: {"mode": "replace"|"extend", "<knob>": [values], ...}. A knob
+ * given replaces the default list (mode replace, the default) or is appended to it
+ * (extend); knobs not given keep theirs. Values are strings or integers (chain also
+ * true/false). Every value is checked; errors name the file, the JSON path and why. */
+int rb_tune_space_load_file(struct rb_tune_space *space, const char *path);
+int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, size_t len,
+			      const char *label);
+const char *rb_tune_knob_name(enum rb_tune_knob knob);
+/* "mask=0x1|0x2;split=n|m;weights=even|2,1;..." */
+int rb_tune_space_describe(const struct rb_tune_space *space, char *buf, size_t size);
+/* FNV-1a 64 of the description: what the cache header records. */
+uint64_t rb_tune_space_hash(const struct rb_tune_space *space);
+
+/* One point: a config as requested (auto values left to the planner) and a launch. */
+struct rb_tune_point {
+	struct rb_plan_config plan;
+	enum rb_npu_launch launch;
+	char text[192]; /* rb_plan_config_format of `plan` */
+};
+
+struct rb_tune_points {
+	struct rb_tune_point *items;
+	size_t count;
+	size_t rejected;   /* combinations the planner refused */
+	size_t duplicates; /* combinations planning to a program already in the list */
+};
+
+int rb_tune_space_enumerate(const struct rb_tune_space *space, const struct rb_shape *shape,
+			    struct rb_tune_points *points);
+void rb_tune_points_release(struct rb_tune_points *points);
+
+/* The signature rb_tune_space_enumerate deduplicates on (a hash of the program). */
+uint64_t rb_tune_plan_signature(const struct rb_plan *plan, enum rb_npu_launch launch);
+
+/* Indices 0..n-1 in a seeded random order (Fisher-Yates with rb_rng); caller frees. */
+size_t *rb_tune_shuffle(size_t n, uint64_t seed);
+
+/* ---- the cache ---- */
+
+#define RB_TUNE_CACHE_SCHEMA "rknn-bench-tune-cache/1"
+
+struct rb_tune_header {
+	char tool_version[32];
+	char device[64];
+	char driver[32];
+	char soc[96];
+	char space[32];       /* rb_tune_space_hash, hex */
+	char space_desc[768]; /* rb_tune_space_describe (informative) */
+	char measure[192];    /* settings the numbers depend on */
+};
+
+enum rb_tune_kind {
+	RB_TUNE_MODEL = 0, /* modeled time of the timing model alone (no arithmetic) */
+	RB_TUNE_RUN,       /* verified, then timed on the device */
+	RB_TUNE_CPU,       /* the CPU reference of the shape */
+};
+
+struct rb_tune_record {
+	enum rb_tune_kind kind;
+	char shape[64];   /* "1x2048x8192 fp16" */
+	char config[192]; /* the point's text (or "cpu") */
+	char launch[16];  /* "fences", "threads" or "-" */
+	bool ok;          /* ran (and, for RUN, verified or skipped) */
+	double median_us; /* NAN when !ok */
+	char verify[16];  /* RUN: verified, skipped, failed; else "" */
+	char reason[512]; /* why it failed, "" when ok */
+};
+
+struct rb_tune_cache {
+	char *path;
+	FILE *f;
+	struct rb_tune_record *records;
+	uint64_t *keys;
+	size_t count, cap;
+	size_t resumed;         /* records read back when the cache was opened */
+	bool dropped_last_line; /* the last line was truncated (a crash mid-write) */
+};
+
+/* Opens (creating it with the header if missing or empty) the cache at path. An
+ * existing cache whose header differs is refused with -ESTALE and a message naming the
+ * field; a line other than the last that is not a record is -EINVAL. */
+int rb_tune_cache_open(struct rb_tune_cache *cache, const char *path,
+		       const struct rb_tune_header *header);
+const struct rb_tune_record *rb_tune_cache_find(const struct rb_tune_cache *cache,
+						enum rb_tune_kind kind, const char *shape,
+						const char *config, const char *launch);
+/* Adds a record and writes it durably (write, fflush, fsync) before returning. */
+int rb_tune_cache_append(struct rb_tune_cache *cache, const struct rb_tune_record *record);
+void rb_tune_cache_close(struct rb_tune_cache *cache);
+
+const char *rb_tune_kind_name(enum rb_tune_kind kind); /* model, run, cpu */
+void rb_tune_shape_key(const struct rb_shape *shape, char *buf, size_t size);
+
+#endif

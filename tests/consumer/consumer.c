@@ -1,0 +1,115 @@
+/* A backend's view of a tuned JSON: built with -Iinclude only (the public headers) and
+ * linked against librknn-bench.a, the way the ggml-rknn backend would use it.
+ *
+ *   consumer TUNED.json              load it, look up every seed shape (ffn_up, ffn_out,
+ *                                    result_output) and a few others, print the configs
+ *   consumer --seed-reader FILE      read FILE with only the seed backend's fields
+ *                                    (pairs[].src0.row/col, src1.row/col, name) the way
+ *                                    its read_shape_pairs_from_json does, print them
+ * Prints TAP-free plain lines; exits 0 on success, 1 on any error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "rknn_bench/tuned.h"
+
+struct query {
+	const char *name;
+	int64_t m, k, n;
+};
+
+static const struct query queries[] = {
+    {"ffn_up-0", 1, 2048, 8192},
+    {"ffn_out-3", 1, 8192, 2048},
+    {"result_output", 1, 2048, 128256},
+    {"no-such-name", 1, 2048, 8192},
+    {NULL, 4, 2048, 8192},
+    {NULL, 1, 4096, 4096},
+};
+
+static void print_config(const struct query *q, const struct rb_tuned_config *t,
+			 enum rb_tuned_match how)
+{
+	printf("%s %lldx%lldx%lld: ", q->name ? q->name : "(no name)", (long long)q->m,
+	       (long long)q->k, (long long)q->n);
+	if (!t) {
+		printf("match=none (use the default)\n");
+		return;
+	}
+	printf("match=%s from=%s mask=0x%x axis=%s launch=%s banks=%u:%u kslice=%u cores=",
+	       rb_tuned_match_name(how), t->name, t->core_mask, t->split_axis, t->launch,
+	       t->data_banks, t->weight_banks, t->k_slice);
+	for (unsigned i = 0; i < t->n_ranges; i++)
+		printf("%s%u[%u,%u)", i ? "," : "", t->ranges[i].core, t->ranges[i].begin,
+		       t->ranges[i].end);
+	printf(" median_us=%.3f%s verify=%s config='%s'\n", t->median_us,
+	       t->modeled ? " (modeled)" : "", t->verify, t->config);
+}
+
+static int lookup_all(const char *path)
+{
+	struct rb_tuned_db *db;
+
+	if (rb_tuned_load_file(&db, path) < 0) {
+		fprintf(stderr, "consumer: %s\n", rb_last_error());
+		return 1;
+	}
+	printf("device=%s driver=%s soc=%s tuned=%zu\n", rb_tuned_info(db, "device"),
+	       rb_tuned_info(db, "driver"), rb_tuned_info(db, "soc"), rb_tuned_count(db));
+	for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		const struct query *q = &queries[i];
+		enum rb_tuned_match how;
+		const struct rb_tuned_config *t =
+		    rb_tuned_lookup(db, q->m, q->k, q->n, RB_DTYPE_FP16, q->name, &how);
+
+		print_config(q, t, how);
+	}
+	rb_tuned_free(db);
+	return 0;
+}
+
+/* The seed backend's reader: src0/src1 row/col and name of every pair, nothing else. */
+static int seed_reader(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	long len;
+	cJSON *root, *pairs, *p;
+
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+		return fprintf(stderr, "consumer: cannot read '%s'\n", path), 1;
+	text = calloc((size_t)len + 1, 1);
+	if (!text || fread(text, 1, (size_t)len, f) != (size_t)len)
+		return fprintf(stderr, "consumer: cannot read '%s'\n", path), 1;
+	fclose(f);
+	root = cJSON_Parse(text);
+	free(text);
+	pairs = cJSON_GetObjectItem(root, "pairs");
+	if (!cJSON_IsArray(pairs))
+		return fprintf(stderr, "consumer: '%s' has no pairs array\n", path), 1;
+	cJSON_ArrayForEach(p, pairs)
+	{
+		cJSON *s0 = cJSON_GetObjectItem(p, "src0"), *s1 = cJSON_GetObjectItem(p, "src1");
+
+		printf("matrix_pair: (%d, %d), (%d, %d) %s\n",
+		       cJSON_GetObjectItem(s0, "row")->valueint,
+		       cJSON_GetObjectItem(s0, "col")->valueint,
+		       cJSON_GetObjectItem(s1, "row")->valueint,
+		       cJSON_GetObjectItem(s1, "col")->valueint,
+		       cJSON_GetObjectItem(p, "name")->valuestring);
+	}
+	cJSON_Delete(root);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "--seed-reader") == 0)
+		return seed_reader(argv[2]);
+	if (argc == 2)
+		return lookup_all(argv[1]);
+	fprintf(stderr, "usage: consumer TUNED.json | consumer --seed-reader FILE\n");
+	return 2;
+}

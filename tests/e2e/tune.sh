@@ -1,0 +1,152 @@
+# End-to-end tests of `rknn-bench tune` on the emulator: the tuned JSON, its readers,
+# run --tuned, the cache (resume after SIGKILL and SIGINT, header mismatch), strategies.
+. tests/e2e/lib.sh
+JSONCHECK=${BUILD:-build}/tests/jsoncheck
+CONSUMER=${BUILD:-build}/tests/consumer
+SEED=configs/mat_kernel_size.json
+# Small spaces and short measurements keep this fast; the full default space on the
+# seed shapes is the documented manual run (README, tune section).
+FAST="--device sim --iters 1 --warmup 0 --verify sample --quiet"
+cat >"$TMP/tiny.json" <<'EOF'
+{"mask": ["0x1", "0x7"], "split": ["n"], "weights": ["even"], "align": [16],
+ "banks": ["auto"], "kslice": ["auto"], "launch": ["fences"]}
+EOF
+
+json() { "$JSONCHECK" "$1" "$2" 2>&1; }
+
+# --- the seed shapes: tune, readers, run --tuned ---------------------------------
+expect_exit 0 "tune the seed shapes" -- \
+	$RKNN_BENCH tune $SEED $FAST --space "$TMP/tiny.json" --top 1 -o "$TMP/tuned.json"
+expect_grep '^result_output +1x2048x128256' "$TMP/out" "summary row per unique shape"
+expect_exit 0 "tuned.json is JSON" -- "$JSONCHECK" "$TMP/tuned.json"
+[ "$(json "$TMP/tuned.json" schema)" = rknn-bench-tuned/1 ] && ok "schema rknn-bench-tuned/1" ||
+	not_ok "schema rknn-bench-tuned/1" "$(json "$TMP/tuned.json" schema)"
+[ "$(json "$TMP/tuned.json" pairs.#)" = 35 ] && ok "every pair of the input kept" ||
+	not_ok "every pair of the input kept" "$(json "$TMP/tuned.json" pairs.#)"
+multi=0
+for i in 0 17 34; do
+	mask=$(json "$TMP/tuned.json" pairs.$i.tuned.core_mask)
+	case $mask in 3|5|6|7) multi=$((multi + 1)) ;; esac
+done
+[ $multi -eq 3 ] && ok "M = 1 shapes get a multi-core config" || not_ok "M = 1 shapes get a multi-core config"
+[ "$(json "$TMP/tuned.json" pairs.34.measured.modeled)" = true ] && ok "times labelled modeled" ||
+	not_ok "times labelled modeled"
+[ "$(json "$TMP/tuned.json" pairs.5.tuned.config)" = "$(json "$TMP/tuned.json" pairs.0.tuned.config)" ] &&
+	ok "identical shapes share one tuned config" || not_ok "identical shapes share one tuned config"
+
+# The seed backend's reader sees exactly the input's pairs; our shapes loader too.
+"$CONSUMER" --seed-reader $SEED >"$TMP/seed-in.txt" 2>&1
+"$CONSUMER" --seed-reader "$TMP/tuned.json" >"$TMP/seed-out.txt" 2>&1
+cmp -s "$TMP/seed-in.txt" "$TMP/seed-out.txt" && [ -s "$TMP/seed-in.txt" ] &&
+	ok "seed reader: same pairs, names and order" ||
+	not_ok "seed reader: same pairs, names and order" "$(diff "$TMP/seed-in.txt" "$TMP/seed-out.txt" | head -5)"
+expect_exit 0 "shapes loader reads the tuned file" -- $RKNN_BENCH plan "$TMP/tuned.json" --tasks 1
+expect_exit 0 "consumer looks up the seed shapes" -- "$CONSUMER" "$TMP/tuned.json"
+expect_grep '^ffn_up-0 1x2048x8192: match=name .*verify=verified' "$TMP/out" "lookup by name"
+expect_grep '^no-such-name 1x2048x8192: match=shape' "$TMP/out" "lookup falls back to the shape"
+expect_grep '^\(no name\) 4x2048x8192: match=bucket' "$TMP/out" "lookup falls back to the nearest M"
+expect_grep '^\(no name\) 1x4096x4096: match=none' "$TMP/out" "no match: the default"
+
+# run --tuned replays each tuned config: modeled times are equal.
+expect_exit 0 "run --tuned" -- $RKNN_BENCH run --tuned "$TMP/tuned.json" $SEED --device sim \
+	--iters 1 --warmup 0 --verify sample --format json
+cp "$TMP/out" "$TMP/run.json"
+same=0
+for r in 0:0 1:17 2:34; do
+	got=$(json "$TMP/run.json" results.${r%%:*}.stats.median_us)
+	want=$(json "$TMP/tuned.json" pairs.${r##*:}.measured.median_us)
+	[ "$got" = "$want" ] && same=$((same + 1)) || echo "# result ${r%%:*}: run $got, tuned $want"
+done
+[ $same -eq 3 ] && ok "run --tuned reproduces the tuned times" || not_ok "run --tuned reproduces the tuned times"
+
+# --- the cache ---------------------------------------------------------------------
+lines=$(wc -l <"$TMP/tuned.json.cache.jsonl")
+expect_exit 0 "rerun resumes from the cache" -- \
+	$RKNN_BENCH tune $SEED $FAST --space "$TMP/tiny.json" --top 1 -o "$TMP/tuned.json"
+[ "$(wc -l <"$TMP/tuned.json.cache.jsonl")" -eq "$lines" ] && ok "rerun measures nothing again" ||
+	not_ok "rerun measures nothing again" "$lines lines before, $(wc -l <"$TMP/tuned.json.cache.jsonl") after"
+expect_exit 2 "a cache from other settings is refused" -- \
+	$RKNN_BENCH tune $SEED $FAST --space "$TMP/tiny.json" --seed 7 -o "$TMP/tuned.json"
+expect_grep "delete it or give another --cache" "$TMP/err" "mismatch says what to do"
+
+# Killed (SIGKILL), then interrupted (SIGINT), then finished: nothing is run twice,
+# the cache only grows, no tuned JSON appears before the end.
+cat >"$TMP/eight.json" <<'EOF'
+{"mask": ["0x1", "0x2", "0x3", "0x5", "0x6", "0x7"], "split": ["n"], "weights": ["even"],
+ "align": [16], "banks": ["auto"], "kslice": ["auto"], "launch": ["fences", "threads"]}
+EOF
+SLOW="--shape 1x2048x8192 --device sim --strategy exhaustive --space $TMP/eight.json --iters 40 --warmup 0 --verify sample --quiet -o $TMP/k.json"
+cache=$TMP/k.json.cache.jsonl
+wait_lines() { # N: until the cache has N lines (10 s at most)
+	i=0
+	while [ "$(cat "$cache" 2>/dev/null | wc -l)" -lt "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+$RKNN_BENCH tune $SLOW >/dev/null 2>&1 &
+pid=$!
+wait_lines 3
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+l1=$(wc -l <"$cache")
+cp "$cache" "$TMP/after-kill"
+$RKNN_BENCH tune $SLOW >/dev/null 2>"$TMP/int.err" &
+pid=$!
+wait_lines $((l1 + 2))
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 130 ] && ok "SIGINT: exit 130" || not_ok "SIGINT: exit 130" "exit $rc" "$(cat "$TMP/int.err")"
+expect_grep "interrupted: .* kept in" "$TMP/int.err" "SIGINT says the results are kept"
+[ ! -e "$TMP/k.json" ] && ok "no tuned JSON after an interrupted run" || not_ok "no tuned JSON after an interrupted run"
+l2=$(wc -l <"$cache")
+expect_exit 0 "rerun after kill and interrupt finishes" -- $RKNN_BENCH tune $SLOW --verbose
+cached=$(grep -c '(cached)' "$TMP/err")
+[ "$cached" -eq $((l2 - 1)) ] && ok "rerun reuses every kept result ($cached)" ||
+	not_ok "rerun reuses every kept result" "$cached cached, $l2 lines"
+head -c "$(wc -c <"$TMP/after-kill")" "$cache" | cmp -s - "$TMP/after-kill" &&
+	ok "the cache is append-only" || not_ok "the cache is append-only"
+dups=$(tail -n +2 "$cache" | sed 's/"status".*//' | sort | uniq -d | wc -l)
+total=$(tail -n +2 "$cache" | wc -l)
+[ "$dups" -eq 0 ] && [ "$total" -eq 13 ] && ok "each config measured once (12, the default among them, + cpu)" ||
+	not_ok "each config measured once" "$dups duplicates, $total records"
+expect_exit 0 "tuned JSON after the resumed run" -- "$JSONCHECK" "$TMP/k.json" pairs.0.tuned.config
+# A crash mid-write leaves a truncated last line: dropped on resume.
+printf '{"kind":"run","shape":"1x2' >>"$cache"
+expect_exit 0 "a truncated last line is dropped" -- $RKNN_BENCH tune $SLOW
+[ "$(tail -c 1 "$cache" | od -An -c | tr -d ' ')" = '\n' ] && ok "cache ends with a whole line" ||
+	not_ok "cache ends with a whole line"
+
+# --- strategies ------------------------------------------------------------------
+cat >"$TMP/cmp.json" <<'EOF'
+{"mask": ["0x1", "0x3", "0x7"], "split": ["n"], "weights": ["even", "2,1,1", "2,1"], "align": [16],
+ "banks": ["auto"], "kslice": ["auto", "2048"], "launch": ["fences", "threads"]}
+EOF
+CMP="--shape 1x8192x2048 --device sim --space $TMP/cmp.json --iters 1 --warmup 0 --verify sample --quiet"
+expect_exit 0 "strategy model --top 8" -- $RKNN_BENCH tune $CMP --strategy model --top 8 -o "$TMP/m.json"
+expect_exit 0 "strategy exhaustive" -- $RKNN_BENCH tune $CMP --strategy exhaustive -o "$TMP/e.json"
+m=$(json "$TMP/m.json" pairs.0.measured.median_us)
+e=$(json "$TMP/e.json" pairs.0.measured.median_us)
+echo "# 1x8192x2048: model --top 8 finds $m us, exhaustive $e us ($(json "$TMP/e.json" pairs.0.measured.configs_run) configs run)"
+awk -v m="$m" -v e="$e" 'BEGIN { exit !(m > 0 && e > 0 && m <= 1.03 * e) }' &&
+	ok "model --top 8 within 3 % of exhaustive" || not_ok "model --top 8 within 3 % of exhaustive" "$m vs $e"
+expect_exit 0 "strategy random" -- $RKNN_BENCH tune $CMP --strategy random --max-evals 5 --seed 3 -o "$TMP/r.json"
+case $(json "$TMP/r.json" pairs.0.measured.configs_run) in
+5|6) ok "random runs --max-evals configs (and the default)" ;;
+*) not_ok "random runs --max-evals configs" "$(json "$TMP/r.json" pairs.0.measured.configs_run)" ;;
+esac
+
+# --- the command line --------------------------------------------------------------
+expect_exit 0 "tune --help" -- $RKNN_BENCH tune --help
+expect_grep '--strategy' "$TMP/out" "help documents --strategy"
+expect_exit 0 "--list-space" -- $RKNN_BENCH tune --list-space $SEED
+expect_grep '^result_output \(1x2048x128256 fp16\): [0-9]+ configs' "$TMP/out" "space listed per shape"
+expect_grep 'mask=0x5 split=n' "$TMP/out" "masks 0x5 and 0x6 are in the space"
+echo '{"mask": ["0x1"], "align": [48]}' >"$TMP/bad-space.json"
+expect_exit 2 "bad space file" -- $RKNN_BENCH tune --list-space --space "$TMP/bad-space.json"
+expect_grep "bad-space.json: align\[0\]: alignment '48'" "$TMP/err" "space error names file and path"
+expect_exit 2 "tune on cpu refused" -- $RKNN_BENCH tune --shape 1x64x64 --device cpu -o "$TMP/x.json"
+expect_exit 2 "bad --strategy" -- $RKNN_BENCH tune --shape 1x64x64 --strategy greedy
+expect_exit 2 "no shapes" -- $RKNN_BENCH tune -o "$TMP/x.json"
+expect_exit 2 "run --tuned with a missing file" -- $RKNN_BENCH run --tuned "$TMP/none.json" --shape 1x64x64

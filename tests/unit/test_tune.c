@@ -1,0 +1,366 @@
+/* tune: the search space (enumeration, the space file) and the resumable cache. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/error.h"
+#include "npu/plan.h"
+#include "tune/tune.h"
+
+static const struct rb_shape decode = {1, 2048, 8192, RB_DTYPE_FP16};
+
+/* ---- space ---- */
+
+static void load(struct rb_tune_space *s, const char *json)
+{
+	rb_tune_space_default(s);
+	assert_int_equal(rb_tune_space_load_string(s, json, strlen(json), "space.json"), 0);
+}
+
+/* Every point plans, no two plan to the same program, and the default space stays in
+ * the hundreds per shape. */
+static void test_default_space(void **state)
+{
+	struct rb_tune_space s;
+	struct rb_tune_points pts;
+
+	(void)state;
+	rb_tune_space_default(&s);
+	assert_int_equal(rb_tune_space_enumerate(&s, &decode, &pts), 0);
+	assert_true(pts.count >= 50 && pts.count <= 1000);
+	for (size_t i = 0; i < pts.count; i++) {
+		struct rb_plan plan;
+		uint64_t sig;
+
+		assert_int_equal(rb_plan_init(&plan, &decode, &pts.items[i].plan), 0);
+		sig = rb_tune_plan_signature(&plan, pts.items[i].launch);
+		rb_plan_release(&plan);
+		for (size_t j = 0; j < i; j++) {
+			struct rb_plan other;
+
+			assert_int_equal(rb_plan_init(&other, &decode, &pts.items[j].plan), 0);
+			assert_true(rb_tune_plan_signature(&other, pts.items[j].launch) != sig);
+			rb_plan_release(&other);
+		}
+	}
+	rb_tune_points_release(&pts);
+}
+
+static bool has_mask(const struct rb_tune_points *pts, unsigned mask)
+{
+	for (size_t i = 0; i < pts->count; i++)
+		if (pts->items[i].plan.core_mask == mask)
+			return true;
+	return false;
+}
+
+/* Masks 0x5 and 0x6 stay (the job runner submits one single-core job per core); one
+ * core makes alignments and weights irrelevant: one point per launch mode. */
+static void test_masks_and_dedup(void **state)
+{
+	struct rb_tune_space s;
+	struct rb_tune_points pts;
+
+	(void)state;
+	rb_tune_space_default(&s);
+	assert_int_equal(rb_tune_space_enumerate(&s, &decode, &pts), 0);
+	for (unsigned m = 1; m <= 7; m++)
+		assert_true(has_mask(&pts, m));
+	rb_tune_points_release(&pts);
+	load(&s,
+	     "{\"mask\":[\"0x1\"],\"banks\":[\"1:11\"],\"kslice\":[\"auto\"],\"split\":[\"n\"]}");
+	assert_int_equal(rb_tune_space_enumerate(&s, &decode, &pts), 0);
+	assert_int_equal(pts.count, 2);
+	assert_true(pts.duplicates > 0);
+	assert_int_equal(pts.items[0].launch, RB_LAUNCH_FENCES);
+	assert_int_equal(pts.items[1].launch, RB_LAUNCH_THREADS);
+	rb_tune_points_release(&pts);
+}
+
+/* What the planner refuses is not in the space: one weight bank (11:1) cannot hold a
+ * kernel group of 16 fp16 kernels x a K-slice of 2048 channels. */
+static void test_rejected(void **state)
+{
+	struct rb_tune_space s;
+	struct rb_tune_points pts;
+
+	(void)state;
+	load(&s,
+	     "{\"mask\":[7],\"weights\":[\"even\"],\"align\":[16],\"banks\":[\"11:1\",\"1:11\"],"
+	     "\"kslice\":[2048],\"launch\":[\"fences\"],\"split\":[\"n\"]}");
+	assert_int_equal(rb_tune_space_enumerate(&s, &decode, &pts), 0);
+	assert_int_equal(pts.count, 1);
+	assert_int_equal(pts.rejected, 1);
+	assert_int_equal(pts.items[0].plan.data_banks, 1);
+	rb_tune_points_release(&pts);
+}
+
+static void test_space_extend(void **state)
+{
+	struct rb_tune_space s, d;
+	char desc[4096];
+
+	(void)state;
+	rb_tune_space_default(&d);
+	load(&s, "{\"mode\":\"extend\",\"res\":[\"streamed\"],\"chain\":[false]}");
+	assert_int_equal(s.n[RB_KNOB_RES], 2);
+	assert_int_equal(s.n[RB_KNOB_CHAIN], 2);
+	assert_int_equal(s.n[RB_KNOB_MASK], d.n[RB_KNOB_MASK]);
+	assert_true(rb_tune_space_hash(&s) != rb_tune_space_hash(&d));
+	assert_int_equal(rb_tune_space_describe(&s, desc, sizeof(desc)), 0);
+	assert_non_null(strstr(desc, "res=resident|streamed"));
+	assert_non_null(strstr(desc, "chain=1|0"));
+}
+
+/* Bad space files: the file, the path and the problem. */
+static void test_space_errors(void **state)
+{
+	static const struct {
+		const char *json, *message;
+	} cases[] = {
+	    {"[1]", "space.json: the space must be a JSON object"},
+	    {"{\"masks\":[1]}", "space.json: key 'masks' is unknown"},
+	    {"{\"mask\":[1],\"mask\":[2]}", "space.json: key 'mask' is given twice"},
+	    {"{\"mask\":[]}", "space.json: mask must be a non-empty array"},
+	    {"{\"mask\":[8]}", "space.json: mask[0]: core mask '8' must be 0x1 to 0x7"},
+	    {"{\"align\":[16,48]}", "space.json: align[1]: alignment '48' must be"},
+	    {"{\"banks\":[\"4-8\"]}", "space.json: banks[0]: banks '4-8' must be DATA:WEIGHT"},
+	    {"{\"launch\":[\"async\"]}", "space.json: launch[0]: launch mode 'async'"},
+	    {"{\"weights\":[{}]}", "space.json: weights[0] must be a string or a number"},
+	    {"{\"mode\":\"merge\"}", "space.json: mode must be"},
+	    {"{\"mask\":[1]} x", "space.json: not valid JSON"},
+	};
+	struct rb_tune_space s, before;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rb_tune_space_default(&s);
+		before = s;
+		assert_int_equal(rb_tune_space_load_string(&s, cases[i].json, strlen(cases[i].json),
+							   "space.json"),
+				 -EINVAL);
+		if (!strstr(rb_last_error(), cases[i].message))
+			fail_msg("case %zu: '%s' lacks '%s'", i, rb_last_error(), cases[i].message);
+		assert_memory_equal(&s, &before, sizeof(s));
+	}
+}
+
+static void test_shuffle(void **state)
+{
+	size_t *a = rb_tune_shuffle(100, 7), *b = rb_tune_shuffle(100, 7);
+	size_t seen[100] = {0};
+
+	(void)state;
+	assert_memory_equal(a, b, 100 * sizeof(*a));
+	for (size_t i = 0; i < 100; i++)
+		seen[a[i]]++;
+	for (size_t i = 0; i < 100; i++)
+		assert_int_equal(seen[i], 1);
+	free(a);
+	free(b);
+}
+
+/* ---- cache ---- */
+
+static int setup(void **state)
+{
+	char *path = strdup("/tmp/test_tune.XXXXXX");
+	int fd = path ? mkstemp(path) : -1;
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	unlink(path);
+	*state = path;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	unlink(*state);
+	free(*state);
+	return 0;
+}
+
+static void header(struct rb_tune_header *h, const char *device)
+{
+	memset(h, 0, sizeof(*h));
+	snprintf(h->tool_version, sizeof(h->tool_version), "0.1.0");
+	snprintf(h->device, sizeof(h->device), "%s", device);
+	snprintf(h->driver, sizeof(h->driver), "0.9.8");
+	snprintf(h->soc, sizeof(h->soc), "rk3588");
+	snprintf(h->space, sizeof(h->space), "0123456789abcdef");
+	snprintf(h->measure, sizeof(h->measure), "seed=1");
+}
+
+static void record(struct rb_tune_record *r, enum rb_tune_kind kind, const char *config, double us)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	snprintf(r->shape, sizeof(r->shape), "1x2048x8192 fp16");
+	snprintf(r->config, sizeof(r->config), "%s", config);
+	snprintf(r->launch, sizeof(r->launch), "fences");
+	r->ok = isfinite(us);
+	r->median_us = us;
+	snprintf(r->verify, sizeof(r->verify), "%s", r->ok ? "verified" : "failed");
+	if (!r->ok)
+		snprintf(r->reason, sizeof(r->reason), "verification failed: 1 of 8192");
+}
+
+static size_t lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	int c;
+
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Records survive a reopen exactly (the time bit for bit) and are found again. */
+static void test_cache_resume(void **state)
+{
+	const char *path = *state;
+	struct rb_tune_header h;
+	struct rb_tune_cache c;
+	struct rb_tune_record r;
+	const struct rb_tune_record *hit;
+
+	header(&h, "sim");
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	record(&r, RB_TUNE_RUN, "mask=0x7", 1169.902);
+	assert_int_equal(rb_tune_cache_append(&c, &r), 0);
+	record(&r, RB_TUNE_RUN, "mask=0x5", NAN);
+	assert_int_equal(rb_tune_cache_append(&c, &r), 0);
+	record(&r, RB_TUNE_MODEL, "mask=0x7", 0.1 + 0.2);
+	assert_int_equal(rb_tune_cache_append(&c, &r), 0);
+	rb_tune_cache_close(&c);
+	assert_int_equal(lines(path), 4);
+
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	assert_int_equal(c.resumed, 3);
+	hit = rb_tune_cache_find(&c, RB_TUNE_RUN, "1x2048x8192 fp16", "mask=0x7", "fences");
+	assert_non_null(hit);
+	assert_true(hit->ok && hit->median_us == 1169.902);
+	hit = rb_tune_cache_find(&c, RB_TUNE_MODEL, "1x2048x8192 fp16", "mask=0x7", "fences");
+	assert_true(hit && hit->median_us == 0.1 + 0.2);
+	hit = rb_tune_cache_find(&c, RB_TUNE_RUN, "1x2048x8192 fp16", "mask=0x5", "fences");
+	assert_true(hit && !hit->ok && strstr(hit->reason, "verification failed"));
+	assert_null(rb_tune_cache_find(&c, RB_TUNE_RUN, "1x2048x8192 fp16", "mask=0x7", "threads"));
+	rb_tune_cache_close(&c);
+}
+
+/* A crash mid-write leaves a last line without its newline: dropped, then appended
+ * after cleanly. */
+static void test_cache_truncated(void **state)
+{
+	const char *path = *state;
+	struct rb_tune_header h;
+	struct rb_tune_cache c;
+	struct rb_tune_record r;
+	FILE *f;
+
+	header(&h, "sim");
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	record(&r, RB_TUNE_RUN, "mask=0x1", 10.0);
+	assert_int_equal(rb_tune_cache_append(&c, &r), 0);
+	rb_tune_cache_close(&c);
+	f = fopen(path, "a");
+	fputs("{\"kind\":\"run\",\"shape\":\"1x2048x8192 fp16\",\"conf", f);
+	fclose(f);
+
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	assert_true(c.dropped_last_line);
+	assert_int_equal(c.resumed, 1);
+	record(&r, RB_TUNE_RUN, "mask=0x2", 20.0);
+	assert_int_equal(rb_tune_cache_append(&c, &r), 0);
+	rb_tune_cache_close(&c);
+	assert_int_equal(lines(path), 3);
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	assert_int_equal(c.resumed, 2);
+	assert_false(c.dropped_last_line);
+	rb_tune_cache_close(&c);
+}
+
+/* Another device (or space, driver, ...) is refused, naming the field. */
+static void test_cache_mismatch(void **state)
+{
+	const char *path = *state;
+	struct rb_tune_header h, other;
+	struct rb_tune_cache c;
+	FILE *f;
+
+	header(&h, "sim");
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	rb_tune_cache_close(&c);
+	header(&other, "rknpu:/dev/dri/card1");
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "written for device 'sim'"));
+	assert_non_null(strstr(rb_last_error(), "delete it or give another --cache"));
+	header(&other, "sim");
+	snprintf(other.space, sizeof(other.space), "fedcba9876543210");
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "space"));
+
+	f = fopen(path, "w");
+	fputs("{\"hello\":1}\n", f);
+	fclose(f);
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "is not a tune cache"));
+}
+
+/* A broken line in the middle is not a crash artefact: refused. */
+static void test_cache_corrupt(void **state)
+{
+	const char *path = *state;
+	struct rb_tune_header h;
+	struct rb_tune_cache c;
+	struct rb_tune_record r;
+	FILE *f;
+
+	header(&h, "sim");
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	rb_tune_cache_close(&c);
+	f = fopen(path, "a");
+	fputs("garbage\n", f);
+	fclose(f);
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "line 2 is not JSON"));
+	f = fopen(path, "w");
+	fclose(f);
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0); /* empty: a fresh cache */
+	record(&r, RB_TUNE_CPU, "cpu", 5.0);
+	assert_int_equal(rb_tune_cache_append(&c, &r), 0);
+	rb_tune_cache_close(&c);
+	assert_int_equal(lines(path), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_default_space),
+	    cmocka_unit_test(test_masks_and_dedup),
+	    cmocka_unit_test(test_rejected),
+	    cmocka_unit_test(test_space_extend),
+	    cmocka_unit_test(test_space_errors),
+	    cmocka_unit_test(test_shuffle),
+	    cmocka_unit_test_setup_teardown(test_cache_resume, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cache_truncated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cache_mismatch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cache_corrupt, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
