@@ -325,6 +325,7 @@ struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg, const struct 
 		return NULL;
 	npu->cores = cfg->cores;
 	npu->threads = rb_ref_threads(cfg->threads);
+	npu->model_only = cfg->model_only;
 	npu->iommu = *iommu;
 	npu->soc = *soc;
 	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
