@@ -165,7 +165,7 @@ static void print_summary(const struct tune_run *t, const struct tune_best *best
 	const struct rb_shape_list *l = &t->o->shapes;
 	bool modeled = t->device.ops->modeled;
 
-	printf("%-16s %-15s %-6s %12s %12s %8s  %s\n", "name", "shape", "launch",
+	printf("%-16s %-15s %-9s %12s %12s %8s  %s\n", "name", "shape", "launch",
 	       modeled ? "modeled µs" : "median µs", "default µs", "speedup", "config");
 	for (size_t i = 0; i < l->count; i++) {
 		const struct tune_best *b = &best[i];
@@ -180,7 +180,7 @@ static void print_summary(const struct tune_run *t, const struct tune_best *best
 			       l->entries[i].names[0], shape, b->n_failed);
 			continue;
 		}
-		printf("%-16s %-15s %-6s %12.1f %12.1f %7.2fx  %s\n", l->entries[i].names[0], shape,
+		printf("%-16s %-15s %-9s %12.1f %12.1f %7.2fx  %s\n", l->entries[i].names[0], shape,
 		       rb_npu_launch_name(b->point.launch), b->median_us, b->default_us,
 		       b->default_us / b->median_us, b->point.text);
 	}

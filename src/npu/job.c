@@ -78,22 +78,23 @@ void rb_npu_device_close(struct rb_npu_device *dev)
 static const char *const launch_names[] = {
 	[RB_LAUNCH_FENCES] = "fences",
 	[RB_LAUNCH_THREADS] = "threads",
+	[RB_LAUNCH_MULTICORE] = "multicore",
 };
 
 const char *rb_npu_launch_name(enum rb_npu_launch launch)
 {
-	return launch <= RB_LAUNCH_THREADS ? launch_names[launch] : "unknown";
+	return launch <= RB_LAUNCH_MULTICORE ? launch_names[launch] : "unknown";
 }
 
 int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out)
 {
-	for (int i = 0; i <= RB_LAUNCH_THREADS; i++) {
+	for (int i = 0; i <= RB_LAUNCH_MULTICORE; i++) {
 		if (strcmp(text, launch_names[i]) == 0) {
 			*out = (enum rb_npu_launch)i;
 			return 0;
 		}
 	}
-	return rb_set_error(-EINVAL, "launch mode '%s' must be fences or threads", text);
+	return rb_set_error(-EINVAL, "launch mode '%s' must be fences, threads or multicore", text);
 }
 
 /* ---- preparing: buffers, programs, weights ---- */
@@ -369,6 +370,107 @@ static int launch_fences(struct rb_npu_job *job)
 	return ret < 0 ? rb_set_error(ret, "%s", first_error) : 0;
 }
 
+/* The subcore_task entry of core `core` in a submit for `mask` (§d.1): entry i for one
+ * or two cores, entry i + 2 for three. */
+static unsigned subcore_index(uint32_t mask, unsigned core)
+{
+	return __builtin_popcount(mask) == 3 ? core + 2 : core;
+}
+
+/* The cores that have a round-th submit (chain). */
+static uint32_t round_mask(const struct rb_npu_job *job, size_t round)
+{
+	size_t seen[RB_PLAN_MAX_CORES] = {0};
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < job->n_submits; i++)
+		if (seen[job->submits[i].core]++ == round)
+			mask |= 1u << job->submits[i].core;
+	return mask;
+}
+
+/* One SUBMIT for the round-th chain of every core in `mask`. */
+static void fill_multicore(const struct rb_npu_job *job, size_t round, uint32_t mask,
+			   struct rknpu_submit *sub, const struct job_submit **first)
+{
+	size_t seen[RB_PLAN_MAX_CORES] = {0};
+
+	memset(sub, 0, sizeof(*sub));
+	*first = NULL;
+	for (size_t i = 0; i < job->n_submits; i++) {
+		const struct job_submit *s = &job->submits[i];
+		unsigned idx = subcore_index(mask, s->core);
+
+		if (seen[s->core]++ != round || !(mask & (1u << s->core)))
+			continue;
+		if (!*first)
+			*first = s;
+		sub->subcore_task[idx].task_start = s->task_start;
+		sub->subcore_task[idx].task_number = s->task_number;
+		sub->task_number += s->task_number;
+	}
+	sub->flags = RKNPU_JOB_PC | RKNPU_JOB_PINGPONG | RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
+	sub->timeout = (uint32_t)job->dev->timeout_ms;
+	sub->task_start = (*first)->task_start;
+	sub->task_obj_addr = job->tasks.obj_addr;
+	sub->core_mask = rb_fault_core_mask(mask);
+	sub->fence_fd = -1;
+}
+
+/* The submits of one round: all its cores together, unless uneven task counts leave
+ * cores 0+2 or 1+2 (masks the vendor driver never runs) for a plan that did not ask
+ * for them: those go one core at a time. */
+static size_t round_masks(const struct rb_npu_job *job, size_t round, uint32_t masks[3])
+{
+	uint32_t mask = round_mask(job, round);
+	size_t n = 0;
+
+	if ((mask == 0x5 || mask == 0x6) && mask != job->plan->config.core_mask) {
+		for (unsigned c = 0; c < RB_PLAN_MAX_CORES; c++)
+			if (mask & (1u << c))
+				masks[n++] = 1u << c;
+		return n;
+	}
+	masks[0] = mask;
+	return mask ? 1 : 0;
+}
+
+/* One multi-core submit per round, then a wait for each. */
+static int launch_multicore(struct rb_npu_job *job)
+{
+	size_t cap = job->n_submits + 1, n = 0, n_masks;
+	int *fences = malloc(cap * sizeof(*fences));
+	const struct job_submit **owner = malloc(cap * sizeof(*owner));
+	char first_error[768] = "";
+	int ret = fences && owner ? 0 : -ENOMEM, err;
+	uint32_t masks[RB_PLAN_MAX_CORES];
+
+	for (size_t round = 0; ret == 0 && (n_masks = round_masks(job, round, masks)); round++) {
+		for (size_t m = 0; ret == 0 && m < n_masks; m++) {
+			struct rknpu_submit sub;
+
+			fill_multicore(job, round, masks[m], &sub, &owner[n]);
+			ret = rb_rknpu_submit(&job->dev->drv, &sub);
+			if (ret < 0)
+				ret = submit_error(job, owner[n], ret);
+			fences[n] = sub.fence_fd;
+			n += ret == 0;
+		}
+	}
+	if (ret < 0)
+		snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
+	for (size_t i = 0; i < n; i++) {
+		err = rb_rknpu_fence_wait(&job->dev->drv, fences[i], job->dev->timeout_ms);
+		if (err < 0 && ret == 0) {
+			ret = submit_error(job, owner[i], err);
+			snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
+		}
+	}
+	free(fences);
+	free(owner);
+	return ret < 0 ? rb_set_error(ret, "%s", first_error) : 0;
+}
+
 struct core_thread {
 	struct rb_npu_job *job;
 	unsigned core;
@@ -462,6 +564,18 @@ static uint64_t device_ns(const struct rb_npu_job *job)
 	return tr->ops->now_ns(tr->priv);
 }
 
+static int launch(struct rb_npu_job *job, struct rb_npu_job_times *times)
+{
+	switch (job->launch) {
+	case RB_LAUNCH_THREADS:
+		return launch_threads(job, times);
+	case RB_LAUNCH_MULTICORE:
+		return launch_multicore(job);
+	default:
+		return launch_fences(job);
+	}
+}
+
 static double host_us(void)
 {
 	struct timespec ts;
@@ -495,8 +609,7 @@ int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *tim
 	t1 = host_us();
 	d0 = device_ns(job);
 	if (ret == 0)
-		ret = job->launch == RB_LAUNCH_THREADS ? launch_threads(job, times)
-						       : launch_fences(job);
+		ret = launch(job, times);
 	times->device_us = (double)(device_ns(job) - d0) / 1000.0;
 	t2 = host_us();
 	if (ret == 0)

@@ -4,8 +4,8 @@
  * objects (A cube, packed B, C cubes, one regcmd and one task array per core), pack B
  * (and its K-slices), encode every core's program (npu/regcmd) and task descriptors.
  * run (timed): pack A, submit one job per core of the plan (non-blocking submits with
- * out-fences, or one blocking submit per core from its own thread like the seed
- * backend), wait for all, unpack C (adding K-slices on the host).
+ * out-fences, one blocking submit per core from its own thread like the seed backend,
+ * or one multi-core submit), wait for all, unpack C (adding K-slices on the host).
  *
  * Device time is measured on the transport's clock from the first submit to the last
  * completion: CLOCK_MONOTONIC on a board, the virtual clock on the emulator (then the
@@ -40,6 +40,9 @@ void rb_npu_device_close(struct rb_npu_device *dev);
 enum rb_npu_launch {
 	RB_LAUNCH_FENCES = 0, /* non-blocking submits with out-fences, then wait all */
 	RB_LAUNCH_THREADS,    /* one blocking submit per core from its own thread */
+	RB_LAUNCH_MULTICORE,  /* one submit for all cores of the plan (core_mask 0x3/0x7,
+				 subcore_task ranges); masks 0x5/0x6 never run on the
+				 vendor driver, which such a submit shows (§d.1) */
 };
 
 struct rb_npu_job_times {

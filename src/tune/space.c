@@ -26,7 +26,9 @@ static const char *const knob_keys[RB_KNOB_COUNT] = {
 /* Why these lists: every core mask (0x5 and 0x6 run as one single-core submit per
  * core), both axes, the even split and the weighted splits that put more work on one
  * core, every alignment, the bank splits that trade feature rows for kernels per task,
- * K-slices where K is large enough for them to change the program, both launch modes.
+ * K-slices where K is large enough for them to change the program, every launch mode
+ * (a multi-core submit with mask 0x5 or 0x6 never runs on the vendor driver and is
+ * recorded as failed, as it would be on a board).
  * Streamed residency (unproven on silicon) and unchained submits (a fixed cost per
  * task) are opt-in through --space. */
 static const char *const default_values[RB_KNOB_COUNT][8] = {
@@ -38,7 +40,7 @@ static const char *const default_values[RB_KNOB_COUNT][8] = {
     {"auto", "2048", "4096"},
     {"resident"},
     {"1"},
-    {"fences", "threads"},
+    {"fences", "threads", "multicore"},
 };
 
 const char *rb_tune_knob_name(enum rb_tune_knob knob)

@@ -56,11 +56,18 @@ for args in "--shape 1x1x1" "--shape 3x33x17" "--shape 5x100x47 --dtype int8" \
 	"--shape 7x40x300 --core-mask 0x4" "--shape 7x40x300 --core-mask 0x3" \
 	"--shape 7x40x300 --core-mask 0x5" "--shape 7x40x300 --core-mask 0x6" \
 	"--shape 64x96x200 --launch threads" "--shape 9x64x48 --out fp16" \
+	"--shape 1x2048x8192 --launch multicore" "--shape 7x40x300 --launch multicore --core-mask 0x3" \
+	"--shape 1x2048x8192 --launch multicore --no-chain" \
 	"--shape 20x20000x64 --k-slice 4096" "--shape 300x64x64 --split m" \
 	"--shape 33x9000x100 --dtype int8" "--shape 4x64x16 --no-chain"; do
 	expect_exit 0 "sim run $args" -- $RKNN_BENCH run --device sim $args $FAST --verify full
 	expect_grep 'verified' "$TMP/out" "sim $args verified"
 done
+
+# A multi-core submit with mask 0x5 never runs on the vendor driver (§d.1): a device
+# error, as on a board.
+expect_exit 3 "multicore submit with mask 0x5" -- $RKNN_BENCH run --device sim --shape 1x64x64 --launch multicore --core-mask 0x5 $FAST
+expect_grep 'unknown core mask 0x5' "$TMP/err" "mask 0x5 never committed"
 
 # A config the planner cannot honour is an input error naming the constraint.
 expect_exit 2 "impossible bank split" -- $RKNN_BENCH run --device sim --shape 4x64x16 --data-banks 8 --weight-banks 8

@@ -79,10 +79,11 @@ static void test_masks_and_dedup(void **state)
 	load(&s,
 	     "{\"mask\":[\"0x1\"],\"banks\":[\"1:11\"],\"kslice\":[\"auto\"],\"split\":[\"n\"]}");
 	assert_int_equal(rb_tune_space_enumerate(&s, &decode, &pts), 0);
-	assert_int_equal(pts.count, 2);
+	assert_int_equal(pts.count, 3);
 	assert_true(pts.duplicates > 0);
 	assert_int_equal(pts.items[0].launch, RB_LAUNCH_FENCES);
 	assert_int_equal(pts.items[1].launch, RB_LAUNCH_THREADS);
+	assert_int_equal(pts.items[2].launch, RB_LAUNCH_MULTICORE);
 	rb_tune_points_release(&pts);
 }
 
