@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "npu/plan.h"
@@ -258,25 +259,6 @@ static int load_pairs(struct rb_tuned_db *db, const char *label)
 	return ret;
 }
 
-/* Strict parse: the whole text must be one JSON value (trailing text is an error). */
-static cJSON *parse_strict(const char *json, size_t len, ptrdiff_t *error_at)
-{
-	char *text = malloc(len + 1);
-	const char *end = NULL;
-	cJSON *root;
-
-	*error_at = 0;
-	if (!text)
-		return NULL;
-	memcpy(text, json, len);
-	text[len] = '\0';
-	root = cJSON_ParseWithOpts(text, &end, true);
-	if (!root && end)
-		*error_at = end - text;
-	free(text);
-	return root;
-}
-
 int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len, const char *label)
 {
 	struct rb_tuned_db *db = calloc(1, sizeof(*db));
@@ -286,7 +268,7 @@ int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len,
 	*out = NULL;
 	if (!db)
 		return rb_set_error(-ENOMEM, "%s: out of memory", label);
-	db->root = parse_strict(json, len, &at);
+	db->root = rb_json_parse_strict(json, len, &at);
 	if (!db->root)
 		ret = rb_set_error(-EINVAL, "%s: not valid JSON near byte %td", label, at);
 	else

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/rng.h"
@@ -190,31 +191,12 @@ static int load_root(struct rb_tune_space *s, const cJSON *root, const char *lab
 	return ret;
 }
 
-/* Strict parse: the whole text must be one JSON value (trailing text is an error). */
-static cJSON *parse_strict(const char *json, size_t len, ptrdiff_t *error_at)
-{
-	char *text = malloc(len + 1);
-	const char *end = NULL;
-	cJSON *root;
-
-	*error_at = 0;
-	if (!text)
-		return NULL;
-	memcpy(text, json, len);
-	text[len] = '\0';
-	root = cJSON_ParseWithOpts(text, &end, true);
-	if (!root && end)
-		*error_at = end - text;
-	free(text);
-	return root;
-}
-
 int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, size_t len,
 			      const char *label)
 {
 	struct rb_tune_space tmp = *space;
 	ptrdiff_t at;
-	cJSON *root = parse_strict(json, len, &at);
+	cJSON *root = rb_json_parse_strict(json, len, &at);
 	int ret;
 
 	if (!root)
