@@ -12,6 +12,9 @@ int cmd_regcmd(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 
+/* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Option values: strict parsing, a message naming the option on error (CLI prints). */
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out);
 int cli_parse_u64(const char *opt, const char *text, uint64_t *out);

@@ -213,7 +213,7 @@ int cmd_dump(int argc, char **argv)
 	flagged = rb_decode_print(stdout, w.v, w.n);
 	free(w.v);
 	if (fflush(stdout) != 0)
-		return rb_error("cannot write the output: %s", strerror(errno)), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "cannot write the output: %s", strerror(errno));
 	if (flagged && strict)
 		return rb_error("%zu of %zu words are unknown or flagged", flagged, n),
 		       RB_EXIT_FAIL;

@@ -234,6 +234,6 @@ int cmd_regcmd(int argc, char **argv)
 		print_hex(&rc);
 	rb_regcmd_release(&rc);
 	if (fflush(stdout) != 0)
-		return rb_error("cannot write the output: %s", strerror(errno)), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "cannot write the output: %s", strerror(errno));
 	return RB_EXIT_OK;
 }

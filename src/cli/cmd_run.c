@@ -318,7 +318,7 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 	r->device = e->ops->name;
 	r->modeled = e->ops->modeled;
 	if (rb_inputs_init(&in, &entry->shape, o->seed, o->data) < 0)
-		return rb_error("%s: %s", entry->names[0], rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
 	if (!cli_quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "running %s (%lldx%lldx%lld %s) on %s...\n", entry->names[0],
 			(long long)entry->shape.m, (long long)entry->shape.k,
@@ -378,13 +378,13 @@ static int report(const struct run_opts *o, const struct rb_context *ctx,
 	if (ret != 0)
 		return ret;
 	if (rb_report_write(stdout, o->format, ctx, results, n) < 0)
-		return rb_error("cannot write the report: %s", rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "cannot write the report: %s", rb_last_error());
 	if (o->out_path) {
 		json = rb_report_json(ctx, results, n);
 		ret = json ? rb_file_write_atomic(o->out_path, write_json, json) : -ENOMEM;
 		cJSON_Delete(json);
 		if (ret < 0)
-			return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	}
 	for (size_t i = 0; i < n; i++)
 		if (results[i].verify.status == RB_VERIFY_FAILED)

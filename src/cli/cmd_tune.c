@@ -289,7 +289,7 @@ static int list_space(const struct tune_opts *o)
 
 		rb_tune_shape_key(&e->shape, key, sizeof(key));
 		if (rb_tune_space_enumerate(&o->space, &e->shape, &pts) < 0)
-			return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 		printf("\n%s (%s): %zu configs (%zu rejected by the planner, %zu duplicate "
 		       "programs)\n",
 		       e->names[0], key, pts.count, pts.rejected, pts.duplicates);
@@ -307,7 +307,7 @@ int cmd_tune(int argc, char **argv)
 	int ret;
 
 	if (!o)
-		return rb_error("out of memory"), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
 	tune_opts_init(o);
 	ret = parse_args(o, argc, argv);
 	if (ret == 0)

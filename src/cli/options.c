@@ -1,5 +1,7 @@
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
@@ -42,4 +44,16 @@ int cli_parse_double(const char *opt, const char *text, double min, double *out)
 		return rb_error("%s '%s' must be a number of at least %g", opt, text, min);
 	*out = v;
 	return 0;
+}
+
+int cli_fail(int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rb_error("%s", msg);
+	return code;
 }

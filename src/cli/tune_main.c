@@ -115,7 +115,7 @@ static int open_cache(struct tune_run *t)
 {
 	fill_header(t, &t->header);
 	if (rb_tune_cache_open(&t->cache, t->o->cache_path, &t->header) < 0)
-		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	if (t->cache.resumed && !t->o->quiet && !cli_quiet)
 		fprintf(stderr, "rknn-bench: resuming from '%s': %zu results%s\n", t->o->cache_path,
 			t->cache.resumed,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "cli/tune_cli.h"
 #include "core/error.h"
 #include "core/fileio.h"
@@ -307,10 +308,10 @@ int tune_write_output(const struct tune_run *t, const struct tune_best *best)
 	int ret;
 
 	if (!doc)
-		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	ret = rb_file_write_atomic(t->o->out_path, write_doc, doc);
 	cJSON_Delete(doc);
 	if (ret < 0)
-		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	return 0;
 }

@@ -95,7 +95,7 @@ static int keep(struct shape_ctx *c, const struct rb_tune_record *r)
 {
 	verbose(c, r, false);
 	if (rb_tune_cache_append(&c->t->cache, r) < 0)
-		return rb_error("%s", rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	return 0;
 }
 
@@ -131,7 +131,7 @@ static int ensure_inputs(struct shape_ctx *c)
 	if (c->have_inputs)
 		return 0;
 	if (rb_inputs_init(&c->in, c->shape, o->seed, o->data) < 0)
-		return rb_error("%s: %s", c->label, rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s: %s", c->label, rb_last_error());
 	c->have_inputs = true;
 	return 0;
 }
@@ -265,7 +265,7 @@ static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 	}
 	shuffled = rb_tune_shuffle(count, o->seed);
 	if (!shuffled)
-		return rb_error("out of memory"), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
 	*n = count < (size_t)o->max_evals ? count : (size_t)o->max_evals;
 	memcpy(order, shuffled, *n * sizeof(*order));
 	free(shuffled);
@@ -379,7 +379,7 @@ int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *lab
 	best->default_us = best->cpu_us = NAN;
 	rb_tune_shape_key(shape, c.key, sizeof(c.key));
 	if (rb_tune_space_enumerate(&t->o->space, shape, &c.points) < 0)
-		return rb_error("%s: %s", label, rb_last_error()), RB_EXIT_USAGE;
+		return cli_fail(RB_EXIT_USAGE, "%s: %s", label, rb_last_error());
 	best->n_space = c.points.count;
 	ret = tune_points(&c);
 	if (t->tty && !t->o->quiet && !cli_quiet)
