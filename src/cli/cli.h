@@ -11,6 +11,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_regcmd(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 /* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
