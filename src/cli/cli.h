@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
@@ -12,6 +14,13 @@ int cmd_regcmd(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+
+/* The host settings of `info` (cpufreq policies, DDR and NPU devfreq) as JSON. */
+struct rb_host_info;
+cJSON *cli_host_json(const struct rb_host_info *host);
+/* The host settings and their warnings for the context of a JSON report (NULL when
+ * out of memory); the caller frees it. */
+cJSON *cli_host_settings(void);
 
 /* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

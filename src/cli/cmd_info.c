@@ -250,7 +250,7 @@ static cJSON *devfreq_json(const struct rb_devfreq_info *d)
 	return o;
 }
 
-static cJSON *host_json(const struct rb_host_info *h)
+cJSON *cli_host_json(const struct rb_host_info *h)
 {
 	cJSON *o = cJSON_CreateObject(), *pols = cJSON_AddArrayToObject(o, "cpufreq");
 
@@ -284,7 +284,7 @@ static int print_json(const struct info_data *d)
 		cJSON_AddItemToObject(doc, "npu", npu_json(&d->npu));
 	else
 		cJSON_AddNullToObject(doc, "npu");
-	cJSON_AddItemToObject(doc, "host", host_json(&d->host));
+	cJSON_AddItemToObject(doc, "host", cli_host_json(&d->host));
 	warn = cJSON_AddArrayToObject(doc, "warnings");
 	for (size_t i = 0; warn && i < d->warnings.n; i++)
 		cJSON_AddItemToArray(warn, cJSON_CreateString(d->warnings.text[i]));
@@ -315,4 +315,20 @@ int cmd_info(int argc, char **argv)
 		print_text(d);
 	free(d);
 	return ret;
+}
+
+cJSON *cli_host_settings(void)
+{
+	const char *root = getenv("RKNN_BENCH_SYSFS");
+	struct rb_info_warnings w;
+	struct rb_host_info host;
+	cJSON *o, *warn;
+
+	rb_host_info_collect(&host, root ? root : "/sys");
+	rb_info_check(&host, NULL, &w);
+	o = cli_host_json(&host);
+	warn = o ? cJSON_AddArrayToObject(o, "warnings") : NULL;
+	for (size_t i = 0; warn && i < w.n; i++)
+		cJSON_AddItemToArray(warn, cJSON_CreateString(w.text[i]));
+	return o;
 }

@@ -404,8 +404,13 @@ int cmd_run(int argc, char **argv)
 	if (ret == 0)
 		ret = run_all(&o, &results);
 	if (results) {
+		cJSON *settings = cli_host_settings();
+
 		rb_context_collect(&ctx);
+		/* The governors and DDR clock the numbers were taken under (info's checks). */
+		ctx.settings = settings;
 		ret = report(&o, &ctx, results, ret);
+		cJSON_Delete(settings);
 		for (size_t i = 0; i < o.shapes.count; i++)
 			rb_result_release(&results[i]);
 		free(results);

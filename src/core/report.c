@@ -711,6 +711,9 @@ static bool json_context(cJSON *doc, const struct rb_context *ctx)
 		return false;
 	if (!ctx)
 		return true;
+	if (ctx->settings &&
+	    !cJSON_AddItemToObject(o, "host_settings", cJSON_Duplicate(ctx->settings, true)))
+		return false;
 	return add_str(o, "tool_version", ctx->tool_version) && add_str(o, "host", ctx->host) &&
 	       add_str(o, "cpu", ctx->cpu) && add_str(o, "kernel", ctx->kernel) &&
 	       add_str(o, "date", ctx->date) && add_num(o, "cpu_count", ctx->cpu_count);

@@ -50,6 +50,7 @@ struct rb_context {
 	char kernel[160];
 	char date[32]; /* ISO 8601, UTC */
 	int cpu_count;
+	const cJSON *settings; /* borrowed: host settings (governors, DDR) to embed, or NULL */
 };
 
 struct rb_result {

@@ -52,4 +52,15 @@ check_json warnings.# 0
 expect_exit 2 "bad --format is a usage error" -- "$RKNN_BENCH" info --format csv
 expect_exit 2 "bad --device is a usage error" -- "$RKNN_BENCH" info --device gpu
 expect_exit 2 "extra argument is a usage error" -- "$RKNN_BENCH" info sim
+
+# Every JSON report carries the host settings its numbers were taken under.
+expect_exit 0 "run report with host settings" -- env RKNN_BENCH_SYSFS=tests/fixtures/sysfs-rock5b \
+	"$RKNN_BENCH" run --device sim --shape 4x64x16 --iters 1 --warmup 0 --format json
+cp "$TMP/out" "$TMP/report.json"
+got=$("${BUILD:-build}/tests/jsoncheck" "$TMP/report.json" context.host_settings.ddr.governor 2>&1)
+[ "$got" = dmc_ondemand ] && ok "report context has the DDR governor" ||
+	not_ok "report context has the DDR governor" "got '$got'"
+got=$("${BUILD:-build}/tests/jsoncheck" "$TMP/report.json" context.host_settings.warnings.# 2>&1)
+[ "${got:-0}" -ge 1 ] 2>/dev/null && ok "report context carries the warnings" ||
+	not_ok "report context carries the warnings" "got '$got'"
 echo "1..$n"
