@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "core/fp16.h"
 #include "core/ref.h"
 #include "core/stats.h"
@@ -285,24 +286,6 @@ static void print_targets(double speedup_f16)
 	       100 * TARGET_GEMV);
 }
 
-static int parse_threads(int argc, char **argv, int *threads)
-{
-	char *end;
-	long v;
-
-	*threads = 0;
-	if (argc == 1)
-		return 0;
-	if (argc != 3 || strcmp(argv[1], "-t") != 0)
-		return -1;
-	errno = 0;
-	v = strtol(argv[2], &end, 10);
-	if (errno || *end || end == argv[2] || v < 0 || v > 1024)
-		return -1;
-	*threads = (int)v;
-	return 0;
-}
-
 static int bench_shape(const struct bench_shape *s, enum rb_dtype dtype, int threads,
 		       double *speedup)
 {
@@ -333,7 +316,7 @@ int main(int argc, char **argv)
 	double speedup = 0, big_f16 = 0;
 	int threads, status = 0;
 
-	if (parse_threads(argc, argv, &threads)) {
+	if (bench_parse_threads(argc, argv, &threads)) {
 		fprintf(stderr, "usage: bench-ref [-t THREADS]\n");
 		return 2;
 	}

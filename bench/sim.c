@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "core/fp16.h"
 #include "core/layout.h"
 #include "core/ref.h"
@@ -394,24 +395,6 @@ static void print_row(const struct bench *b)
 	       100 * sim / ref, b->verified ? "ok" : "FAIL", (double)b->modeled_ns / 1e6);
 }
 
-static int parse_threads(int argc, char **argv, int *threads)
-{
-	char *end;
-	long v;
-
-	*threads = 0;
-	if (argc == 1)
-		return 0;
-	if (argc != 3 || strcmp(argv[1], "-t") != 0)
-		return -1;
-	errno = 0;
-	v = strtol(argv[2], &end, 10);
-	if (errno || *end || end == argv[2] || v < 0 || v > 1024)
-		return -1;
-	*threads = (int)v;
-	return 0;
-}
-
 /* Returns the emulator/reference ratio (< 0 on failure). */
 static double bench_shape(const struct bench_shape *s, enum rb_dtype dtype, int threads,
 			  int *failed)
@@ -439,7 +422,7 @@ int main(int argc, char **argv)
 	int threads, failed = 0;
 	double worst = INFINITY;
 
-	if (parse_threads(argc, argv, &threads)) {
+	if (bench_parse_threads(argc, argv, &threads)) {
 		fprintf(stderr, "usage: bench-sim [-t THREADS]\n");
 		return 2;
 	}

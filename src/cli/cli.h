@@ -22,6 +22,13 @@ cJSON *cli_host_json(const struct rb_host_info *host);
  * out of memory); the caller frees it. */
 cJSON *cli_host_settings(void);
 
+/* Loads the shapes files and --shape specs (of `dtype`) of a command into `list`;
+ * an empty result is an error unless `allow_empty`. Prints the message on error and
+ * returns -1 (a usage error), else 0. */
+struct rb_shape_list;
+int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
+		    size_t n_specs, int dtype, const char *command, bool allow_empty);
+
 /* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

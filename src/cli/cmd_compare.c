@@ -128,16 +128,6 @@ static const struct {
 #define CELL_SIZE 128
 typedef char row_cells[N_COLS][CELL_SIZE];
 
-/* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
-static int display_width(const char *s)
-{
-	int w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
 static void fmt_us(char *buf, const struct rb_compare_entry *e)
 {
 	if (e)
@@ -210,7 +200,7 @@ static void print_cells(const char *const cells[N_COLS], const int width[N_COLS]
 	while (last > 0 && !cells[last][0])
 		last--;
 	for (int c = 0; c <= last; c++) {
-		int pad = width[c] - display_width(cells[c]);
+		int pad = width[c] - rb_display_width(cells[c]);
 
 		if (columns[c].right)
 			printf("%*s%s", pad, "", cells[c]);
@@ -228,9 +218,9 @@ static void print_grid(row_cells *rows, size_t n)
 	int width[N_COLS], w;
 
 	for (int c = 0; c < N_COLS; c++) {
-		width[c] = display_width(columns[c].title);
+		width[c] = rb_display_width(columns[c].title);
 		for (size_t i = 0; i < n; i++) {
-			w = display_width(rows[i][c]);
+			w = rb_display_width(rows[i][c]);
 			width[c] = w > width[c] ? w : width[c];
 		}
 		cells[c] = columns[c].title;

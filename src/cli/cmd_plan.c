@@ -88,21 +88,6 @@ static int parse_option(struct plan_opts *o, int c, const char *arg, const char 
 	}
 }
 
-static int load_shapes(struct plan_opts *o, char **files, int n_files, const char **specs,
-		       size_t n_specs)
-{
-	for (int i = 0; i < n_files; i++)
-		if (rb_shape_list_load_file(&o->shapes, files[i]) < 0)
-			return rb_error("%s", rb_last_error());
-	for (size_t i = 0; i < n_specs; i++)
-		if (rb_shape_list_add_spec(&o->shapes, specs[i], o->dtype) < 0)
-			return rb_error("%s", rb_last_error());
-	if (o->shapes.count == 0)
-		return rb_error("no shapes: give --shape MxKxN or a shapes file; see 'rknn-bench "
-				"plan --help'");
-	return 0;
-}
-
 /* 0 to go on, -1 on a usage error, 1 when help was printed. */
 static int parse_args(struct plan_opts *o, int argc, char **argv)
 {
@@ -124,7 +109,8 @@ static int parse_args(struct plan_opts *o, int argc, char **argv)
 		}
 	}
 	if (ret == 0)
-		ret = load_shapes(o, argv + optind, argc - optind, specs, n_specs);
+		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, n_specs,
+				      o->dtype, "plan", false);
 	free(specs);
 	free(opts);
 	return ret;

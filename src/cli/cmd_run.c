@@ -12,6 +12,7 @@
 #include "core/debug.h"
 #include "npu/engine.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/fileio.h"
 #include "core/inputs.h"
 #include "core/ref.h"
@@ -212,21 +213,6 @@ static void run_opts_init(struct run_opts *o)
 	o->seed = DEFAULT_SEED;
 }
 
-static int load_shapes(struct run_opts *o, char **files, int n_files, const char **specs,
-		       size_t n_specs)
-{
-	for (int i = 0; i < n_files; i++)
-		if (rb_shape_list_load_file(&o->shapes, files[i]) < 0)
-			return rb_error("%s", rb_last_error());
-	for (size_t i = 0; i < n_specs; i++)
-		if (rb_shape_list_add_spec(&o->shapes, specs[i], shape_dtype) < 0)
-			return rb_error("%s", rb_last_error());
-	if (o->shapes.count == 0)
-		return rb_error("no shapes: give a shapes file or --shape MxKxN; see 'rknn-bench "
-				"run --help'");
-	return 0;
-}
-
 /* Parses argv into `o`; returns 0, or an exit code > 0 (help printed: RB_EXIT_OK + 100). */
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
@@ -253,7 +239,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 		}
 	}
 	if (ret == 0)
-		ret = load_shapes(o, argv + optind, argc - optind, specs, n_specs);
+		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, n_specs,
+				      shape_dtype, "run", false);
 	if (ret == 0) {
 		o->device = rb_engine_find(o->device_name, &o->engine);
 		ret = o->device ? 0 : rb_error("%s", rb_last_error());
@@ -289,19 +276,6 @@ static void format_reproducer(const struct run_opts *o, const struct rb_engine *
 	else
 		snprintf(buf + len, size - (size_t)len, " --threads %d",
 			 rb_ref_threads(e->opts.threads));
-}
-
-static int write_json(FILE *f, void *ctx)
-{
-	char *text = cJSON_Print(ctx);
-	int ret = 0;
-
-	if (!text)
-		return -ENOMEM;
-	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
-		ret = -EIO;
-	free(text);
-	return ret;
 }
 
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
@@ -381,7 +355,7 @@ static int report(const struct run_opts *o, const struct rb_context *ctx,
 		return cli_fail(RB_EXIT_USAGE, "cannot write the report: %s", rb_last_error());
 	if (o->out_path) {
 		json = rb_report_json(ctx, results, n);
-		ret = json ? rb_file_write_atomic(o->out_path, write_json, json) : -ENOMEM;
+		ret = json ? rb_file_write_atomic(o->out_path, rb_json_write, json) : -ENOMEM;
 		cJSON_Delete(json);
 		if (ret < 0)
 			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());

@@ -203,20 +203,6 @@ static void tune_opts_init(struct tune_opts *o)
 	o->out_path = "tuned.json";
 }
 
-static int load_shapes(struct tune_opts *o, const char **specs, size_t n_specs, enum rb_dtype dtype)
-{
-	for (int i = 0; i < o->n_files; i++)
-		if (rb_shape_list_load_file(&o->shapes, o->files[i]) < 0)
-			return rb_error("%s", rb_last_error());
-	for (size_t i = 0; i < n_specs; i++)
-		if (rb_shape_list_add_spec(&o->shapes, specs[i], dtype) < 0)
-			return rb_error("%s", rb_last_error());
-	if (o->shapes.count == 0 && !o->list_space)
-		return rb_error("no shapes: give a shapes file or --shape MxKxN; see 'rknn-bench "
-				"tune --help'");
-	return 0;
-}
-
 /* The device: an NPU (tuning the CPU reference means nothing). */
 static int find_device(struct tune_opts *o)
 {
@@ -231,7 +217,8 @@ static int find_device(struct tune_opts *o)
 
 static int finish_args(struct tune_opts *o, const char **specs, size_t n_specs, enum rb_dtype dtype)
 {
-	int ret = load_shapes(o, specs, n_specs, dtype);
+	int ret = cli_load_shapes(&o->shapes, o->files, o->n_files, specs, n_specs, dtype, "tune",
+				  o->list_space);
 
 	if (ret == 0 && !o->list_space)
 		ret = find_device(o);

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "rknn_bench/shape.h"
 
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out)
 {
@@ -56,4 +57,20 @@ int cli_fail(int code, const char *fmt, ...)
 	va_end(ap);
 	rb_error("%s", msg);
 	return code;
+}
+
+int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
+		    size_t n_specs, int dtype, const char *command, bool allow_empty)
+{
+	for (int i = 0; i < n_files; i++)
+		if (rb_shape_list_load_file(list, files[i]) < 0)
+			return rb_error("%s", rb_last_error());
+	for (size_t i = 0; i < n_specs; i++)
+		if (rb_shape_list_add_spec(list, specs[i], (enum rb_dtype)dtype) < 0)
+			return rb_error("%s", rb_last_error());
+	if (list->count == 0 && !allow_empty)
+		return rb_error("no shapes: give a shapes file or --shape MxKxN; see 'rknn-bench "
+				"%s --help'",
+				command);
+	return 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/tune_cli.h"
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/json.h"
 #include "core/report.h"
 #include "core/version.h"
 
@@ -289,19 +290,6 @@ static cJSON *build(const struct tune_run *t, const struct tune_best *best)
 	return doc;
 }
 
-static int write_doc(FILE *f, void *ctx)
-{
-	char *text = cJSON_Print(ctx);
-	int ret = 0;
-
-	if (!text)
-		return -ENOMEM;
-	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
-		ret = -EIO;
-	free(text);
-	return ret;
-}
-
 int tune_write_output(const struct tune_run *t, const struct tune_best *best)
 {
 	cJSON *doc = build(t, best);
@@ -309,7 +297,7 @@ int tune_write_output(const struct tune_run *t, const struct tune_best *best)
 
 	if (!doc)
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-	ret = rb_file_write_atomic(t->o->out_path, write_doc, doc);
+	ret = rb_file_write_atomic(t->o->out_path, rb_json_write, doc);
 	cJSON_Delete(doc);
 	if (ret < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());

@@ -1,5 +1,6 @@
 #include "core/json.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,4 +22,17 @@ cJSON *rb_json_parse_strict(const char *json, size_t len, ptrdiff_t *error_at)
 		*error_at = end - text;
 	free(text);
 	return root;
+}
+
+int rb_json_write(FILE *f, void *doc)
+{
+	char *text = cJSON_Print(doc);
+	int ret = 0;
+
+	if (!text)
+		return -ENOMEM;
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+		ret = -EIO;
+	free(text);
+	return ret;
 }

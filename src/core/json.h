@@ -3,6 +3,7 @@
 #define RB_CORE_JSON_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cJSON.h>
 
@@ -10,5 +11,9 @@
  * after it but white space. NULL on a syntax error (*error_at: its byte offset) or out
  * of memory (*error_at 0). */
 cJSON *rb_json_parse_strict(const char *json, size_t len, ptrdiff_t *error_at);
+
+/* An rb_file_writer (core/fileio.h) for a cJSON document `doc`: it printed, then a
+ * newline. 0, -ENOMEM or -EIO. */
+int rb_json_write(FILE *f, void *doc);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/version.h"
 
 #ifndef RB_VERSION
@@ -335,7 +336,7 @@ static const struct {
 typedef char row_cells[N_COLS][CELL_SIZE];
 
 /* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
-static int display_width(const char *s)
+int rb_display_width(const char *s)
 {
 	int w = 0;
 
@@ -426,7 +427,7 @@ static void print_cells(FILE *out, const char *const cells[N_COLS], const int wi
 	int c, pad;
 
 	for (c = 0; c < N_COLS; c++) {
-		pad = width[c] - display_width(cells[c]);
+		pad = width[c] - rb_display_width(cells[c]);
 		if (columns[c].right)
 			fprintf(out, "%*s%s", pad, "", cells[c]);
 		else if (c == N_COLS - 1)
@@ -444,9 +445,9 @@ static void print_grid(FILE *out, row_cells *rows, size_t n)
 	size_t i;
 
 	for (c = 0; c < N_COLS; c++) {
-		width[c] = display_width(columns[c].title);
+		width[c] = rb_display_width(columns[c].title);
 		for (i = 0; i < n; i++) {
-			w = display_width(rows[i][c]);
+			w = rb_display_width(rows[i][c]);
 			width[c] = w > width[c] ? w : width[c];
 		}
 		cells[c] = columns[c].title;
@@ -862,15 +863,12 @@ static int write_json(FILE *out, const struct rb_context *ctx, const struct rb_r
 		      size_t n)
 {
 	cJSON *doc = rb_report_json(ctx, results, n);
-	char *text = doc ? cJSON_Print(doc) : NULL;
+	int ret = doc ? rb_json_write(out, doc) : -ENOMEM;
 
 	cJSON_Delete(doc);
-	if (!text)
-		return rb_set_error(-ENOMEM, "out of memory building the JSON report");
-	fputs(text, out);
-	fputc('\n', out);
-	free(text);
-	return 0;
+	if (ret == -ENOMEM)
+		return rb_set_error(ret, "out of memory building the JSON report");
+	return ret < 0 ? rb_set_error(ret, "cannot write the JSON report") : 0;
 }
 
 int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *ctx,
