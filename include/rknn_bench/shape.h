@@ -65,7 +65,7 @@ int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, 
 int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *shape,
 			     const char *name, const char *config);
 
-const char *rb_dtype_name(enum rb_dtype dtype);          /* "fp16", "int8" */
+const char *rb_dtype_name(enum rb_dtype dtype);           /* "fp16", "int8" */
 int rb_dtype_parse(const char *text, enum rb_dtype *out); /* 0 or -EINVAL */
 /* Bytes of one element of A/B, and of C. */
 size_t rb_dtype_in_size(enum rb_dtype dtype);

@@ -37,75 +37,90 @@ struct run_opts {
 };
 
 static const char run_usage[] =
-	"usage: rknn-bench run [options] [SHAPES.json ...]\n"
-	"\n"
-	"Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
-	"verifying each result against the CPU reference before timing it.\n"
-	"\n"
-	"shapes:\n"
-	"  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
-	"  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
-	"device:\n"
-	"  --device NAME        auto (default: the NPU through the vendor rknpu driver\n"
-	"                       when a node is found, else sim), sim (the emulated NPU\n"
-	"                       and kernel driver; times are modeled), rknpu[:PATH]\n"
-	"                       (e.g. rknpu:/dev/dri/card1), cpu (the CPU reference)\n"
-	"  --soc FILE           sim: the hardware profile of the timing model\n"
-	"                       (default: the built-in configs/soc/rk3588.json)\n"
-	"  --threads N          CPU threads for the reference (default: one per CPU)\n"
-	"  --launch MODE        NPU: fences (default: non-blocking submits, one per core)\n"
-	"                       or threads (one blocking submit per core per thread)\n"
-	"  --tuned FILE         NPU: each shape with its config from a tuned JSON\n"
-	"                       (rknn-bench tune); overrides --launch and the plan flags\n"
-	"measuring:\n"
-	"  --warmup N           runs before sampling (default 2)\n"
-	"  --iters N            minimum samples (default 10)\n"
-	"  --min-time S         minimum seconds of samples per shape (default 0)\n"
-	"  --max-iters N        most samples per shape (default 100000)\n"
-	"verification:\n"
-	"  --verify MODE        auto (default: full up to M·N·K = 2^30, else sample),\n"
-	"                       full, sample or none\n"
-	"  --samples N          elements checked in sample mode (default 4096)\n"
-	"  --atol X, --rtol X   fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)\n"
-	"  --seed N             seed of inputs and of the sample (default 1)\n"
-	"  --data KIND          exact (default: small integers, order-independent sums)\n"
-	"                       or uniform\n"
-	"%s"
-	"output:\n"
-	"  --format FMT         table (default), csv or json on stdout\n"
-	"  -o, --output FILE    also write the JSON report to FILE\n"
-	"\n"
-	"Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
-	"2 usage or input error, 3 device error.\n";
+    "usage: rknn-bench run [options] [SHAPES.json ...]\n"
+    "\n"
+    "Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
+    "verifying each result against the CPU reference before timing it.\n"
+    "\n"
+    "shapes:\n"
+    "  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
+    "  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
+    "device:\n"
+    "  --device NAME        auto (default: the NPU through the vendor rknpu driver\n"
+    "                       when a node is found, else sim), sim (the emulated NPU\n"
+    "                       and kernel driver; times are modeled), rknpu[:PATH]\n"
+    "                       (e.g. rknpu:/dev/dri/card1), cpu (the CPU reference)\n"
+    "  --soc FILE           sim: the hardware profile of the timing model\n"
+    "                       (default: the built-in configs/soc/rk3588.json)\n"
+    "  --threads N          CPU threads for the reference (default: one per CPU)\n"
+    "  --launch MODE        NPU: fences (default: non-blocking submits, one per core)\n"
+    "                       or threads (one blocking submit per core per thread)\n"
+    "  --tuned FILE         NPU: each shape with its config from a tuned JSON\n"
+    "                       (rknn-bench tune); overrides --launch and the plan flags\n"
+    "measuring:\n"
+    "  --warmup N           runs before sampling (default 2)\n"
+    "  --iters N            minimum samples (default 10)\n"
+    "  --min-time S         minimum seconds of samples per shape (default 0)\n"
+    "  --max-iters N        most samples per shape (default 100000)\n"
+    "verification:\n"
+    "  --verify MODE        auto (default: full up to M·N·K = 2^30, else sample),\n"
+    "                       full, sample or none\n"
+    "  --samples N          elements checked in sample mode (default 4096)\n"
+    "  --atol X, --rtol X   fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)\n"
+    "  --seed N             seed of inputs and of the sample (default 1)\n"
+    "  --data KIND          exact (default: small integers, order-independent sums)\n"
+    "                       or uniform\n"
+    "%s"
+    "output:\n"
+    "  --format FMT         table (default), csv or json on stdout\n"
+    "  -o, --output FILE    also write the JSON report to FILE\n"
+    "\n"
+    "Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
+    "2 usage or input error, 3 device error.\n";
 
 enum {
-	OPT_SHAPE = 256, OPT_DTYPE, OPT_DEVICE, OPT_THREADS, OPT_WARMUP, OPT_ITERS,
-	OPT_MIN_TIME, OPT_MAX_ITERS, OPT_VERIFY, OPT_SAMPLES, OPT_ATOL, OPT_RTOL,
-	OPT_SEED, OPT_DATA, OPT_FORMAT, OPT_LAUNCH, OPT_TUNED, OPT_SOC,
+	OPT_SHAPE = 256,
+	OPT_DTYPE,
+	OPT_DEVICE,
+	OPT_THREADS,
+	OPT_WARMUP,
+	OPT_ITERS,
+	OPT_MIN_TIME,
+	OPT_MAX_ITERS,
+	OPT_VERIFY,
+	OPT_SAMPLES,
+	OPT_ATOL,
+	OPT_RTOL,
+	OPT_SEED,
+	OPT_DATA,
+	OPT_FORMAT,
+	OPT_LAUNCH,
+	OPT_TUNED,
+	OPT_SOC,
 };
 
 static const struct option run_options[] = {
-	{"help", no_argument, NULL, 'h'},
-	{"shape", required_argument, NULL, OPT_SHAPE},
-	{"dtype", required_argument, NULL, OPT_DTYPE},
-	{"device", required_argument, NULL, OPT_DEVICE},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"warmup", required_argument, NULL, OPT_WARMUP},
-	{"iters", required_argument, NULL, OPT_ITERS},
-	{"min-time", required_argument, NULL, OPT_MIN_TIME},
-	{"max-iters", required_argument, NULL, OPT_MAX_ITERS},
-	{"verify", required_argument, NULL, OPT_VERIFY},
-	{"samples", required_argument, NULL, OPT_SAMPLES},
-	{"atol", required_argument, NULL, OPT_ATOL},
-	{"rtol", required_argument, NULL, OPT_RTOL},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"data", required_argument, NULL, OPT_DATA},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"launch", required_argument, NULL, OPT_LAUNCH},
-	{"tuned", required_argument, NULL, OPT_TUNED},
-	{"soc", required_argument, NULL, OPT_SOC},
-	{"output", required_argument, NULL, 'o'},
-	{NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {"shape", required_argument, NULL, OPT_SHAPE},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"min-time", required_argument, NULL, OPT_MIN_TIME},
+    {"max-iters", required_argument, NULL, OPT_MAX_ITERS},
+    {"verify", required_argument, NULL, OPT_VERIFY},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"atol", required_argument, NULL, OPT_ATOL},
+    {"rtol", required_argument, NULL, OPT_RTOL},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"launch", required_argument, NULL, OPT_LAUNCH},
+    {"tuned", required_argument, NULL, OPT_TUNED},
+    {"soc", required_argument, NULL, OPT_SOC},
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Options that take a count; kept apart so parse_option stays a flat switch. */
@@ -142,7 +157,8 @@ static int parse_named(const char *opt, const char *arg, int ret)
 {
 	if (ret < 0)
 		return rb_error("%s '%s' is not one of the accepted values; see 'rknn-bench run "
-				"--help'", opt, arg);
+				"--help'",
+				opt, arg);
 	return 0;
 }
 
@@ -281,8 +297,8 @@ static void format_reproducer(const struct run_opts *o, const struct rb_engine *
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, struct rb_result *r)
 {
-	struct cli_measure m = {.measure = &o->measure, .verify = &o->verify,
-				.ref_threads = o->engine.threads};
+	struct cli_measure m = {
+	    .measure = &o->measure, .verify = &o->verify, .ref_threads = o->engine.threads};
 	struct rb_inputs in;
 	int ret;
 
@@ -296,8 +312,7 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 	if (!cli_quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "running %s (%lldx%lldx%lld %s) on %s...\n", entry->names[0],
 			(long long)entry->shape.m, (long long)entry->shape.k,
-			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype),
-			e->ops->name);
+			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype), e->ops->name);
 	ret = cli_measure_shape(&m, e, &in, r);
 	r->config = e->ops->config(e);
 	format_reproducer(o, e, r, r->reproducer, sizeof(r->reproducer));
@@ -335,7 +350,8 @@ static int run_all(const struct run_opts *o, struct rb_result **out)
 	ret = *out ? 0 : RB_EXIT_DEVICE;
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
 		ret = cli_tuned_apply(o->tuned, &o->shapes.entries[i], &o->engine, &engine.opts);
-		ret = ret < 0 ? RB_EXIT_USAGE : run_entry(o, &engine, &o->shapes.entries[i], &(*out)[i]);
+		ret = ret < 0 ? RB_EXIT_USAGE
+			      : run_entry(o, &engine, &o->shapes.entries[i], &(*out)[i]);
 	}
 	rb_engine_close(&engine);
 	return ret;

@@ -19,23 +19,24 @@ static int cmd_help(int argc, char **argv);
 
 /* Adding a command is a line here and a cmd_<name>.c. */
 static const struct command commands[] = {
-	{"run", cmd_run, "benchmark and verify the matmuls of shapes files on a device"},
-	{"dump", cmd_dump, "decode a register program (regcmd) into text"},
-	{"regcmd", cmd_regcmd, "print the register program of a one-task matmul"},
-	{"plan", cmd_plan, "show how a matmul is cut into NPU tasks per core"},
-	{"tune", cmd_tune, "search NPU configs per shape, write the tuned kernel JSON"},
-	{"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
-	{"info", cmd_info, "show the NPU driver, hardware and host settings numbers depend on"},
-	{"help", cmd_help, "show help for rknn-bench or one command"},
+    {"run", cmd_run, "benchmark and verify the matmuls of shapes files on a device"},
+    {"dump", cmd_dump, "decode a register program (regcmd) into text"},
+    {"regcmd", cmd_regcmd, "print the register program of a one-task matmul"},
+    {"plan", cmd_plan, "show how a matmul is cut into NPU tasks per core"},
+    {"tune", cmd_tune, "search NPU configs per shape, write the tuned kernel JSON"},
+    {"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
+    {"info", cmd_info, "show the NPU driver, hardware and host settings numbers depend on"},
+    {"help", cmd_help, "show help for rknn-bench or one command"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: rknn-bench [--quiet] [--version] [--help] <command> [options] [args]\n\n"
-		     "Benchmark and tune matrix multiplication on the Rockchip RK3588 NPU.\n\n"
-		     "commands:\n");
+	fprintf(out,
+		"usage: rknn-bench [--quiet] [--version] [--help] <command> [options] [args]\n\n"
+		"Benchmark and tune matrix multiplication on the Rockchip RK3588 NPU.\n\n"
+		"commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'rknn-bench <command> --help' describes a command.\n"
@@ -72,10 +73,10 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{"quiet", no_argument, NULL, 'q'},
-		{NULL, 0, NULL, 0},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {NULL, 0, NULL, 0},
 	};
 	const struct command *cmd;
 	int c;

@@ -15,24 +15,21 @@
 
 #include "rknn_bench/shape.h"
 
-int rb_ref_gemm_f16(const uint16_t *a, const uint16_t *b, float *c, int64_t m, int64_t k,
-		    int64_t n, int threads);
-int rb_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k,
-		   int64_t n, int threads);
+int rb_ref_gemm_f16(const uint16_t *a, const uint16_t *b, float *c, int64_t m, int64_t k, int64_t n,
+		    int threads);
+int rb_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k, int64_t n,
+		   int threads);
 
 void rb_ref_naive_f16(const uint16_t *a, const uint16_t *b, float *c, int64_t m, int64_t k,
 		      int64_t n);
-void rb_ref_naive_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k,
-		     int64_t n);
+void rb_ref_naive_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k, int64_t n);
 
 float rb_ref_dot_f16(const uint16_t *a, const uint16_t *b, int64_t k, int64_t n, int64_t i,
 		     int64_t j);
-int32_t rb_ref_dot_i8(const int8_t *a, const int8_t *b, int64_t k, int64_t n, int64_t i,
-		      int64_t j);
+int32_t rb_ref_dot_i8(const int8_t *a, const int8_t *b, int64_t k, int64_t n, int64_t i, int64_t j);
 
 /* Dispatches on shape->dtype: uint16_t/float for fp16, int8_t/int32_t for int8. */
-int rb_ref_gemm(const struct rb_shape *shape, const void *a, const void *b, void *c,
-		int threads);
+int rb_ref_gemm(const struct rb_shape *shape, const void *a, const void *b, void *c, int threads);
 
 /* Number of worker threads `threads` resolves to (<= 0: online CPUs; at most 256).
  * Small products use fewer threads than this. */

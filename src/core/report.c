@@ -254,8 +254,8 @@ static double config_number(const cJSON *config, const char *key)
 bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl)
 {
 	const struct rb_shape *s = &r->shape;
-	double bytes = (double)rb_dtype_in_size(s->dtype) * ((double)s->m * (double)s->k +
-							      (double)s->k * (double)s->n) +
+	double bytes = (double)rb_dtype_in_size(s->dtype) *
+			   ((double)s->m * (double)s->k + (double)s->k * (double)s->n) +
 		       (double)rb_dtype_out_size(s->dtype) * (double)s->m * (double)s->n;
 
 	rl->peak_gflops = config_number(r->config, "peak_gflops");
@@ -834,8 +834,7 @@ static bool json_result(cJSON *results, const struct rb_result *r)
 	       json_stats(o, &r->stats, r->batch) && add_num(o, "setup_us", r->setup_us) &&
 	       add_num(o, "gflops", rb_result_gflops(r)) && add_num(o, "gbps", rb_result_gbps(r)) &&
 	       add_num(o, "gbps_b", rb_result_gbps_b(r)) && json_roofline(o, r) &&
-	       json_verify(o, &r->verify) &&
-	       add_str(o, "reproducer", r->reproducer);
+	       json_verify(o, &r->verify) && add_str(o, "reproducer", r->reproducer);
 }
 
 cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *results, size_t n)

@@ -52,7 +52,7 @@ enum rb_verify_status {
 #define RB_VERIFY_FP16_ATOL 1e-3
 #define RB_VERIFY_FP16_RTOL 1e-3
 /* M·N·K up to which `auto` means `full`. */
-#define RB_VERIFY_FULL_LIMIT      (INT64_C(1) << 30)
+#define RB_VERIFY_FULL_LIMIT (INT64_C(1) << 30)
 /* The same when the expected C comes from the fast reference GEMM rather than the naive
  * loop (~1 s of reference time on 2 cores at the limit). */
 #define RB_VERIFY_FULL_LIMIT_FAST (INT64_C(1) << 36)

@@ -34,8 +34,7 @@ void rb_rknpu_close(struct rb_rknpu *dev);
 int rb_rknpu_action(struct rb_rknpu *dev, enum rknpu_action_code code, uint32_t *value);
 
 /* MEM_CREATE + MEM_MAP + mmap. */
-int rb_rknpu_bo_create(struct rb_rknpu *dev, uint64_t size, uint32_t flags,
-		       struct rb_rknpu_bo *bo);
+int rb_rknpu_bo_create(struct rb_rknpu *dev, uint64_t size, uint32_t flags, struct rb_rknpu_bo *bo);
 /* munmap + MEM_DESTROY; safe on a zeroed bo. */
 void rb_rknpu_bo_destroy(struct rb_rknpu *dev, struct rb_rknpu_bo *bo);
 int rb_rknpu_bo_sync(struct rb_rknpu *dev, const struct rb_rknpu_bo *bo, uint32_t flags,

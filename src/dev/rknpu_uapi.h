@@ -14,33 +14,33 @@
 #define RKNPU_DRIVER_NAME "rknpu"
 
 /* ioctl numbers: DRM_COMMAND_BASE + nr, type 'd', all _IOWR. */
-#define RKNPU_NR_ACTION 0x00
-#define RKNPU_NR_SUBMIT 0x01
-#define RKNPU_NR_MEM_CREATE 0x02
-#define RKNPU_NR_MEM_MAP 0x03
+#define RKNPU_NR_ACTION      0x00
+#define RKNPU_NR_SUBMIT      0x01
+#define RKNPU_NR_MEM_CREATE  0x02
+#define RKNPU_NR_MEM_MAP     0x03
 #define RKNPU_NR_MEM_DESTROY 0x04
-#define RKNPU_NR_MEM_SYNC 0x05
+#define RKNPU_NR_MEM_SYNC    0x05
 
 /* Memory flags (e_rknpu_mem_type). */
 #define RKNPU_MEM_NON_CONTIGUOUS (1u << 0)
-#define RKNPU_MEM_CACHEABLE (1u << 1)
-#define RKNPU_MEM_WRITE_COMBINE (1u << 2)
+#define RKNPU_MEM_CACHEABLE      (1u << 1)
+#define RKNPU_MEM_WRITE_COMBINE  (1u << 2)
 #define RKNPU_MEM_KERNEL_MAPPING (1u << 3)
-#define RKNPU_MEM_IOMMU (1u << 4)
-#define RKNPU_MEM_ZEROING (1u << 5)
-#define RKNPU_MEM_SECURE (1u << 6)
-#define RKNPU_MEM_DMA32 (1u << 7) /* 0.9.x meaning; older headers: NON_DMA32 */
+#define RKNPU_MEM_IOMMU          (1u << 4)
+#define RKNPU_MEM_ZEROING        (1u << 5)
+#define RKNPU_MEM_SECURE         (1u << 6)
+#define RKNPU_MEM_DMA32          (1u << 7) /* 0.9.x meaning; older headers: NON_DMA32 */
 #define RKNPU_MEM_TRY_ALLOC_SRAM (1u << 8)
 
 /* Memory sync directions. */
-#define RKNPU_MEM_SYNC_TO_DEVICE (1u << 0)
+#define RKNPU_MEM_SYNC_TO_DEVICE   (1u << 0)
 #define RKNPU_MEM_SYNC_FROM_DEVICE (1u << 1)
 
 /* Job flags (e_rknpu_job_mode). */
-#define RKNPU_JOB_PC (1u << 0)
-#define RKNPU_JOB_NONBLOCK (1u << 1)
-#define RKNPU_JOB_PINGPONG (1u << 2)
-#define RKNPU_JOB_FENCE_IN (1u << 3)
+#define RKNPU_JOB_PC        (1u << 0)
+#define RKNPU_JOB_NONBLOCK  (1u << 1)
+#define RKNPU_JOB_PINGPONG  (1u << 2)
+#define RKNPU_JOB_FENCE_IN  (1u << 3)
 #define RKNPU_JOB_FENCE_OUT (1u << 4)
 
 /* The interrupt bits the driver clears (RKNPU_INT_CLEAR, §a.2). */

@@ -12,10 +12,10 @@ extern const struct rb_engine_ops rb_engine_rknpu;
 
 /* Adding a device is a line here (and its ops in a file of its own). */
 static const struct rb_engine_ops *const engines[] = {
-	&rb_engine_sim,
-	&rb_engine_rknpu,
-	&rb_engine_cpu,
-	NULL,
+    &rb_engine_sim,
+    &rb_engine_rknpu,
+    &rb_engine_cpu,
+    NULL,
 };
 
 void rb_engine_opts_init(struct rb_engine_opts *opts)
@@ -53,8 +53,10 @@ const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_
 			opts->path = device + len + 1;
 		return engines[i];
 	}
-	rb_set_error(-EINVAL, "--device '%s' is not a device: use auto, sim, cpu, rknpu or "
-		     "rknpu:PATH", device);
+	rb_set_error(-EINVAL,
+		     "--device '%s' is not a device: use auto, sim, cpu, rknpu or "
+		     "rknpu:PATH",
+		     device);
 	return NULL;
 }
 

@@ -26,8 +26,8 @@ static cJSON *cpu_config(const struct rb_engine *engine)
 {
 	cJSON *config = cJSON_CreateObject();
 
-	if (config && !cJSON_AddNumberToObject(config, "threads",
-					       rb_ref_threads(engine->opts.threads))) {
+	if (config &&
+	    !cJSON_AddNumberToObject(config, "threads", rb_ref_threads(engine->opts.threads))) {
 		cJSON_Delete(config);
 		return NULL;
 	}
@@ -35,10 +35,10 @@ static cJSON *cpu_config(const struct rb_engine *engine)
 }
 
 const struct rb_engine_ops rb_engine_cpu = {
-	.name = "cpu",
-	.description = "CPU reference GEMM (blocked, multi-threaded), wall-clock time",
-	.is_reference = true,
-	.prepare = cpu_prepare,
-	.run = cpu_run,
-	.config = cpu_config,
+    .name = "cpu",
+    .description = "CPU reference GEMM (blocked, multi-threaded), wall-clock time",
+    .is_reference = true,
+    .prepare = cpu_prepare,
+    .run = cpu_run,
+    .config = cpu_config,
 };

@@ -29,7 +29,7 @@ static int npu_open(struct rb_engine *e, bool sim)
 		ret = rb_npu_device_open_rknpu(&ne->dev, e->opts.path);
 	else
 		ret = rb_set_error(-ENOENT, "no rknpu device node found under /dev/dri: is the "
-				   "rknpu kernel module loaded? (or give rknpu:PATH)");
+					    "rknpu kernel module loaded? (or give rknpu:PATH)");
 	if (ret < 0) {
 		free(ne);
 		return ret;
@@ -106,8 +106,8 @@ static void add_limits(cJSON *config, const struct rb_engine *e, const struct rb
 	macs = (double)(plan->shape.dtype == RB_DTYPE_INT8 ? soc->int8_macs : soc->fp16_macs);
 	ddr = cores * soc->ddr_core_gbps;
 	cJSON_AddNumberToObject(config, "peak_gflops", 2.0 * macs * cores * soc->clock_mhz / 1e3);
-	cJSON_AddNumberToObject(config, "ddr_gbps", ddr < soc->ddr_total_gbps ? ddr
-									       : soc->ddr_total_gbps);
+	cJSON_AddNumberToObject(config, "ddr_gbps",
+				ddr < soc->ddr_total_gbps ? ddr : soc->ddr_total_gbps);
 }
 
 static cJSON *npu_config(const struct rb_engine *e)
@@ -147,24 +147,24 @@ static void npu_close(struct rb_engine *e)
 }
 
 const struct rb_engine_ops rb_engine_sim = {
-	.name = "sim",
-	.description = "emulated RK3588 NPU behind the emulated rknpu kernel driver; "
-		       "times are modeled (timing model of a hardware profile calibrated to "
-		       "published measurements)",
-	.modeled = true,
-	.open = sim_open,
-	.prepare = npu_prepare,
-	.run = npu_run,
-	.config = npu_config,
-	.close = npu_close,
+    .name = "sim",
+    .description = "emulated RK3588 NPU behind the emulated rknpu kernel driver; "
+		   "times are modeled (timing model of a hardware profile calibrated to "
+		   "published measurements)",
+    .modeled = true,
+    .open = sim_open,
+    .prepare = npu_prepare,
+    .run = npu_run,
+    .config = npu_config,
+    .close = npu_close,
 };
 
 const struct rb_engine_ops rb_engine_rknpu = {
-	.name = "rknpu",
-	.description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
-	.open = rknpu_open,
-	.prepare = npu_prepare,
-	.run = npu_run,
-	.config = npu_config,
-	.close = npu_close,
+    .name = "rknpu",
+    .description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
+    .open = rknpu_open,
+    .prepare = npu_prepare,
+    .run = npu_run,
+    .config = npu_config,
+    .close = npu_close,
 };

@@ -21,8 +21,7 @@ static uint64_t *find_reg(uint64_t *words, size_t n, enum rb_reg_id id)
 
 /* Rewrites one register write of the first task (through the database, like the
  * encoder); 1 if it was found. */
-static int rewrite(uint64_t *words, size_t n, enum rb_reg_id id,
-		   uint32_t (*change)(uint32_t value))
+static int rewrite(uint64_t *words, size_t n, enum rb_reg_id id, uint32_t (*change)(uint32_t value))
 {
 	uint64_t *w = find_reg(words, n, id);
 

@@ -76,9 +76,9 @@ void rb_npu_device_close(struct rb_npu_device *dev)
 /* ---- launch modes ---- */
 
 static const char *const launch_names[] = {
-	[RB_LAUNCH_FENCES] = "fences",
-	[RB_LAUNCH_THREADS] = "threads",
-	[RB_LAUNCH_MULTICORE] = "multicore",
+    [RB_LAUNCH_FENCES] = "fences",
+    [RB_LAUNCH_THREADS] = "threads",
+    [RB_LAUNCH_MULTICORE] = "multicore",
 };
 
 const char *rb_npu_launch_name(enum rb_npu_launch launch)
@@ -122,7 +122,8 @@ static int plan_submits(struct rb_npu_job *job)
 
 			s->core = core->core;
 			s->task_start = start + (uint32_t)t;
-			s->task_number = (uint32_t)(core->n_tasks - t < per ? core->n_tasks - t : per);
+			s->task_number =
+			    (uint32_t)(core->n_tasks - t < per ? core->n_tasks - t : per);
 		}
 		start += (uint32_t)core->n_tasks;
 	}
@@ -250,9 +251,8 @@ static int pack_weights(struct rb_npu_job *job)
 	return ret;
 }
 
-int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev,
-		   const struct rb_plan *plan, const struct rb_inputs *in,
-		   enum rb_npu_launch launch)
+int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const struct rb_plan *plan,
+		   const struct rb_inputs *in, enum rb_npu_launch launch)
 {
 	struct rb_npu_job *job = calloc(1, sizeof(*job));
 	size_t words = 0;
@@ -275,7 +275,8 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev,
 	if (ret == 0)
 		ret = pack_weights(job);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
-		job->partial = malloc((size_t)plan->shape.m * (size_t)plan->shape.n * sizeof(float));
+		job->partial =
+		    malloc((size_t)plan->shape.m * (size_t)plan->shape.n * sizeof(float));
 		ret = job->partial ? 0 : rb_set_error(-ENOMEM, "out of memory for K-slice sums");
 	}
 	if (ret < 0) {

@@ -46,18 +46,17 @@ enum rb_npu_launch {
 };
 
 struct rb_npu_job_times {
-	double device_us;   /* first submit to last completion, on the device clock */
+	double device_us;                /* first submit to last completion, on the device clock */
 	double hw_us[RB_PLAN_MAX_CORES]; /* per-core job hw_elapse_time (0 if unknown) */
-	double pack_us;     /* host: packing A */
-	double submit_us;   /* host: submit + wait */
-	double unpack_us;   /* host: unpacking C and adding K-slices */
+	double pack_us;                  /* host: packing A */
+	double submit_us;                /* host: submit + wait */
+	double unpack_us;                /* host: unpacking C and adding K-slices */
 };
 
 struct rb_npu_job;
 
-int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev,
-		   const struct rb_plan *plan, const struct rb_inputs *in,
-		   enum rb_npu_launch launch);
+int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev, const struct rb_plan *plan,
+		   const struct rb_inputs *in, enum rb_npu_launch launch);
 /* Runs the matmul; C is M×N row-major of the shape's output type. */
 int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *times);
 void rb_npu_job_free(struct rb_npu_job *job);

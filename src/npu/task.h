@@ -23,7 +23,7 @@ enum rb_npu_prec {
 	RB_PREC_FP32 = 5,
 };
 
-#define RB_NPU_CBUF_BANKS 12
+#define RB_NPU_CBUF_BANKS      12
 #define RB_NPU_CBUF_BANK_BYTES 32768
 
 struct rb_npu_task {

@@ -82,7 +82,7 @@
 #define DRV_PATCH        8
 #define DRV_VERSION_CODE (DRV_MAJOR * 10000 + DRV_MINOR * 100 + DRV_PATCH) /* 908 */
 
-#define NPU_VOLT_UV 825000u     /* GET_VOLT on a Rock 5B */
+#define NPU_VOLT_UV 825000u /* GET_VOLT on a Rock 5B */
 
 /* The NPU address space: 4 KiB pages below 4 GiB (§e: 32-bit NPU addresses). Page 0 is
  * never handed out, so 0 is never a buffer's address. Ranges are taken top-down like
@@ -1283,7 +1283,8 @@ struct rb_sim_kmod *rb_sim_kmod_rknpu_new(const struct rb_sim_config *cfg)
 		char why[256];
 
 		/* the NPU says what is wrong with the configuration, if it was that */
-		snprintf(why, sizeof(why), "%s", *rb_last_error() ? rb_last_error() : strerror(err));
+		snprintf(why, sizeof(why), "%s",
+			 *rb_last_error() ? rb_last_error() : strerror(err));
 		pthread_mutex_destroy(&k->lock);
 		free(k);
 		rb_set_error(-err, "cannot create the emulated NPU: %s", why);

@@ -299,8 +299,10 @@ static const struct rb_soc_profile *profile_of(const struct rb_sim_config *cfg)
 		return NULL;
 	}
 	if (cfg->cores > soc->cores) {
-		rb_set_error(-EINVAL, "emulator: %d NPU cores asked for; the hardware profile "
-			     "'%s' has %lld", cfg->cores, soc->label, (long long)soc->cores);
+		rb_set_error(-EINVAL,
+			     "emulator: %d NPU cores asked for; the hardware profile "
+			     "'%s' has %lld",
+			     cfg->cores, soc->label, (long long)soc->cores);
 		return NULL;
 	}
 	return soc;

@@ -79,7 +79,7 @@ struct rb_sim_tasks {
 
 struct rb_sim_npu {
 	int cores;
-	int threads; /* resolved: >= 1 */
+	int threads;     /* resolved: >= 1 */
 	bool model_only; /* every check and DMA mapping, but no arithmetic */
 	struct rb_sim_iommu iommu;
 	struct rb_soc_profile soc;
@@ -132,7 +132,7 @@ struct rb_sim_exec {
 	uint32_t op_enable; /* the kick's block bitmap */
 	uint32_t dma_base;  /* PC.TASK_DMA_BASE_ADDR, added to every data address */
 	bool first_in_job;
-	bool pingpong;       /* PC TASK_PP_EN: the next task's registers load meanwhile */
+	bool pingpong; /* PC TASK_PP_EN: the next task's registers load meanwhile */
 	uint64_t regcmd_bytes;
 	struct rb_timing_task timing; /* out: what the task asks of the hardware */
 };

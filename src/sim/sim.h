@@ -23,11 +23,11 @@
 struct rb_soc_profile;
 
 struct rb_sim_config {
-	int cores;              /* 1..3, at most the profile's; RK3588 has 3 */
-	int threads;            /* host threads for execution; <= 0: online CPUs */
-	uint64_t mem_budget;    /* most bytes of buffer objects at once; 0: 4 GiB */
-	bool model_only;        /* run programs for their timing only: every check and
-				   fault as usual, but no arithmetic (C is not written) */
+	int cores;           /* 1..3, at most the profile's; RK3588 has 3 */
+	int threads;         /* host threads for execution; <= 0: online CPUs */
+	uint64_t mem_budget; /* most bytes of buffer objects at once; 0: 4 GiB */
+	bool model_only;     /* run programs for their timing only: every check and
+				fault as usual, but no arithmetic (C is not written) */
 	/* The hardware profile the timing model and the kernel's fixed costs come from
 	 * (soc.h); NULL: the embedded configs/soc/rk3588.json. Copied at creation. */
 	const struct rb_soc_profile *soc;
@@ -47,17 +47,17 @@ struct rb_sim_iommu {
 /* ---- the emulated NPU ---- */
 
 enum rb_sim_status {
-	RB_SIM_IDLE = 0,     /* not started */
-	RB_SIM_DONE,         /* every task completed, DPU interrupt raised */
-	RB_SIM_HANG,         /* the core stopped without an interrupt: the kernel times out */
-	RB_SIM_IOMMU_FAULT,  /* a DMA outside every mapped buffer */
+	RB_SIM_IDLE = 0,    /* not started */
+	RB_SIM_DONE,        /* every task completed, DPU interrupt raised */
+	RB_SIM_HANG,        /* the core stopped without an interrupt: the kernel times out */
+	RB_SIM_IOMMU_FAULT, /* a DMA outside every mapped buffer */
 };
 
 struct rb_sim_core_result {
 	enum rb_sim_status status;
 	uint32_t tasks_done;
-	uint64_t elapsed_ns;  /* modeled time from the op-enable kick to the interrupt */
-	char reason[256];     /* why it hung or faulted, naming the task and register */
+	uint64_t elapsed_ns; /* modeled time from the op-enable kick to the interrupt */
+	char reason[256];    /* why it hung or faulted, naming the task and register */
 };
 
 struct rb_sim_npu;

@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 	while (doc && end && (*end == ' ' || *end == '\n' || *end == '\t' || *end == '\r'))
 		end++;
 	if (!doc || (end && *end)) {
-		fprintf(stderr, "jsoncheck: invalid JSON at byte %ld\n", end ? (long)(end - text) : -1L);
+		fprintf(stderr, "jsoncheck: invalid JSON at byte %ld\n",
+			end ? (long)(end - text) : -1L);
 		return 1;
 	}
 	if (argc > 2) {

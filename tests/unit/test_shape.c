@@ -520,8 +520,9 @@ static void test_pinned_config(void **state)
 	    "\"name\":\"a\",\"config\":\"mask=0x1\"},"
 	    "{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":32},"
 	    "\"name\":\"a\",\"config\":\"mask=0x2\"}]}";
-	const char *not_string = "{\"pairs\":[{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,"
-			  "\"col\":32},\"name\":\"a\",\"config\":7}]}";
+	const char *not_string =
+	    "{\"pairs\":[{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,"
+	    "\"col\":32},\"name\":\"a\",\"config\":7}]}";
 
 	(void)state;
 	rb_shape_list_init(&l);
@@ -534,7 +535,7 @@ static void test_pinned_config(void **state)
 	rb_shape_list_release(&l);
 	assert_int_equal(load(&l, clash), -EINVAL);
 	assert_non_null(strstr(rb_last_error(), "pairs[1]: name 'a' is already used with config "
-						 "'mask=0x1', not 'mask=0x2'"));
+						"'mask=0x1', not 'mask=0x2'"));
 	assert_int_equal(load(&l, not_string), -EINVAL);
 	assert_non_null(strstr(rb_last_error(), "pairs[0].config must be a string"));
 	assert_int_equal(l.count, 0);
