@@ -456,6 +456,8 @@ static void add_row(struct rb_compare *cmp, const struct rb_compare_entry *base,
 	memset(row, 0, sizeof(*row));
 	row->base = base;
 	row->new_ = new_;
+	/* Every caller passes base, new_ or both. */
+	// cppcheck-suppress nullPointer
 	row->name = name ? name : (base ? base : new_)->names[0];
 	row->change = row->u = row->p = NAN;
 }

@@ -159,8 +159,9 @@ static int corners(const struct rb_shape *s, int64_t out[4])
 		c[1] = c[2];
 		c[2] = tmp;
 	}
+	/* c is sorted now: keep each value once. */
 	for (i = 0; i < 4; i++)
-		if (count == 0 || c[i] != out[count - 1])
+		if (i == 0 || c[i] != c[i - 1])
 			out[count++] = c[i];
 	return count;
 }

@@ -285,7 +285,7 @@ static int open_existing(struct rb_tune_cache *c, const struct rb_tune_header *h
 
 int rb_tune_cache_open(struct rb_tune_cache *c, const char *path, const struct rb_tune_header *h)
 {
-	FILE *probe = fopen(path, "r");
+	FILE *probe;
 	bool fresh = true;
 	int ret = 0;
 
@@ -293,6 +293,7 @@ int rb_tune_cache_open(struct rb_tune_cache *c, const char *path, const struct r
 	c->path = strdup(path);
 	if (!c->path)
 		return rb_set_error(-ENOMEM, "out of memory");
+	probe = fopen(path, "r");
 	if (probe) {
 		fresh = fgetc(probe) == EOF;
 		fclose(probe);

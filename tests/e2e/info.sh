@@ -1,7 +1,7 @@
 #!/bin/sh
 # rknn-bench info: the emulated driver, device errors, host warnings from a sysfs fixture.
 . tests/e2e/lib.sh
-JSONCHECK=${BUILD:-build}/tests/jsoncheck
+JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
 FIXTURE=tests/fixtures/sysfs-rock5b
 export RKNN_BENCH_SYSFS="$FIXTURE"
 
@@ -57,10 +57,10 @@ expect_exit 2 "extra argument is a usage error" -- "$RKNN_BENCH" info sim
 expect_exit 0 "run report with host settings" -- env RKNN_BENCH_SYSFS=tests/fixtures/sysfs-rock5b \
 	"$RKNN_BENCH" run --device sim --shape 4x64x16 --iters 1 --warmup 0 --format json
 cp "$TMP/out" "$TMP/report.json"
-got=$("${BUILD:-build}/tests/jsoncheck" "$TMP/report.json" context.host_settings.ddr.governor 2>&1)
+got=$("$JSONCHECK" "$TMP/report.json" context.host_settings.ddr.governor 2>&1)
 [ "$got" = dmc_ondemand ] && ok "report context has the DDR governor" ||
 	not_ok "report context has the DDR governor" "got '$got'"
-got=$("${BUILD:-build}/tests/jsoncheck" "$TMP/report.json" context.host_settings.warnings.# 2>&1)
+got=$("$JSONCHECK" "$TMP/report.json" context.host_settings.warnings.# 2>&1)
 [ "${got:-0}" -ge 1 ] 2>/dev/null && ok "report context carries the warnings" ||
 	not_ok "report context carries the warnings" "got '$got'"
 echo "1..$n"

@@ -26,3 +26,15 @@ expect_grep() {
 		not_ok "$3" "no line matches '$1' in $2:" "$(head -c 600 "$2")"
 	fi
 }
+
+# preload LIBRARY COMMAND...: runs COMMAND with LIBRARY preloaded into the program under
+# test; under a RUNNER (make check-aarch64) qemu hands it to the emulated program only.
+preload() {
+	lib=$1
+	shift
+	if [ -n "${RUNNER:-}" ]; then
+		QEMU_SET_ENV="LD_PRELOAD=$lib" "$@"
+	else
+		LD_PRELOAD="$lib" "$@"
+	fi
+}

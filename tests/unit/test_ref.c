@@ -271,8 +271,8 @@ static void test_bad_dims(void **state)
 {
 	uint16_t h = 0;
 	int8_t q = 0;
-	float f;
-	int32_t i;
+	float f = 0;
+	int32_t i = 0;
 
 	(void)state;
 	assert_int_equal(rb_ref_gemm_f16(&h, &h, &f, 0, 1, 1, 1), -EINVAL);

@@ -293,9 +293,12 @@ static cJSON *run_binary(void)
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	do {
-		if (len + 4096 > cap)
-			text = realloc(text, cap += 65536);
-		assert_non_null(text);
+		if (len + 4096 > cap) {
+			char *grown = realloc(text, cap += 65536);
+
+			assert_non_null(grown);
+			text = grown;
+		}
 		got = fread(text + len, 1, cap - len - 1, f);
 		len += got;
 	} while (got);
