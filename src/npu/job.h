@@ -38,12 +38,13 @@ typedef bool (*rb_npu_phase_fn)(void *ctx, enum rb_npu_phase phase);
 
 struct rb_npu_device {
 	struct rb_rknpu drv;
-	const char *name;         /* "sim", "rknpu" */
-	bool modeled;             /* times come from the emulator's model */
-	bool model_only;          /* emulator timing only: C is never written, so no data is
-				     packed or unpacked (inputs may hold no matrices) */
-	int timeout_ms;           /* per submit */
-	rb_npu_phase_fn on_phase; /* optional: see enum rb_npu_phase */
+	const char *name; /* "sim", "rknpu" */
+	bool modeled;     /* times come from the emulator's model */
+	bool model_only;  /* emulator timing only: C is never written, so no data is
+			     packed or unpacked (inputs may hold no matrices) */
+	int timeout_ms;   /* per submit */
+	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
+	rb_npu_phase_fn on_phase;
 	void *phase_ctx;
 };
 
