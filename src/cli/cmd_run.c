@@ -471,5 +471,5 @@ int cmd_run(int argc, char **argv)
 	cli_catch_stop(false);
 	rb_shape_list_release(&o.shapes);
 	rb_tuned_free(o.tuned);
-	return ret >= 100 ? ret - 100 : ret;
+	return ret == 100 + RB_EXIT_OK ? RB_EXIT_OK : ret; /* 100: --help */
 }
