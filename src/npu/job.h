@@ -25,9 +25,10 @@
 #include "sim/sim.h"
 
 /* The host phases of rb_npu_job_run. When a device has an on_phase hook, the job calls
- * it as each phase begins (and with DONE at the end); a phase the hook returns false
- * for is skipped. Profilers count per phase with it (run --perf), run --phase repeats
- * one phase alone (the inputs packed and C unpacked by an earlier full run). */
+ * it as each phase begins, outside the timed windows (and with DONE at the end); a
+ * phase the hook returns false for is skipped. Profilers count per phase with it (run
+ * --perf), run --phase repeats one phase alone (the inputs packed and C unpacked by an
+ * earlier full run). */
 enum rb_npu_phase {
 	RB_NPU_PHASE_PACK_A, /* pack A, sync it to the device */
 	RB_NPU_PHASE_SUBMIT, /* submit the jobs, wait for them */
