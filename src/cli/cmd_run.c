@@ -183,6 +183,12 @@ static int parse_soc(struct run_opts *o, const char *path)
 	return 0;
 }
 
+/* The --phase value of a phase sampled alone. */
+static const char *phase_option(enum rb_phase phase)
+{
+	return phase == RB_PHASE_PACK_A ? "pack" : phase == RB_PHASE_SUBMIT ? "submit" : "all";
+}
+
 static int parse_phase(const char *arg, enum rb_phase *out)
 {
 	if (strcmp(arg, "all") == 0)
@@ -293,7 +299,7 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	if (ret == 0 && o->phase_only != RB_PHASE_NONE && o->device->is_reference)
 		ret = rb_error("--phase %s: the CPU reference has no such phase; use an NPU "
 			       "device (sim, rknpu) or --phase all",
-			       o->phase_only == RB_PHASE_PACK_A ? "pack" : "submit");
+			       phase_option(o->phase_only));
 	free(specs);
 	free(opts);
 	if (ret == -2)
@@ -325,6 +331,10 @@ static void format_reproducer(const struct run_opts *o, const struct rb_engine *
 	else
 		snprintf(buf + len, size - (size_t)len, " --threads %d",
 			 rb_ref_threads(e->opts.threads));
+	len = (int)strlen(buf);
+	if (o->phase_only != RB_PHASE_NONE)
+		snprintf(buf + len, size - (size_t)len, " --phase %s --iters %d",
+			 phase_option(o->phase_only), o->measure.iters);
 }
 
 static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
