@@ -11,12 +11,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/perfctr.h"
-#include "core/stats.h"
 
 static void assert_contains(const char *text, const char *part)
 {
@@ -58,13 +59,20 @@ static void test_names(void **state)
 
 static volatile double sink;
 
+/* Spins until this thread has used `ms` of CPU (not wall) time: robust on a busy host. */
 static void burn_ms(double ms)
 {
-	double t0 = rb_now_us();
+	struct timespec ts;
+	double t0, t;
 
-	while (rb_now_us() - t0 < ms * 1000)
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	t0 = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	do {
 		for (int i = 0; i < 1000; i++)
 			sink += i * 0.5;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		t = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	} while (t - t0 < ms);
 }
 
 /* Every event is open or has a reason; counts land in the phase that was entered. */
@@ -99,6 +107,36 @@ static void test_counting(void **state)
 	rb_perfctr_enter(NULL, RB_PHASE_PACK_A);
 	rb_perfctr_reset(NULL);
 	rb_perfctr_close(NULL);
+}
+
+static void *burn_thread(void *arg)
+{
+	(void)arg;
+	burn_ms(4);
+	return NULL;
+}
+
+/* Threads started after the counters opened count (inherit): the reference GEMM's and
+ * the emulator's workers. */
+static void test_threads_counted(void **state)
+{
+	struct rb_perfctr pc;
+	pthread_t tid;
+
+	(void)state;
+	rb_perfctr_open(&pc);
+	if (pc.perf.why[RB_PERFCTR_TASK_CLOCK][0]) {
+		print_message("task-clock unavailable here (%s): nothing to check\n",
+			      pc.perf.why[RB_PERFCTR_TASK_CLOCK]);
+		rb_perfctr_close(&pc);
+		return;
+	}
+	rb_perfctr_enter(&pc, RB_PHASE_COMPUTE);
+	assert_int_equal(pthread_create(&tid, NULL, burn_thread, NULL), 0);
+	pthread_join(tid, NULL); /* the calling thread sleeps meanwhile */
+	rb_perfctr_enter(&pc, RB_PHASE_NONE);
+	assert_true(pc.perf.sum[RB_PHASE_COMPUTE][RB_PERFCTR_TASK_CLOCK] > 3e6);
+	rb_perfctr_close(&pc);
 }
 
 static struct rb_perf sample_perf(void)
@@ -174,8 +212,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_reasons),  cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_counting), cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_counting), cmocka_unit_test(test_threads_counted),
+	    cmocka_unit_test(test_json),     cmocka_unit_test(test_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
