@@ -45,6 +45,24 @@ check_field results.0.modeled true
 hw_consistent submit
 expect_exit 1 "no compute phase on an NPU device" -- "$JSONCHECK" "$TMP/report.json" results.0.perf.phases.compute
 
+# An unprivileged user: user mode only (perf_event_paranoid 2), or a reason (3 and up).
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && [ "$paranoid" != unknown ] &&
+	[ "$paranoid" -ge 2 ] && nobody sh -c 'test -x "$0"' "$RKNN_BENCH" 2>/dev/null; then
+	expect_exit 0 "run --perf as an unprivileged user" -- nobody $RKNN_BENCH run $SHAPE \
+		--device sim --perf $FAST
+	if [ "$paranoid" -eq 2 ]; then
+		expect_grep '^perf: .*user mode only \(perf_event_paranoid\)' "$TMP/out" \
+			"paranoid 2: counted in user mode only, and said so"
+	else
+		expect_grep "task-clock unavailable: not permitted: kernel.perf_event_paranoid is $paranoid" \
+			"$TMP/out" "paranoid $paranoid: unavailable with the reason"
+	fi
+else
+	ok "# SKIP unprivileged --perf: needs root, setpriv, a binary others can run and perf_event_paranoid >= 2 (is $paranoid)"
+fi
+
 # --perf on the CPU reference: compute and verify.
 expect_exit 0 "run --perf on cpu, json" -- $RKNN_BENCH run $SHAPE --device cpu --threads 1 --perf $FAST --format json
 cp "$TMP/out" "$TMP/report.json"
