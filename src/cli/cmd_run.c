@@ -64,9 +64,17 @@ static const char run_usage[] =
     "  --iters N            minimum samples (default 10)\n"
     "  --min-time S         minimum seconds of samples per shape (default 0)\n"
     "  --max-iters N        most samples per shape (default 100000)\n"
+    "  --phase PHASE        all (default: whole runs), or on NPU devices pack (pack A)\n"
+    "                       or submit (submit + wait) alone, exactly --iters times\n"
+    "                       after one full run, timed on the host clock (for perf\n"
+    "                       stat: scripts/perf-stat.sh)\n"
+    "  --perf               host counters per phase (perf_event_open): task-clock,\n"
+    "                       context switches, page faults; cycles, instructions and\n"
+    "                       cache misses where the CPU exposes them\n"
     "verification:\n"
     "  --verify MODE        auto (default: full up to M·N·K = 2^30, else sample),\n"
     "                       full, sample or none\n"
+    "  --no-verify          the same as --verify none\n"
     "  --samples N          elements checked in sample mode (default 4096)\n"
     "  --atol X, --rtol X   fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)\n"
     "  --seed N             seed of inputs and of the sample (default 1)\n"
@@ -78,7 +86,8 @@ static const char run_usage[] =
     "  -o, --output FILE    also write the JSON report to FILE\n"
     "\n"
     "Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
-    "2 usage or input error, 3 device error.\n";
+    "2 usage or input error, 3 device error, 130/143 stopped by SIGINT/SIGTERM (the\n"
+    "device is released, nothing is reported or written).\n";
 
 enum {
 	OPT_SHAPE = 256,

@@ -28,6 +28,11 @@ hw_consistent() { # phase
 	done
 }
 
+expect_exit 0 "run --help" -- $RKNN_BENCH run --help
+for opt in '--perf' '--phase PHASE' '--no-verify' '130/143'; do
+	expect_grep "$opt" "$TMP/out" "run --help documents $opt"
+done
+
 # --perf on the emulator: NPU phases, measured host counters.
 expect_exit 0 "run --perf on sim" -- $RKNN_BENCH run $SHAPE --device sim --perf $FAST
 expect_grep "^perf: '64x256x128' on sim \(host, measured" "$TMP/out" "table has a perf block"
