@@ -2,6 +2,7 @@
 #ifndef RB_CLI_CLI_H
 #define RB_CLI_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ extern const char cli_plan_usage[];
 struct option *cli_plan_options_join(const struct option *own);
 int cli_plan_option(struct rb_plan_config *cfg, int code, const char *arg);
 int cmd_plan(int argc, char **argv);
+
+/* SIGINT/SIGTERM (stop.c): between cli_catch_stop(true) and (false) a signal sets
+ * cli_stop_signal (its number, kept after (false)) instead of ending the process; a
+ * second one ends it.
+ * The exit code of a stopped command is 128 + the signal (130, 143). */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_catch_stop(bool on);
 
 /* Global switches read once in main. */
 extern bool cli_quiet;

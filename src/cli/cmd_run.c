@@ -34,6 +34,8 @@ struct run_opts {
 	enum rb_format format;
 	const char *out_path;
 	struct rb_tuned_db *tuned; /* --tuned: configs per shape */
+	bool perf;                 /* --perf: host counters per phase */
+	enum rb_phase phase_only;  /* --phase pack|submit: the phase sampled alone */
 };
 
 static const char run_usage[] =
@@ -62,9 +64,17 @@ static const char run_usage[] =
     "  --iters N            minimum samples (default 10)\n"
     "  --min-time S         minimum seconds of samples per shape (default 0)\n"
     "  --max-iters N        most samples per shape (default 100000)\n"
+    "  --phase PHASE        all (default: whole runs), or on NPU devices pack (pack A)\n"
+    "                       or submit (submit + wait) alone, exactly --iters times\n"
+    "                       after one full run, timed on the host clock (for perf\n"
+    "                       stat: scripts/perf-stat.sh)\n"
+    "  --perf               host counters per phase (perf_event_open): task-clock,\n"
+    "                       context switches, page faults; cycles, instructions and\n"
+    "                       cache misses where the CPU exposes them\n"
     "verification:\n"
     "  --verify MODE        auto (default: full up to M·N·K = 2^30, else sample),\n"
     "                       full, sample or none\n"
+    "  --no-verify          the same as --verify none\n"
     "  --samples N          elements checked in sample mode (default 4096)\n"
     "  --atol X, --rtol X   fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)\n"
     "  --seed N             seed of inputs and of the sample (default 1)\n"
@@ -76,7 +86,8 @@ static const char run_usage[] =
     "  -o, --output FILE    also write the JSON report to FILE\n"
     "\n"
     "Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
-    "2 usage or input error, 3 device error.\n";
+    "2 usage or input error, 3 device error, 130/143 stopped by SIGINT/SIGTERM (the\n"
+    "device is released, nothing is reported or written).\n";
 
 enum {
 	OPT_SHAPE = 256,
@@ -97,6 +108,9 @@ enum {
 	OPT_LAUNCH,
 	OPT_TUNED,
 	OPT_SOC,
+	OPT_PERF,
+	OPT_PHASE,
+	OPT_NO_VERIFY,
 };
 
 static const struct option run_options[] = {
@@ -119,6 +133,9 @@ static const struct option run_options[] = {
     {"launch", required_argument, NULL, OPT_LAUNCH},
     {"tuned", required_argument, NULL, OPT_TUNED},
     {"soc", required_argument, NULL, OPT_SOC},
+    {"perf", no_argument, NULL, OPT_PERF},
+    {"phase", required_argument, NULL, OPT_PHASE},
+    {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
     {"output", required_argument, NULL, 'o'},
     {NULL, 0, NULL, 0},
 };
@@ -175,6 +192,25 @@ static int parse_soc(struct run_opts *o, const char *path)
 	return 0;
 }
 
+/* The --phase value of a phase sampled alone. */
+static const char *phase_option(enum rb_phase phase)
+{
+	return phase == RB_PHASE_PACK_A ? "pack" : phase == RB_PHASE_SUBMIT ? "submit" : "all";
+}
+
+static int parse_phase(const char *arg, enum rb_phase *out)
+{
+	if (strcmp(arg, "all") == 0)
+		*out = RB_PHASE_NONE;
+	else if (strcmp(arg, "pack") == 0)
+		*out = RB_PHASE_PACK_A;
+	else if (strcmp(arg, "submit") == 0)
+		*out = RB_PHASE_SUBMIT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int parse_option(struct run_opts *o, int c, const char *arg, const char **specs,
 			size_t *n_specs)
 {
@@ -205,6 +241,14 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 		return parse_named("--format", arg, rb_format_parse(arg, &o->format));
 	case OPT_SOC:
 		return parse_soc(o, arg);
+	case OPT_PERF:
+		o->perf = true;
+		return 0;
+	case OPT_PHASE:
+		return parse_named("--phase", arg, parse_phase(arg, &o->phase_only));
+	case OPT_NO_VERIFY:
+		o->verify.mode = RB_VERIFY_NONE;
+		return 0;
 	case OPT_TUNED:
 		rb_tuned_free(o->tuned); /* the last --tuned wins */
 		return cli_tuned_load(arg, &o->tuned);
@@ -261,6 +305,10 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 		o->device = rb_engine_find(o->device_name, &o->engine);
 		ret = o->device ? 0 : rb_error("%s", rb_last_error());
 	}
+	if (ret == 0 && o->phase_only != RB_PHASE_NONE && o->device->is_reference)
+		ret = rb_error("--phase %s: the CPU reference has no such phase; use an NPU "
+			       "device (sim, rknpu) or --phase all",
+			       phase_option(o->phase_only));
 	free(specs);
 	free(opts);
 	if (ret == -2)
@@ -292,13 +340,29 @@ static void format_reproducer(const struct run_opts *o, const struct rb_engine *
 	else
 		snprintf(buf + len, size - (size_t)len, " --threads %d",
 			 rb_ref_threads(e->opts.threads));
+	len = (int)strlen(buf);
+	if (o->phase_only != RB_PHASE_NONE)
+		snprintf(buf + len, size - (size_t)len, " --phase %s --iters %d",
+			 phase_option(o->phase_only), o->measure.iters);
+}
+
+static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
+{
+	r->perf = malloc(sizeof(*r->perf));
+	if (!r->perf)
+		return cli_fail(RB_EXIT_USAGE, "out of memory for the counters");
+	*r->perf = pc->perf;
+	return 0;
 }
 
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, struct rb_result *r)
 {
-	struct cli_measure m = {
-	    .measure = &o->measure, .verify = &o->verify, .ref_threads = o->engine.threads};
+	struct cli_measure m = {.measure = &o->measure,
+				.verify = &o->verify,
+				.ref_threads = o->engine.threads,
+				.stoppable = true,
+				.phase_only = o->phase_only};
 	struct rb_inputs in;
 	int ret;
 
@@ -313,7 +377,10 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		fprintf(stderr, "running %s (%lldx%lldx%lld %s) on %s...\n", entry->names[0],
 			(long long)entry->shape.m, (long long)entry->shape.k,
 			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype), e->ops->name);
+	rb_perfctr_reset(e->perf);
 	ret = cli_measure_shape(&m, e, &in, r);
+	if (ret == 0 && e->perf)
+		ret = copy_perf(e->perf, r);
 	r->config = e->ops->config(e);
 	format_reproducer(o, e, r, r->reproducer, sizeof(r->reproducer));
 	rb_inputs_release(&in);
@@ -337,15 +404,23 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 	return ret;
 }
 
+/* Counters open before the engine, so that its threads are counted (perfctr.h). A
+ * stop signal ends the shape being measured (cli_measure.stoppable); the engine is
+ * closed either way. */
 static int run_all(const struct run_opts *o, struct rb_result **out)
 {
+	struct rb_perfctr perf;
 	struct rb_engine engine;
 	int ret;
 
+	if (o->perf)
+		rb_perfctr_open(&perf);
 	if (rb_engine_open(&engine, o->device, &o->engine) < 0) {
 		rb_error("cannot open device '%s': %s", o->device->name, rb_last_error());
-		return RB_EXIT_DEVICE;
+		ret = RB_EXIT_DEVICE;
+		goto err_close_perf;
 	}
+	engine.perf = o->perf ? &perf : NULL;
 	*out = calloc(o->shapes.count, sizeof(**out));
 	ret = *out ? 0 : RB_EXIT_DEVICE;
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
@@ -354,6 +429,9 @@ static int run_all(const struct run_opts *o, struct rb_result **out)
 			      : run_entry(o, &engine, &o->shapes.entries[i], &(*out)[i]);
 	}
 	rb_engine_close(&engine);
+err_close_perf:
+	if (o->perf)
+		rb_perfctr_close(&perf);
 	return ret;
 }
 
@@ -365,6 +443,9 @@ static int report(const struct run_opts *o, const struct rb_context *ctx,
 	size_t n = o->shapes.count;
 	cJSON *json;
 
+	if (ret == 0 && cli_stop_signal) /* after the last shape, before any output */
+		ret =
+		    cli_fail(128 + cli_stop_signal, "interrupted: nothing is reported or written");
 	if (ret != 0)
 		return ret;
 	if (rb_report_write(stdout, o->format, ctx, results, n) < 0)
@@ -391,6 +472,7 @@ int cmd_run(int argc, char **argv)
 
 	run_opts_init(&o);
 	ret = parse_args(&o, argc, argv);
+	cli_catch_stop(true);
 	if (ret == 0)
 		ret = run_all(&o, &results);
 	if (results) {
@@ -405,7 +487,8 @@ int cmd_run(int argc, char **argv)
 			rb_result_release(&results[i]);
 		free(results);
 	}
+	cli_catch_stop(false);
 	rb_shape_list_release(&o.shapes);
 	rb_tuned_free(o.tuned);
-	return ret >= 100 ? ret - 100 : ret;
+	return ret == 100 + RB_EXIT_OK ? RB_EXIT_OK : ret; /* 100: --help */
 }

@@ -3,11 +3,13 @@
 #include "cli/measure.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "core/debug.h"
 #include "core/error.h"
 #include "core/ref.h"
@@ -111,7 +113,8 @@ static void corrupt_output(const struct rb_shape *s, void *c)
 struct timed_run {
 	struct rb_engine *engine;
 	void *c;
-	int batch; /* runs per sample */
+	int batch;      /* runs per sample */
+	bool stoppable; /* cli_measure.stoppable */
 };
 
 /* One sample: `batch` runs back to back; the sample is their mean. */
@@ -121,6 +124,8 @@ static int timed_run(void *ctx, double *elapsed_us)
 	double sum = 0, us;
 	int ret = 0;
 
+	if (t->stoppable && cli_stop_signal)
+		return rb_set_error(-EINTR, "interrupted");
 	for (int i = 0; ret == 0 && i < t->batch; i++) {
 		ret = t->engine->ops->run(t->engine, t->c, &us);
 		sum += us;
@@ -150,16 +155,49 @@ static int choose_batch(struct timed_run *t)
 static int checked_run(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in,
 		       void *c, size_t bytes, struct rb_result *r)
 {
+	struct rb_perfctr *perf = e->perf;
 	double elapsed_us;
+	int ret;
 
-	if (e->ops->run(e, c, &elapsed_us) < 0)
+	e->perf = NULL; /* cold: not counted (measure.h) */
+	ret = e->ops->run(e, c, &elapsed_us);
+	e->perf = perf;
+	if (ret < 0)
 		return fail(m, RB_EXIT_DEVICE, "device '%s' failed: %s", e->ops->name,
 			    rb_last_error());
 	if (!guard_intact(c, bytes))
 		return fail(m, RB_EXIT_FAIL, "device '%s' wrote past the end of C", e->ops->name);
 	if (rb_debug("corrupt_c"))
 		corrupt_output(&in->shape, c);
-	return verify_output(m, e, in, c, &r->verify) < 0 ? RB_EXIT_USAGE : 0;
+	if (m->verify->mode != RB_VERIFY_NONE) /* else nothing to count */
+		rb_perfctr_enter(e->perf, RB_PHASE_VERIFY);
+	ret = verify_output(m, e, in, c, &r->verify);
+	rb_perfctr_enter(e->perf, RB_PHASE_NONE);
+	return ret < 0 ? RB_EXIT_USAGE : 0;
+}
+
+static bool stopped(const struct cli_measure *m)
+{
+	return m->stoppable && cli_stop_signal;
+}
+
+/* The samples: whole runs (batched when short), or one phase alone (measure.h). */
+static int sample(struct cli_measure *m, struct timed_run *t, struct rb_result *r)
+{
+	struct rb_measure_opts alone = {.iters = m->measure->iters, .max_iters = m->measure->iters};
+	struct rb_engine *e = t->engine;
+	int ret;
+
+	if (m->phase_only == RB_PHASE_NONE) {
+		ret = choose_batch(t);
+		return ret < 0 ? ret : rb_measure(m->measure, timed_run, t, &r->stats);
+	}
+	e->phase_only = m->phase_only;
+	ret = rb_measure(&alone, timed_run, t, &r->stats);
+	e->phase_only = RB_PHASE_NONE;
+	r->phase = rb_phase_name(m->phase_only);
+	r->modeled = false;
+	return ret;
 }
 
 static int prepare(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in)
@@ -181,7 +219,10 @@ int cli_measure_shape(struct cli_measure *m, struct rb_engine *e, const struct r
 		      struct rb_result *r)
 {
 	size_t bytes;
-	struct timed_run t = {.engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1};
+	struct timed_run t = {.engine = e,
+			      .c = guarded_output(&in->shape, &bytes),
+			      .batch = 1,
+			      .stoppable = m->stoppable};
 	double t0 = rb_now_us();
 	int ret;
 
@@ -192,10 +233,13 @@ int cli_measure_shape(struct cli_measure *m, struct rb_engine *e, const struct r
 	r->setup_us = rb_now_us() - t0;
 	if (ret == 0)
 		ret = checked_run(m, e, in, t.c, bytes, r);
-	if (ret == 0 &&
-	    (choose_batch(&t) < 0 || rb_measure(m->measure, timed_run, &t, &r->stats) < 0))
+	if (ret == 0 && !stopped(m) && sample(m, &t, r) < 0 && !stopped(m))
 		ret = fail(m, RB_EXIT_DEVICE, "device '%s' failed while timing: %s", e->ops->name,
 			   rb_last_error());
+	if (ret == 0 && stopped(m))
+		ret = fail(m, 128 + cli_stop_signal,
+			   "interrupted by %s: nothing is reported or written",
+			   cli_stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
 	r->batch = t.batch;
 	free(t.c);
 	return ret;

@@ -68,10 +68,8 @@ struct tune_run {
 /* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
 int tune_main(const struct tune_opts *o);
 
-/* Set by the SIGINT handler: stop after the config being measured. */
-extern volatile sig_atomic_t tune_stop;
-
-/* Tunes one shape: 0, TUNE_INTERRUPTED, or an exit code (RB_EXIT_*). */
+/* Tunes one shape: 0, TUNE_INTERRUPTED (a stop signal, cli_stop_signal: it stops
+ * after the config being measured), or an exit code (RB_EXIT_*). */
 #define TUNE_INTERRUPTED 130
 int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *label,
 	       struct tune_best *best);

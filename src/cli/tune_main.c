@@ -1,7 +1,6 @@
 /* rknn-bench tune, the run: engines, cache, SIGINT, every unique shape, the summary. */
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,25 +12,6 @@
 #include "core/ref.h"
 #include "core/report.h"
 #include "core/version.h"
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	tune_stop = 1;
-}
-
-/* SA_RESTART: a driver ioctl in flight is not cut short; the flag is read between
- * configs. */
-static void catch_sigint(bool on)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on ? on_sigint : SIG_DFL;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-}
 
 /* ---- engines ---- */
 
@@ -196,7 +176,7 @@ static int finish(struct tune_run *t, struct tune_best *best, int ret)
 		rb_error("interrupted: %zu results are kept in '%s'; run the same command again to "
 			 "resume; '%s' was not written",
 			 t->cache.count, o->cache_path, o->out_path);
-		return ret;
+		return 128 + cli_stop_signal; /* 130 for SIGINT, 143 for SIGTERM */
 	}
 	if (ret)
 		return ret;
@@ -223,10 +203,9 @@ int tune_main(const struct tune_opts *o)
 	if (ret == 0)
 		ret = open_cache(t);
 	if (ret == 0) {
-		tune_stop = 0;
-		catch_sigint(true);
+		cli_catch_stop(true);
 		ret = tune_all(t, best);
-		catch_sigint(false);
+		cli_catch_stop(false);
 		ret = finish(t, best, ret);
 	}
 	if (t) {

@@ -14,8 +14,6 @@
 #include "cli/tune_cli.h"
 #include "core/error.h"
 
-volatile sig_atomic_t tune_stop;
-
 struct shape_ctx {
 	struct tune_run *t;
 	const struct rb_shape *shape;
@@ -228,7 +226,7 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 	int ret = rank ? 0 : RB_EXIT_USAGE;
 
 	phase(c, "model", count);
-	for (size_t i = 0; ret == 0 && i < count && !tune_stop; i++, c->done++) {
+	for (size_t i = 0; ret == 0 && i < count && !cli_stop_signal; i++, c->done++) {
 		double us = NAN;
 
 		ret = model_eval(c, &c->points.items[i], &us);
@@ -238,7 +236,7 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 			c->best_model_us = us;
 		progress(c);
 	}
-	if (ret == 0 && tune_stop)
+	if (ret == 0 && cli_stop_signal)
 		ret = TUNE_INTERRUPTED;
 	qsort(rank, kept, sizeof(*rank), by_time);
 	*n = kept < (size_t)c->t->o->top ? kept : (size_t)c->t->o->top;
@@ -333,7 +331,7 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 	c->best->default_us = r.ok ? r.median_us : NAN;
 	if (ret == 0)
 		consider(c, &def, &r);
-	for (size_t i = 0; ret == 0 && i < n && !tune_stop; i++) {
+	for (size_t i = 0; ret == 0 && i < n && !cli_stop_signal; i++) {
 		c->done++;
 		progress(c);
 		if (order[i] == def_index)
@@ -344,7 +342,7 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 	}
 	c->done = c->total;
 	progress(c);
-	return ret == 0 && tune_stop ? TUNE_INTERRUPTED : ret;
+	return ret == 0 && cli_stop_signal ? TUNE_INTERRUPTED : ret;
 }
 
 static int tune_points(struct shape_ctx *c)
@@ -357,10 +355,10 @@ static int tune_points(struct shape_ctx *c)
 		ret = pick(c, order, &n);
 	if (ret == 0)
 		ret = run_candidates(c, order, n);
-	if (ret == 0 && !tune_stop)
+	if (ret == 0 && !cli_stop_signal)
 		ret = cpu_eval(c);
 	free(order);
-	return ret == 0 && tune_stop ? TUNE_INTERRUPTED : ret;
+	return ret == 0 && cli_stop_signal ? TUNE_INTERRUPTED : ret;
 }
 
 int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *label,

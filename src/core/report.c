@@ -219,11 +219,17 @@ static double per_us_giga(double x, double median_us)
 	return x / (median_us * 1e3);
 }
 
+/* The time of one whole matmul: none when one phase was timed alone (run --phase). */
+static double matmul_us(const struct rb_result *r)
+{
+	return r->phase ? NAN : r->stats.median_us;
+}
+
 double rb_result_gflops(const struct rb_result *r)
 {
 	const struct rb_shape *s = &r->shape;
 
-	return per_us_giga(2.0 * (double)s->m * (double)s->n * (double)s->k, r->stats.median_us);
+	return per_us_giga(2.0 * (double)s->m * (double)s->n * (double)s->k, matmul_us(r));
 }
 
 double rb_result_gbps(const struct rb_result *r)
@@ -233,7 +239,7 @@ double rb_result_gbps(const struct rb_result *r)
 	double bytes = ((double)s->m * (double)s->k + (double)s->k * (double)s->n) * in +
 		       (double)s->m * (double)s->n * out;
 
-	return per_us_giga(bytes, r->stats.median_us);
+	return per_us_giga(bytes, matmul_us(r));
 }
 
 double rb_result_gbps_b(const struct rb_result *r)
@@ -241,7 +247,7 @@ double rb_result_gbps_b(const struct rb_result *r)
 	const struct rb_shape *s = &r->shape;
 
 	return per_us_giga((double)s->k * (double)s->n * (double)rb_dtype_in_size(s->dtype),
-			   r->stats.median_us);
+			   matmul_us(r));
 }
 
 static double config_number(const cJSON *config, const char *key)
@@ -260,7 +266,7 @@ bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl)
 
 	rl->peak_gflops = config_number(r->config, "peak_gflops");
 	rl->ddr_gbps = config_number(r->config, "ddr_gbps");
-	if (!(rl->peak_gflops > 0) || !(rl->ddr_gbps > 0))
+	if (!(rl->peak_gflops > 0) || !(rl->ddr_gbps > 0) || r->phase)
 		return false;
 	rl->intensity = 2.0 * (double)s->m * (double)s->n * (double)s->k / bytes;
 	rl->attainable_gflops = fmin(rl->peak_gflops, rl->intensity * rl->ddr_gbps);
@@ -275,6 +281,8 @@ void rb_result_release(struct rb_result *r)
 	cJSON_Delete(r->config);
 	r->config = NULL;
 	rb_stats_release(&r->stats);
+	free(r->perf);
+	r->perf = NULL;
 }
 
 static const char *const format_names[] = {
@@ -407,8 +415,12 @@ static void fill_row(row_cells cells, const struct rb_result *r)
 	fmt_name(cells[COL_NAME], CELL_SIZE, r);
 	fmt_shape(cells[COL_SHAPE], CELL_SIZE, &r->shape);
 	snprintf(cells[COL_DTYPE], CELL_SIZE, "%s", rb_dtype_name(r->shape.dtype));
-	snprintf(cells[COL_DEVICE], CELL_SIZE, "%s%s", r->device ? r->device : "-",
-		 r->modeled ? " (modeled)" : "");
+	if (r->phase)
+		snprintf(cells[COL_DEVICE], CELL_SIZE, "%s (%s alone, host)",
+			 r->device ? r->device : "-", r->phase);
+	else
+		snprintf(cells[COL_DEVICE], CELL_SIZE, "%s%s", r->device ? r->device : "-",
+			 r->modeled ? " (modeled)" : "");
 	fmt_fixed(cells[COL_MEDIAN], r->stats.median_us, 1, "");
 	fmt_fixed(cells[COL_MAD], r->stats.mad_us, 1, "±");
 	fmt_rate(cells[COL_GFLOPS], rb_result_gflops(r));
@@ -480,7 +492,25 @@ static void print_failure(FILE *out, const struct rb_result *r)
 		fprintf(out, "  ... and %" PRId64 " more\n", v->mismatches - v->n_reported);
 }
 
-/* Lines below the table: failures, outliers, the modeled footnote. */
+/* run --perf: a block of host counters per result, then what could not be counted. */
+static void print_perf(FILE *out, const struct rb_result *results, size_t n)
+{
+	const struct rb_perf *last = NULL;
+	char name[CELL_SIZE], label[2 * CELL_SIZE];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!results[i].perf)
+			continue;
+		fmt_name(name, sizeof(name), &results[i]);
+		snprintf(label, sizeof(label), "'%s' on %s", name, results[i].device);
+		rb_perf_print(out, label, results[i].perf);
+		last = results[i].perf;
+	}
+	if (last)
+		rb_perf_print_unavailable(out, last);
+}
+
+/* Lines below the table: failures, outliers, the modeled footnote, the counters. */
 static void print_notes(FILE *out, const struct rb_result *results, size_t n)
 {
 	char name[CELL_SIZE];
@@ -506,6 +536,7 @@ static void print_notes(FILE *out, const struct rb_result *results, size_t n)
 	}
 	if (modeled)
 		fprintf(out, "\n" MODELED_NOTE "\n");
+	print_perf(out, results, n);
 }
 
 static int write_table(FILE *out, const struct rb_context *ctx, const struct rb_result *results,
@@ -616,7 +647,7 @@ static const char *const csv_header[] = {
     "modeled", "median_us",  "min_us",  "mean_us", "stddev_us",   "cv",
     "mad_us",  "p90_us",     "max_us",  "samples", "outliers",    "setup_us",
     "gflops",  "gbps",       "gbps_b",  "verify",  "verify_mode", "max_abs",
-    "max_rel", "mismatches", "checked", "config",  "reproducer",
+    "max_rel", "mismatches", "checked", "config",  "reproducer",  "phase",
 };
 
 static void csv_stats(struct csv *w, const struct rb_stats *s)
@@ -660,6 +691,7 @@ static int csv_row(struct csv *w, const struct rb_result *r)
 	csv_int(w, r->verify.checked);
 	csv_text(w, config ? config : "");
 	csv_text(w, r->reproducer);
+	csv_text(w, r->phase ? r->phase : "");
 	fputc('\n', w->out);
 	free(config);
 	return 0;
@@ -821,6 +853,18 @@ static bool json_config(cJSON *res, const cJSON *config)
 	return false;
 }
 
+static bool json_perf(cJSON *res, const struct rb_perf *perf)
+{
+	cJSON *o = perf ? rb_perf_json(perf) : NULL;
+
+	if (!perf)
+		return true;
+	if (o && cJSON_AddItemToObject(res, "perf", o))
+		return true;
+	cJSON_Delete(o);
+	return false;
+}
+
 static bool json_result(cJSON *results, const struct rb_result *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -834,7 +878,8 @@ static bool json_result(cJSON *results, const struct rb_result *r)
 	       json_stats(o, &r->stats, r->batch) && add_num(o, "setup_us", r->setup_us) &&
 	       add_num(o, "gflops", rb_result_gflops(r)) && add_num(o, "gbps", rb_result_gbps(r)) &&
 	       add_num(o, "gbps_b", rb_result_gbps_b(r)) && json_roofline(o, r) &&
-	       json_verify(o, &r->verify) && add_str(o, "reproducer", r->reproducer);
+	       json_verify(o, &r->verify) && add_str(o, "reproducer", r->reproducer) &&
+	       (!r->phase || add_str(o, "phase", r->phase)) && json_perf(o, r->perf);
 }
 
 cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *results, size_t n)

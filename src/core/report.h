@@ -18,7 +18,10 @@
  *   setup_us, gflops, gbps, gbps_b (always present, meaningful for small M),
  *   verify {status,mode,max_abs,max_rel,mismatches,checked,
  *           first_mismatches[{i,j,expected,got}]},
- *   reproducer. */
+ *   reproducer;
+ *   with run --phase: phase (the NPU phase timed alone, on the host clock);
+ *   with run --perf: perf (rb_perf_json: host counters per phase).
+ * The table prints the perf blocks and unavailable counters below the notes. */
 #ifndef RB_CORE_REPORT_H
 #define RB_CORE_REPORT_H
 
@@ -27,6 +30,7 @@
 
 #include <cJSON.h>
 
+#include "core/perfctr.h"
 #include "core/stats.h"
 #include "core/verify.h"
 #include "rknn_bench/shape.h"
@@ -65,6 +69,8 @@ struct rb_result {
 	int batch;       /* runs per sample (short measured runs are batched); 0 means 1 */
 	struct rb_verify_result verify;
 	char reproducer[512]; /* command line that measures this row alone */
+	const char *phase;    /* run --phase: the phase timed alone (host clock), or NULL */
+	struct rb_perf *perf; /* owned (free), run --perf: host counters, or NULL */
 };
 
 /* Fills every field; what cannot be found reads "unknown" (cpu_count 0). */
@@ -76,7 +82,8 @@ void rb_context_collect(struct rb_context *ctx);
 void rb_cpu_model_read(char *buf, size_t size, const char *cpuinfo_path,
 		       const char *dt_compatible_path);
 
-/* Rates are NAN when the median is not a positive number. */
+/* Rates are NAN when the median is not a positive number, or is the time of one phase
+ * alone (r->phase; then there is no roofline either). */
 /* 2·M·N·K / median, in GFLOP/s. */
 double rb_result_gflops(const struct rb_result *r);
 /* Bytes of A, B and C moved once / median, in GB/s. */
@@ -84,7 +91,6 @@ double rb_result_gbps(const struct rb_result *r);
 /* Bytes of B / median, in GB/s (the weight-streaming rate of decode shapes). */
 double rb_result_gbps_b(const struct rb_result *r);
 
-/* Frees config and stats (not names, which the caller owns). */
 /* Where a result sits on the roofline of the device it ran on: from the ceilings the
  * device put in its config ("peak_gflops", "ddr_gbps" of the cores used). Bytes are A,
  * B and C moved once. False when the device has no such numbers (the CPU). */
@@ -97,6 +103,7 @@ struct rb_roofline {
 
 bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl);
 
+/* Frees config, stats and perf (not names, which the caller owns). */
 void rb_result_release(struct rb_result *r);
 
 int rb_format_parse(const char *text, enum rb_format *out);

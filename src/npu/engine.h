@@ -16,6 +16,7 @@
 #include <cJSON.h>
 
 #include "core/inputs.h"
+#include "core/perfctr.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"
@@ -50,11 +51,18 @@ struct rb_engine_ops {
 	void (*close)(struct rb_engine *engine);
 };
 
+/* Profiling (run --perf, --phase), set by the caller between calls: NPU engines count
+ * prepare as RB_PHASE_PACK_B and each run's PACK_A, SUBMIT and UNPACK on `perf`, the
+ * CPU engine its run as COMPUTE. With `phase_only` PACK_A or SUBMIT (NPU engines), a
+ * run does that phase alone and reports its host time (the other phases' work comes
+ * from an earlier full run); RB_PHASE_NONE (the default): whole runs. */
 struct rb_engine {
 	const struct rb_engine_ops *ops;
 	struct rb_engine_opts opts;
 	const struct rb_inputs *in;
 	void *priv;
+	struct rb_perfctr *perf; /* NULL: not counting */
+	enum rb_phase phase_only;
 };
 
 /* The engine of a --device value: "cpu", "sim", "rknpu" or "rknpu:PATH" (the path goes

@@ -68,18 +68,42 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 	if (ret < 0)
 		return -EINVAL;
 	ne->planned = true;
+	rb_perfctr_enter(e->perf, RB_PHASE_PACK_B);
 	ret = rb_npu_job_new(&ne->job, &ne->dev, &ne->plan, in, e->opts.launch);
+	rb_perfctr_enter(e->perf, RB_PHASE_NONE);
 	/* A config error found while building the programs is still the input's fault. */
 	return ret == -EINVAL || ret == -ERANGE ? -EINVAL : (ret < 0 ? -EIO : 0);
+}
+
+/* The job's phase hook: counts the phase, runs it unless another runs alone. */
+static bool npu_on_phase(void *ctx, enum rb_npu_phase phase)
+{
+	static const enum rb_phase counted[] = {[RB_NPU_PHASE_PACK_A] = RB_PHASE_PACK_A,
+						[RB_NPU_PHASE_SUBMIT] = RB_PHASE_SUBMIT,
+						[RB_NPU_PHASE_UNPACK] = RB_PHASE_UNPACK,
+						[RB_NPU_PHASE_DONE] = RB_PHASE_NONE};
+	const struct rb_engine *e = ctx;
+	bool run = e->phase_only == RB_PHASE_NONE || e->phase_only == counted[phase];
+
+	rb_perfctr_enter(e->perf, run ? counted[phase] : RB_PHASE_NONE);
+	return run;
 }
 
 static int npu_run(struct rb_engine *e, void *c, double *elapsed_us)
 {
 	struct npu_engine *ne = e->priv;
 	struct rb_npu_job_times t;
-	int ret = rb_npu_job_run(ne->job, c, &t);
+	int ret;
 
-	*elapsed_us = t.device_us;
+	ne->dev.on_phase = e->perf || e->phase_only != RB_PHASE_NONE ? npu_on_phase : NULL;
+	ne->dev.phase_ctx = e;
+	ret = rb_npu_job_run(ne->job, c, &t);
+	if (e->phase_only == RB_PHASE_PACK_A)
+		*elapsed_us = t.pack_us;
+	else if (e->phase_only == RB_PHASE_SUBMIT)
+		*elapsed_us = t.submit_us;
+	else
+		*elapsed_us = t.device_us;
 	return ret;
 }
 

@@ -24,6 +24,19 @@
 #include "npu/plan.h"
 #include "sim/sim.h"
 
+/* The host phases of rb_npu_job_run. When a device has an on_phase hook, the job calls
+ * it as each phase begins, outside the timed windows (and with DONE at the end); a
+ * phase the hook returns false for is skipped. Profilers count per phase with it (run
+ * --perf), run --phase repeats one phase alone (the inputs packed and C unpacked by an
+ * earlier full run). */
+enum rb_npu_phase {
+	RB_NPU_PHASE_PACK_A, /* pack A, sync it to the device */
+	RB_NPU_PHASE_SUBMIT, /* submit the jobs, wait for them */
+	RB_NPU_PHASE_UNPACK, /* sync C from the device, unpack it, add K-slices */
+	RB_NPU_PHASE_DONE,
+};
+typedef bool (*rb_npu_phase_fn)(void *ctx, enum rb_npu_phase phase);
+
 struct rb_npu_device {
 	struct rb_rknpu drv;
 	const char *name; /* "sim", "rknpu" */
@@ -31,6 +44,9 @@ struct rb_npu_device {
 	bool model_only;  /* emulator timing only: C is never written, so no data is
 			     packed or unpacked (inputs may hold no matrices) */
 	int timeout_ms;   /* per submit */
+	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
+	rb_npu_phase_fn on_phase;
+	void *phase_ctx;
 };
 
 int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);

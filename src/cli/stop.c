@@ -1,0 +1,30 @@
+/* SIGINT and SIGTERM as a request to stop (cli.h): run and tune finish what is safe to
+ * finish, release the device and write nothing. */
+#include <signal.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+volatile sig_atomic_t cli_stop_signal;
+
+static void on_stop(int sig)
+{
+	cli_stop_signal = sig;
+}
+
+/* SA_RESTART: a driver ioctl in flight is not cut short; the flag is read between
+ * runs. SA_RESETHAND: a second signal is not caught and ends the process at once. */
+void cli_catch_stop(bool on)
+{
+	static const int signals[] = {SIGINT, SIGTERM};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on ? on_stop : SIG_DFL;
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	if (on)
+		cli_stop_signal = 0;
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		sigaction(signals[i], &sa, NULL);
+}
