@@ -99,11 +99,9 @@ static int collect(struct info_data *d, const char *device_arg)
 	const struct rb_engine_ops *ops;
 
 	rb_engine_opts_init(&opts);
-	ops = rb_engine_find(device_arg, &opts);
-	if (!ops) {
-		rb_error("%s", rb_last_error());
+	ops = cli_find_device(device_arg, &opts);
+	if (!ops)
 		return RB_EXIT_USAGE;
-	}
 	d->device = ops->name;
 	d->has_npu = strcmp(ops->name, "cpu") != 0;
 	if (d->has_npu && rb_npu_info_read(&d->npu, ops->name, opts.path, &opts.sim) < 0) {
