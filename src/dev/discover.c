@@ -58,14 +58,15 @@ const char *rb_discover_devroot(void)
 
 /* ---- messages ---- */
 
-/* The group owning the node, for "add the user to the 'render' group". */
+/* The group owning the node, for "add the user to the 'render' group"; "" if unknown
+ * (root's group, or no node to look at). */
 static void node_group(const char *path, char *buf, size_t size)
 {
 	struct group grp, *res = NULL;
 	char scratch[1024];
 	struct stat st;
 
-	snprintf(buf, size, "render' or 'video");
+	buf[0] = '\0';
 	if (stat(path, &st) < 0 || st.st_gid == 0)
 		return;
 	if (getgrgid_r(st.st_gid, &grp, scratch, sizeof(scratch), &res) == 0 && res)
@@ -84,12 +85,12 @@ static int open_error(const char *path, int err, const struct driver_desc *want)
 		    path, want ? want->name : "NPU", want ? want->module : drivers[0].module);
 	if (err == -EACCES || err == -EPERM) {
 		node_group(path, group, sizeof(group));
-		return rb_set_error(
-		    err,
-		    "cannot open '%s': permission denied: add the user to the '%s' "
-		    "group (sudo usermod -aG GROUP $USER, then log in again) or run "
-		    "with sudo",
-		    path, group);
+		return rb_set_error(err,
+				    "cannot open '%s': permission denied: add the user to the '%s' "
+				    "group (sudo usermod -aG %s $USER, then log in again) or run "
+				    "with sudo",
+				    path, group[0] ? group : "render' or 'video",
+				    group[0] ? group : "render");
 	}
 	if (err == -EBUSY)
 		return rb_set_error(err,

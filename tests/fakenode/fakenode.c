@@ -25,6 +25,10 @@
  * placeholder (which fails with ENOTTY; the result is ignored and errno restored):
  * `strace -f -e trace=ioctl` shows the exact requests the binary made.
  *
+ * RKNN_BENCH_FAKENODE_STATS=FILE writes, at exit, how many times each ioctl was served
+ * ("ioctl 0xc0686441 10000") and what is still open ("open files 0", "open fences 0",
+ * "open mappings 0"): the leak check counts submits and finds unclosed objects with it.
+ *
  * Thread-safe: the descriptor table and the mapping list are under one lock, never held
  * while an emulated kernel runs (each kernel has a lock of its own); a kernel lives until
  * its file, its fences and its mappings are all gone (a reference count). */
@@ -121,8 +125,8 @@ static void parse_option(struct node *n, const char *opt)
 		n->open_err = ENOENT;
 	else if (strncmp(opt, "name=", 5) == 0)
 		snprintf(n->name, sizeof(n->name), "%s", opt + 5);
-	else if (sscanf(opt, "version=%d.%d.%d", &n->version[0], &n->version[1],
-			&n->version[2]) == 3)
+	else if (sscanf(opt, "version=%d.%d.%d", &n->version[0], &n->version[1], &n->version[2]) ==
+		 3)
 		n->version_set = true;
 	else
 		die("RKNN_BENCH_FAKENODE: unknown option", opt);
@@ -209,6 +213,47 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot slots[FD_SLOTS];
 static struct mapping *maps;
 static size_t n_maps, cap_maps;
+
+/* ---- statistics ---- */
+
+#define MAX_REQUESTS 64
+
+static struct {
+	unsigned long request;
+	unsigned long count;
+} served[MAX_REQUESTS];
+
+static void count_request(unsigned long request)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < MAX_REQUESTS; i++) {
+		if (served[i].count && served[i].request != request)
+			continue;
+		served[i].request = request;
+		served[i].count++;
+		break;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((destructor)) static void write_stats(void)
+{
+	const char *path = getenv("RKNN_BENCH_FAKENODE_STATS");
+	size_t live[3] = {0};
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "w")))
+		return;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < MAX_REQUESTS && served[i].count; i++)
+		fprintf(f, "ioctl 0x%lx %lu\n", served[i].request, served[i].count);
+	for (size_t i = 0; i < FD_SLOTS; i++)
+		live[slots[i].type]++;
+	fprintf(f, "open files %zu\nopen fences %zu\nopen mappings %zu\n", live[SLOT_FILE],
+		live[SLOT_FENCE], n_maps);
+	pthread_mutex_unlock(&lock);
+	fclose(f);
+}
 
 static void file_put(struct kfile *f)
 {
@@ -463,6 +508,7 @@ int ioctl(int fd, unsigned long request, ...)
 	if (!slot_get(fd, SLOT_FREE, &s))
 		return real.ioctl(fd, request, arg);
 	trace_ioctl(fd, request, arg);
+	count_request(request);
 	if (s.type == SLOT_FENCE)
 		ret = fence_ioctl(&s, request, arg);
 	else
