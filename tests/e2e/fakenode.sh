@@ -23,46 +23,60 @@ expect_json() { # FILE PATH WANTED DESCRIPTION
 	[ "$got" = "$3" ] && ok "$4" || not_ok "$4" "$2 is '$got', wanted '$3'"
 }
 
-# --- run and tune through the vendor driver's node -----------------------------------
-expect_exit 0 "run --device rknpu:$RKNPU" -- fake "$RKNPU=rknpu" -- \
-	"$RKNN_BENCH" run --device rknpu:$RKNPU --shape 4x64x16 --shape 32x256x64 \
-	--iters 3 --warmup 1 --format json -o "$TMP/run.json"
-expect_json "$TMP/run.json" results.0.device rknpu "run: the rknpu engine ran"
-expect_json "$TMP/run.json" results.0.modeled false "run: times are measured, not modeled"
-expect_json "$TMP/run.json" results.0.verify.status verified "run: 4x64x16 verified"
-expect_json "$TMP/run.json" results.1.verify.status verified "run: 32x256x64 verified"
-expect_json "$TMP/run.json" results.0.config.driver_version 908 "run: GET_DRV_VERSION 0.9.8"
+# --- run, tune and the ioctl numbers a board sees, per driver ----------------------
+cat >"$TMP/space.json" <<'EOF'
+{"mask": ["0x1", "0x7"], "split": ["n"], "weights": ["even"], "align": [16],
+ "banks": ["auto"], "kslice": ["auto"], "launch": ["fences", "threads"]}
+EOF
 
-expect_exit 0 "run --launch threads (blocking submits from 3 threads)" -- \
+# driver_tests DRIVER NODE NAME:IOCTL...: run and tune with --device DRIVER:NODE on a fake
+# node of kind DRIVER; strace shows each IOCTL number (npu-facts §d).
+driver_tests() {
+	drv=$1
+	node=$2
+	shift 2
+	expect_exit 0 "run --device $drv:$node" -- fake "$node=$drv" -- \
+		"$RKNN_BENCH" run --device $drv:$node --shape 4x64x16 --shape 32x256x64 \
+		--iters 3 --warmup 1 --format json -o "$TMP/run.json"
+	expect_json "$TMP/run.json" results.0.device $drv "$drv run: the $drv engine ran"
+	expect_json "$TMP/run.json" results.0.modeled false "$drv run: times measured, not modeled"
+	expect_json "$TMP/run.json" results.0.verify.status verified "$drv run: 4x64x16 verified"
+	expect_json "$TMP/run.json" results.1.verify.status verified "$drv run: 32x256x64 verified"
+	expect_exit 0 "tune --device $drv:$node" -- fake "$node=$drv" -- \
+		"$RKNN_BENCH" tune --device $drv:$node --shape 16x256x64 --space "$TMP/space.json" \
+		--top 4 --iters 2 --warmup 0 --quiet -o "$TMP/tuned.json"
+	expect_json "$TMP/tuned.json" pairs.0.measured.device $drv "$drv tune: measured on $drv"
+	expect_json "$TMP/tuned.json" pairs.0.measured.verify verified "$drv tune: verified"
+	if ! command -v strace >/dev/null 2>&1; then
+		not_ok "$drv: strace shows the ioctl numbers" \
+			"strace is not installed (apt-get install strace)"
+		return
+	fi
+	fake "$node=$drv" -- strace -f -e trace=ioctl -e raw=ioctl -o "$TMP/strace.txt" \
+		"$RKNN_BENCH" run --device $drv:$node --shape 4x64x16 --iters 1 --warmup 0 \
+		>/dev/null 2>&1
+	for io in "$@"; do
+		expect_grep "ioctl\(0x[0-9a-f]+, ${io#*:}," "$TMP/strace.txt" \
+			"$drv: strace shows ${io%%:*} as ${io#*:}"
+	done
+}
+
+driver_tests rknpu $RKNPU VERSION:0xc0406400 ACTION:0xc0086440 SUBMIT:0xc0686441 \
+	MEM_CREATE:0xc0306442 MEM_MAP:0xc0106443 MEM_DESTROY:0xc0106444 MEM_SYNC:0xc0206445 \
+	SYNC_IOC_FILE_INFO:0xc0383e04
+expect_json "$TMP/run.json" results.0.config.driver_version 908 "rknpu: GET_DRV_VERSION 0.9.8"
+expect_json "$TMP/tuned.json" pairs.0.measured.configs_failed 0 "rknpu tune: no config failed"
+expect_exit 0 "rknpu --launch threads (blocking submits from 3 threads)" -- \
 	fake "$RKNPU=rknpu" -- "$RKNN_BENCH" run --device rknpu:$RKNPU --shape 64x256x64 \
 	--launch threads --config mask=0x7 --iters 5 --warmup 1 --format json -o "$TMP/thr.json"
 expect_json "$TMP/thr.json" results.0.verify.status verified "threads: verified"
 expect_json "$TMP/thr.json" results.0.config.launch threads "threads: launch mode"
 
-cat >"$TMP/space.json" <<'EOF'
-{"mask": ["0x1", "0x7"], "split": ["n"], "weights": ["even"], "align": [16],
- "banks": ["auto"], "kslice": ["auto"], "launch": ["fences", "threads"]}
-EOF
-expect_exit 0 "tune --device rknpu:$RKNPU" -- fake "$RKNPU=rknpu" -- \
-	"$RKNN_BENCH" tune --device rknpu:$RKNPU --shape 16x256x64 --space "$TMP/space.json" \
-	--top 4 --iters 2 --warmup 0 --quiet -o "$TMP/tuned.json"
-expect_json "$TMP/tuned.json" pairs.0.measured.device rknpu "tune: measured on rknpu"
-expect_json "$TMP/tuned.json" pairs.0.measured.verify verified "tune: the tuned config verified"
-expect_json "$TMP/tuned.json" pairs.0.measured.configs_failed 0 "tune: no config failed"
-
-# --- the ioctl numbers a board sees (npu-facts §d.1) ---------------------------------
-if command -v strace >/dev/null 2>&1; then
-	fake "$RKNPU=rknpu" -- strace -f -e trace=ioctl -e raw=ioctl -o "$TMP/strace.txt" \
-		"$RKNN_BENCH" run --device rknpu:$RKNPU --shape 4x64x16 --iters 1 --warmup 0 \
-		>/dev/null 2>&1
-	for io in VERSION:0xc0406400 ACTION:0xc0086440 SUBMIT:0xc0686441 \
-		MEM_CREATE:0xc0306442 MEM_MAP:0xc0106443 MEM_DESTROY:0xc0106444 \
-		MEM_SYNC:0xc0206445 SYNC_IOC_FILE_INFO:0xc0383e04; do
-		expect_grep "ioctl\(0x[0-9a-f]+, ${io#*:}," "$TMP/strace.txt" \
-			"strace shows ${io%%:*} as ${io#*:}"
-	done
-else
-	not_ok "strace shows the rknpu ioctl numbers" "strace is not installed (apt-get install strace)"
+# The mainline driver, as soon as the binary has its engine (exit 2: no such --device).
+"$RKNN_BENCH" info --device rocket:/nonexistent >/dev/null 2>&1
+if [ $? -ne 2 ]; then
+	driver_tests rocket /dev/accel/accel0 VERSION:0xc0406400 CREATE_BO:0xc0186440 \
+		SUBMIT:0x40186441 PREP_BO:0x40106442 FINI_BO:0x40086443
 fi
 
 # --- discovery ------------------------------------------------------------------------
