@@ -18,7 +18,8 @@
  * fences the kernel hands out (numbers of its own, >= 1000) are likewise given a /dev/null
  * fd each, translated in the submit struct both ways, answered by poll (a wait on the
  * emulated fence) and SYNC_IOC_FILE_INFO (its status), and closed with the kernel's
- * fence. Under strace the opens therefore show as openat("/dev/null").
+ * fence. Under strace the opens therefore show as openat("/dev/null"); dup, fcntl and
+ * fstat on a fake descriptor reach the /dev/null underneath.
  *
  * strace sees syscalls only, and the served ioctls never reach the kernel. So each one
  * is also issued, with the caller's request number and argument, on the /dev/null
