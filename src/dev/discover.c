@@ -127,6 +127,7 @@ static int probe(const char *path, struct rb_npu_node *node, const struct driver
 
 	if (fd < 0)
 		return open_error(path, -errno, want);
+	errno = 0;
 	v = drmGetVersion(fd);
 	if (!v) {
 		int err = errno ? -errno : -ENODEV;
