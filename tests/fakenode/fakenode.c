@@ -159,18 +159,13 @@ static void parse_node(char *entry)
 	n_nodes++;
 }
 
-static void init(void)
+/* Read at the first open, not at the first interposed call: a sanitizer runtime calls
+ * mmap before libc has set up the environment. */
+static void parse_config(void)
 {
 	const char *env = getenv("RKNN_BENCH_FAKENODE");
 	char *copy, *entry, *save = NULL;
 
-	real.open = dlsym(RTLD_NEXT, "open");
-	real.openat = dlsym(RTLD_NEXT, "openat");
-	real.ioctl = dlsym(RTLD_NEXT, "ioctl");
-	real.mmap = dlsym(RTLD_NEXT, "mmap");
-	real.munmap = dlsym(RTLD_NEXT, "munmap");
-	real.poll = dlsym(RTLD_NEXT, "poll");
-	real.close = dlsym(RTLD_NEXT, "close");
 	if (!env)
 		return;
 	copy = strdup(env);
@@ -179,6 +174,17 @@ static void init(void)
 	for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save))
 		parse_node(entry);
 	free(copy);
+}
+
+static void init(void)
+{
+	real.open = dlsym(RTLD_NEXT, "open");
+	real.openat = dlsym(RTLD_NEXT, "openat");
+	real.ioctl = dlsym(RTLD_NEXT, "ioctl");
+	real.mmap = dlsym(RTLD_NEXT, "mmap");
+	real.munmap = dlsym(RTLD_NEXT, "munmap");
+	real.poll = dlsym(RTLD_NEXT, "poll");
+	real.close = dlsym(RTLD_NEXT, "close");
 }
 
 static void init_once_(void)
@@ -322,6 +328,9 @@ static int placeholder(int flags, enum slot_type type, struct kfile *file, int k
 
 static const struct node *find_node(const char *path)
 {
+	static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&config_once, parse_config);
 	for (size_t i = 0; i < n_nodes; i++)
 		if (strcmp(nodes[i].path, path) == 0)
 			return &nodes[i];
