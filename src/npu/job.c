@@ -64,8 +64,8 @@ int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
 {
 	struct rb_npu_node node;
 	struct rb_transport tr;
-	int ret = path ? rb_discover_check(path, "rknpu", &node)
-		       : rb_discover_driver("rknpu", &node);
+	int ret =
+	    path ? rb_discover_check(path, "rknpu", &node) : rb_discover_driver("rknpu", &node);
 
 	if (ret == 0)
 		ret = rb_transport_open_host(&tr, node.path);
