@@ -74,7 +74,8 @@ expect_json "$TMP/thr.json" results.0.config.launch threads "threads: launch mod
 
 # The mainline driver, as soon as the binary has its engine (exit 2: no such --device).
 "$RKNN_BENCH" info --device rocket:/nonexistent >/dev/null 2>&1
-if [ $? -ne 2 ]; then
+has_rocket=$?
+if [ $has_rocket -ne 2 ]; then
 	driver_tests rocket /dev/accel/accel0 VERSION:0xc0406400 CREATE_BO:0xc0186440 \
 		SUBMIT:0x40186441 PREP_BO:0x40106442 FINI_BO:0x40086443
 fi
@@ -103,6 +104,17 @@ expect_exit 0 "info --device rknpu (discovered)" -- fake "$BOARD" -- \
 	"$RKNN_BENCH" info --device rknpu --format json
 expect_json "$TMP/out" npu.version 0.9.8 "info json: version"
 expect_json "$TMP/out" npu.emulated false "info json: not emulated"
+
+if [ $has_rocket -eq 2 ]; then
+	mkdir -p "$TMP/rocket/accel"
+	: >"$TMP/rocket/accel/accel0"
+	expect_exit 0 "auto on a rocket node without its engine falls back" -- \
+		env RKNN_BENCH_DEVROOT="$TMP/rocket" LD_PRELOAD="$FAKE" \
+		RKNN_BENCH_FAKENODE="$TMP/rocket/accel/accel0=rknpu:name=rocket" \
+		"$RKNN_BENCH" run --shape 4x64x16 --iters 1 --warmup 0
+	expect_grep "accel0' is a rocket NPU, which this build cannot drive: using the emulator" \
+		"$TMP/err" "auto: a rocket node found on /dev/accel, said why it is not used"
+fi
 
 # No NPU: auto says so once and uses the emulator; asking for the NPU is an error.
 export RKNN_BENCH_DEVROOT="$TMP/nodev"

@@ -24,7 +24,8 @@
  * strace sees syscalls only, and the served ioctls never reach the kernel. So each one
  * is also issued, with the caller's request number and argument, on the /dev/null
  * placeholder (which fails with ENOTTY; the result is ignored and errno restored):
- * `strace -f -e trace=ioctl` shows the exact requests the binary made.
+ * `strace -f -e trace=ioctl -e raw=ioctl` shows the exact request numbers the binary
+ * used (without raw=ioctl strace prints names it guesses from the numbers).
  *
  * RKNN_BENCH_FAKENODE_STATS=FILE writes, at exit, how many times each ioctl was served
  * ("ioctl 0xc0686441 10000") and what is still open ("open files 0", "open fences 0",
