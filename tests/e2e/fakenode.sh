@@ -72,6 +72,12 @@ expect_exit 0 "rknpu --launch threads (blocking submits from 3 threads)" -- \
 expect_json "$TMP/thr.json" results.0.verify.status verified "threads: verified"
 expect_json "$TMP/thr.json" results.0.config.launch threads "threads: launch mode"
 
+# A job that never finishes (a DMA outside every buffer): its fence signals an error.
+expect_exit 3 "rknpu: a faulting job exits 3" -- fake "$RKNPU=rknpu" -- env RKNN_BENCH_DEBUG=fault_dma \
+	"$RKNN_BENCH" run --device rknpu:$RKNPU --shape 4x64x16 --iters 1 --warmup 0
+expect_grep "waiting for NPU fence [0-9]+ failed: Connection timed out" "$TMP/err" \
+	"rknpu: the fence's error reaches the driver"
+
 # The mainline driver, as soon as the binary has its engine (exit 2: no such --device).
 "$RKNN_BENCH" info --device rocket:/nonexistent >/dev/null 2>&1
 has_rocket=$?
