@@ -114,6 +114,26 @@ $(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
 	@mkdir -p $(@D)
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
+# The fake device node (tests/fakenode/fakenode.c): a preload library serving fake NPU
+# nodes with the emulated kernels, which are compiled position-independent for it
+# (objects in $(BUILD)/pic; the main binary is built as always).
+FAKENODE     := $(BUILD)/tests/libfakenode.so
+FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
+                src/core/fileio.c src/core/fp16.c src/core/ref.c src/npu/regs.c
+FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(BUILD)/pic/gen/soc_rk3588.o: $(SOC_GEN)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(FAKENODE): $(FAKENODE_OBJ)
+	@mkdir -p $(@D)
+	$(call quiet,LINK,$@)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -pthread -ldl
+
 bench: $(BENCHES)
 
 calibrate: $(BUILD)/bench-calibrate
@@ -131,7 +151,7 @@ $(BUILD)/tests/consumer: tests/consumer/consumer.c $(LIB)
 # RUNNER runs the test programs (check-aarch64 sets it to qemu user emulation).
 RUNNER ?=
 
-check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer
+check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE)
 	@BUILD=$(BUILD) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
 		sh tests/run-tests.sh $(TESTS)
 
@@ -191,4 +211,4 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.d) \
-	$(BUILD)/obj/tests/tools/jsoncheck.d
+	$(BUILD)/obj/tests/tools/jsoncheck.d $(FAKENODE_OBJ:.o=.d)

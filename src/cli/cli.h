@@ -30,6 +30,12 @@ struct rb_shape_list;
 int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
 		    size_t n_specs, int dtype, const char *command, bool allow_empty);
 
+/* rb_engine_find for --device NAME: prints the message and returns NULL on error;
+ * prints auto's note (why the emulator) on stderr, once per process. */
+struct rb_engine_ops;
+struct rb_engine_opts;
+const struct rb_engine_ops *cli_find_device(const char *name, struct rb_engine_opts *opts);
+
 /* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -42,7 +42,8 @@ static const char info_usage[] =
     "  --device NAME        auto (default), sim, rknpu[:PATH] or cpu (host only)\n"
     "  --format FMT         text (default) or json on stdout\n"
     "\n"
-    "RKNN_BENCH_SYSFS replaces /sys as the root the host settings are read from.\n"
+    "RKNN_BENCH_SYSFS replaces /sys as the root the host settings are read from,\n"
+    "RKNN_BENCH_DEVROOT /dev as the root NPU nodes are discovered under.\n"
     "Unreadable values are 'unknown'. Text warnings go to stderr, JSON ones to the\n"
     "\"warnings\" array.\n"
     "\n"
@@ -99,11 +100,9 @@ static int collect(struct info_data *d, const char *device_arg)
 	const struct rb_engine_ops *ops;
 
 	rb_engine_opts_init(&opts);
-	ops = rb_engine_find(device_arg, &opts);
-	if (!ops) {
-		rb_error("%s", rb_last_error());
+	ops = cli_find_device(device_arg, &opts);
+	if (!ops)
 		return RB_EXIT_USAGE;
-	}
 	d->device = ops->name;
 	d->has_npu = strcmp(ops->name, "cpu") != 0;
 	if (d->has_npu && rb_npu_info_read(&d->npu, ops->name, opts.path, &opts.sim) < 0) {

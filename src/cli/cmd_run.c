@@ -302,8 +302,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, n_specs,
 				      shape_dtype, "run", false);
 	if (ret == 0) {
-		o->device = rb_engine_find(o->device_name, &o->engine);
-		ret = o->device ? 0 : rb_error("%s", rb_last_error());
+		o->device = cli_find_device(o->device_name, &o->engine);
+		ret = o->device ? 0 : -1;
 	}
 	if (ret == 0 && o->phase_only != RB_PHASE_NONE && o->device->is_reference)
 		ret = rb_error("--phase %s: the CPU reference has no such phase; use an NPU "

@@ -206,9 +206,9 @@ static void tune_opts_init(struct tune_opts *o)
 /* The device: an NPU (tuning the CPU reference means nothing). */
 static int find_device(struct tune_opts *o)
 {
-	o->device = rb_engine_find(o->device_name, &o->engine);
+	o->device = cli_find_device(o->device_name, &o->engine);
 	if (!o->device)
-		return rb_error("%s", rb_last_error());
+		return -1;
 	if (o->device->is_reference)
 		return rb_error("--device %s: tune needs an NPU device (sim or rknpu)",
 				o->device_name);

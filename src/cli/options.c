@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "npu/engine.h"
 #include "rknn_bench/shape.h"
 
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out)
@@ -57,6 +58,19 @@ int cli_fail(int code, const char *fmt, ...)
 	va_end(ap);
 	rb_error("%s", msg);
 	return code;
+}
+
+const struct rb_engine_ops *cli_find_device(const char *name, struct rb_engine_opts *opts)
+{
+	static bool noted;
+	const struct rb_engine_ops *ops = rb_engine_find(name, opts);
+
+	if (!ops)
+		rb_error("%s", rb_last_error());
+	else if (opts->note && !noted)
+		rb_warn("%s", opts->note);
+	noted = noted || (ops && opts->note);
+	return ops;
 }
 
 int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,

@@ -65,46 +65,10 @@ static void read_actions(struct rb_npu_info *info, struct rb_rknpu *drv)
 	info->sram_free = action_value(drv, RKNPU_GET_FREE_SRAM_SIZE);
 }
 
-static int open_error(const char *path, int err)
-{
-	if (err == -ENOENT)
-		return rb_set_error(err,
-				    "cannot open '%s': no such device node: is the rknpu "
-				    "kernel module loaded? (without an NPU use --device sim)",
-				    path);
-	if (err == -EACCES || err == -EPERM)
-		return rb_set_error(err,
-				    "cannot open '%s': %s: add the user to the 'render' or "
-				    "'video' group, or use sudo",
-				    path, strerror(-err));
-	return err;
-}
-
-/* Discovery found no rknpu node: one it could not open says why. */
-static int discover_error(void)
-{
-	DIR *dir = opendir("/dev/dri");
-	char node[300] = "";
-	struct dirent *e;
-
-	while (dir && !node[0] && (e = readdir(dir))) {
-		if (strncmp(e->d_name, "card", 4) && strncmp(e->d_name, "renderD", 7))
-			continue;
-		snprintf(node, sizeof(node), "/dev/dri/%.200s", e->d_name);
-		if (access(node, R_OK | W_OK) == 0)
-			node[0] = '\0';
-	}
-	if (dir)
-		closedir(dir);
-	if (node[0])
-		return open_error(node, -EACCES);
-	return rb_set_error(-ENOENT, "no /dev/dri node has the rknpu driver: is the rknpu "
-				     "kernel module loaded? (without an NPU use --device sim)");
-}
-
 static int open_transport(struct rb_npu_info *info, struct rb_transport *tr, const char *device,
 			  const char *path, const struct rb_sim_config *cfg)
 {
+	struct rb_npu_node node;
 	int err;
 
 	if (strcmp(device, "sim") == 0) {
@@ -114,14 +78,11 @@ static int open_transport(struct rb_npu_info *info, struct rb_transport *tr, con
 		return rb_transport_open_sim_rknpu(tr, cfg);
 	}
 	info->cores = 3; /* RK3588 (npu-facts §1) */
-	if (!path) {
-		if (rb_discover_rknpu(info->path, sizeof(info->path)) < 0)
-			return discover_error();
-	} else {
-		snprintf(info->path, sizeof(info->path), "%s", path);
-	}
-	err = rb_transport_open_host(tr, info->path);
-	return err < 0 ? open_error(info->path, err) : 0;
+	err = path ? rb_discover_check(path, "rknpu", &node) : rb_discover_driver("rknpu", &node);
+	if (err < 0)
+		return err;
+	snprintf(info->path, sizeof(info->path), "%s", node.path);
+	return rb_transport_open_host(tr, info->path);
 }
 
 static void npu_info_init(struct rb_npu_info *info)

@@ -18,6 +18,7 @@
 #include <xf86drm.h>
 
 #include "core/error.h"
+#include "dev/discover.h"
 
 struct host {
 	int fd;
@@ -121,18 +122,6 @@ static const struct rb_transport_ops host_ops = {
     .release = host_release,
 };
 
-static int open_error(const char *path, int err)
-{
-	const char *hint = "";
-
-	if (err == -ENOENT)
-		hint = " (no such device node: is this a board with the rknpu driver loaded? "
-		       "without an NPU use the emulator)";
-	else if (err == -EACCES || err == -EPERM)
-		hint = " (add yourself to the group owning the node, e.g. 'render' or 'video')";
-	return rb_set_error(err, "cannot open '%s': %s%s", path, strerror(-err), hint);
-}
-
 int rb_transport_open_host(struct rb_transport *t, const char *path)
 {
 	struct host *h;
@@ -141,7 +130,7 @@ int rb_transport_open_host(struct rb_transport *t, const char *path)
 	memset(t, 0, sizeof(*t));
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return open_error(path, -errno);
+		return rb_discover_open_error(path, -errno, NULL);
 	h = malloc(sizeof(*h));
 	if (!h) {
 		close(fd);

@@ -1,6 +1,7 @@
 #include "npu/engine.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -26,15 +27,46 @@ void rb_engine_opts_init(struct rb_engine_opts *opts)
 	rb_sim_config_init(&opts->sim);
 }
 
-/* auto: the vendor driver when this machine has one, else the emulator. */
+/* The engine of each NPU driver discovery knows; adding one is a line here. */
+static const struct {
+	enum rb_npu_driver driver;
+	const struct rb_engine_ops *ops;
+} driver_engines[] = {
+    {RB_DRIVER_RKNPU, &rb_engine_rknpu},
+};
+
+static const struct rb_engine_ops *driver_engine(enum rb_npu_driver driver)
+{
+	for (size_t i = 0; i < sizeof(driver_engines) / sizeof(driver_engines[0]); i++)
+		if (driver_engines[i].driver == driver)
+			return driver_engines[i].ops;
+	return NULL;
+}
+
+/* auto: the NPU when this machine has one, else the emulator, with a note saying why. */
 static const struct rb_engine_ops *find_auto(struct rb_engine_opts *opts)
 {
-	static char path[64];
+	static struct rb_npu_node node; /* opts->path points into it */
+	static char note[1200];
+	const char *root = rb_discover_devroot();
+	int err = rb_discover_npu(&node);
 
-	if (rb_discover_rknpu(path, sizeof(path)) == 0) {
-		opts->path = path;
-		return &rb_engine_rknpu;
+	if (err == 0 && driver_engine(node.driver)) {
+		opts->path = node.path;
+		return driver_engine(node.driver);
 	}
+	if (err == 0)
+		snprintf(note, sizeof(note),
+			 "'%s' is a %s NPU, which this build cannot drive: using the emulator",
+			 node.path, node.name);
+	else if (err == -ENOENT)
+		snprintf(note, sizeof(note),
+			 "no NPU device node found under %s/dri or %s/accel: using the emulator "
+			 "(--device sim)",
+			 root, root);
+	else
+		snprintf(note, sizeof(note), "%s (using the emulator meanwhile)", rb_last_error());
+	opts->note = note;
 	return &rb_engine_sim;
 }
 

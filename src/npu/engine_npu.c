@@ -25,11 +25,8 @@ static int npu_open(struct rb_engine *e, bool sim)
 		return rb_set_error(-ENOMEM, "out of memory");
 	if (sim)
 		ret = rb_npu_device_open_sim(&ne->dev, &e->opts.sim);
-	else if (e->opts.path)
-		ret = rb_npu_device_open_rknpu(&ne->dev, e->opts.path);
 	else
-		ret = rb_set_error(-ENOENT, "no rknpu device node found under /dev/dri: is the "
-					    "rknpu kernel module loaded? (or give rknpu:PATH)");
+		ret = rb_npu_device_open_rknpu(&ne->dev, e->opts.path);
 	if (ret < 0) {
 		free(ne);
 		return ret;

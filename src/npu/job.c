@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/layout.h"
+#include "dev/discover.h"
 #include "npu/fault.h"
 #include "npu/regcmd.h"
 
@@ -61,9 +62,13 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 
 int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
 {
+	struct rb_npu_node node;
 	struct rb_transport tr;
-	int ret = rb_transport_open_host(&tr, path);
+	int ret =
+	    path ? rb_discover_check(path, "rknpu", &node) : rb_discover_driver("rknpu", &node);
 
+	if (ret == 0)
+		ret = rb_transport_open_host(&tr, node.path);
 	return ret < 0 ? ret : device_init(dev, &tr, "rknpu", false);
 }
 

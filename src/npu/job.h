@@ -50,6 +50,8 @@ struct rb_npu_device {
 };
 
 int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
+/* path NULL: the first rknpu node discovery finds (dev/discover.h, which also checks an
+ * explicit path is an rknpu node). */
 int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path);
 void rb_npu_device_close(struct rb_npu_device *dev);
 

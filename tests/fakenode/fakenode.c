@@ -1,0 +1,687 @@
+/* libfakenode.so: a fake NPU device node for the unmodified rknn-bench binary.
+ *
+ *   RKNN_BENCH_FAKENODE=/dev/dri/card1=rknpu LD_PRELOAD=build/tests/libfakenode.so \
+ *       build/rknn-bench run --device rknpu:/dev/dri/card1 --shape 4x64x16
+ *
+ * RKNN_BENCH_FAKENODE is a comma-separated list of PATH=KIND[:OPTION...]. KIND names an
+ * emulated kernel (the `kinds` table); each open of PATH gets a kernel of its own (like
+ * a DRM file: handles are per open) and open, ioctl, mmap, munmap, poll and close on the
+ * descriptor are served by it, so the host transport, libdrm's drmGetVersion/drmIoctl,
+ * the ioctl numbers and the struct layouts run exactly as on a board. Options inject
+ * what a board can do to a user: `eacces`, `ebusy`, `enoent` (open fails so), `name=X`
+ * (DRM_IOCTL_VERSION reports driver X: another device, e.g. the display controller),
+ * `version=A.B.C` (it reports that version). Every other path and descriptor passes
+ * through to the next definition (dlsym RTLD_NEXT).
+ *
+ * Descriptors are real: an open of a fake path opens /dev/null and the emulated kernel
+ * is attached to that fd, so fd numbers never collide with the process's own; the out
+ * fences the kernel hands out (numbers of its own, >= 1000) are likewise given a /dev/null
+ * fd each, translated in the submit struct both ways, answered by poll (a wait on the
+ * emulated fence) and SYNC_IOC_FILE_INFO (its status), and closed with the kernel's
+ * fence. Under strace the opens therefore show as openat("/dev/null"); dup, fcntl and
+ * fstat on a fake descriptor reach the /dev/null underneath.
+ *
+ * strace sees syscalls only, and the served ioctls never reach the kernel. So each one
+ * is also issued, with the caller's request number and argument, on the /dev/null
+ * placeholder (which fails with ENOTTY; the result is ignored and errno restored):
+ * `strace -f -e trace=ioctl -e raw=ioctl` shows the exact request numbers the binary
+ * used (without raw=ioctl strace prints names it guesses from the numbers).
+ *
+ * RKNN_BENCH_FAKENODE_STATS=FILE writes, at exit, how many times each ioctl was served
+ * ("ioctl 0xc0686441 10000") and what is still open ("open files 0", "open fences 0",
+ * "open mappings 0"): the leak check counts submits and finds unclosed objects with it.
+ *
+ * Thread-safe: the descriptor table and the mapping list are under one lock, never held
+ * while an emulated kernel runs (each kernel has a lock of its own); a kernel lives until
+ * its file, its fences and its mappings are all gone (a reference count). */
+#undef _FORTIFY_SOURCE /* this file defines open() itself */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/sync_file.h>
+
+#include "dev/rknpu_uapi.h"
+#include "sim/sim.h"
+
+#define MAX_NODES 8
+#define FD_SLOTS  4096 /* fds at or above are refused (EMFILE) for fake nodes */
+
+/* ---- kinds of node ---- */
+
+/* Where an ioctl carries a fence fd, and whether it goes in, comes out, or neither. */
+typedef int *fence_field_fn(unsigned long request, void *arg, bool *in, bool *out);
+
+struct kind {
+	const char *name;
+	struct rb_sim_kmod *(*create)(const struct rb_sim_config *cfg);
+	fence_field_fn *fence_field; /* NULL: the driver has no fence fds */
+};
+
+static int *rknpu_fence_field(unsigned long request, void *arg, bool *in, bool *out)
+{
+	struct rknpu_submit *s = arg;
+
+	if (request != DRM_IOCTL_RKNPU_SUBMIT)
+		return NULL;
+	*in = s->flags & RKNPU_JOB_FENCE_IN;
+	*out = s->flags & RKNPU_JOB_FENCE_OUT;
+	return &s->fence_fd;
+}
+
+/* Adding an emulated kernel is a line here. */
+static const struct kind kinds[] = {
+    {"rknpu", rb_sim_kmod_rknpu_new, rknpu_fence_field},
+};
+
+struct node {
+	char path[256];
+	const struct kind *kind;
+	int open_err;  /* errno open fails with; 0: opens */
+	char name[32]; /* DRM name override; "": the kernel's */
+	int version[3];
+	bool version_set;
+};
+
+static struct node nodes[MAX_NODES];
+static size_t n_nodes;
+
+/* ---- the next definitions ---- */
+
+static struct {
+	int (*open)(const char *, int, ...);
+	int (*openat)(int, const char *, int, ...);
+	int (*ioctl)(int, unsigned long, ...);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*close)(int);
+} real;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void die(const char *what, const char *detail)
+{
+	fprintf(stderr, "libfakenode: %s '%s'\n", what, detail);
+	abort();
+}
+
+static void parse_option(struct node *n, const char *opt)
+{
+	if (strcmp(opt, "eacces") == 0)
+		n->open_err = EACCES;
+	else if (strcmp(opt, "ebusy") == 0)
+		n->open_err = EBUSY;
+	else if (strcmp(opt, "enoent") == 0)
+		n->open_err = ENOENT;
+	else if (strncmp(opt, "name=", 5) == 0)
+		snprintf(n->name, sizeof(n->name), "%s", opt + 5);
+	else if (sscanf(opt, "version=%d.%d.%d", &n->version[0], &n->version[1], &n->version[2]) ==
+		 3)
+		n->version_set = true;
+	else
+		die("RKNN_BENCH_FAKENODE: unknown option", opt);
+}
+
+static const struct kind *find_kind(const char *name)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kinds[i].name, name) == 0)
+			return &kinds[i];
+	die("RKNN_BENCH_FAKENODE: unknown kind", name);
+	return NULL;
+}
+
+/* One PATH=KIND[:OPTION...] entry, modified in place; PATH ends at the first '='. */
+static void parse_node(char *entry)
+{
+	char *eq = strchr(entry, '='), *opt, *save = NULL;
+	struct node *n = &nodes[n_nodes];
+
+	if (n_nodes == MAX_NODES || !eq || eq == entry || (size_t)(eq - entry) >= sizeof(n->path))
+		die("RKNN_BENCH_FAKENODE: bad entry (PATH=KIND[:OPTION...])", entry);
+	*eq = '\0';
+	snprintf(n->path, sizeof(n->path), "%s", entry);
+	opt = strtok_r(eq + 1, ":", &save);
+	n->kind = find_kind(opt ? opt : "");
+	while ((opt = strtok_r(NULL, ":", &save)))
+		parse_option(n, opt);
+	n_nodes++;
+}
+
+/* Read at the first open, not at the first interposed call: a sanitizer runtime calls
+ * mmap before libc has set up the environment. */
+static void parse_config(void)
+{
+	const char *env = getenv("RKNN_BENCH_FAKENODE");
+	char *copy, *entry, *save = NULL;
+
+	if (!env)
+		return;
+	copy = strdup(env);
+	if (!copy)
+		die("out of memory parsing", env);
+	for (entry = strtok_r(copy, ",", &save); entry; entry = strtok_r(NULL, ",", &save))
+		parse_node(entry);
+	free(copy);
+}
+
+static void init(void)
+{
+	real.open = dlsym(RTLD_NEXT, "open");
+	real.openat = dlsym(RTLD_NEXT, "openat");
+	real.ioctl = dlsym(RTLD_NEXT, "ioctl");
+	real.mmap = dlsym(RTLD_NEXT, "mmap");
+	real.munmap = dlsym(RTLD_NEXT, "munmap");
+	real.poll = dlsym(RTLD_NEXT, "poll");
+	real.close = dlsym(RTLD_NEXT, "close");
+}
+
+static void init_once_(void)
+{
+	pthread_once(&init_once, init);
+}
+
+/* ---- descriptors ---- */
+
+/* An emulated kernel and what keeps it alive: its file, its fences, its mappings. */
+struct kfile {
+	struct rb_sim_kmod *kmod;
+	const struct node *node;
+	int refs;
+};
+
+enum slot_type { SLOT_FREE = 0, SLOT_FILE, SLOT_FENCE };
+
+struct slot {
+	enum slot_type type;
+	struct kfile *file;
+	int kfence; /* SLOT_FENCE: the kernel's fence number */
+	int status; /* SLOT_FENCE: for SYNC_IOC_FILE_INFO: 0 active, 1 signalled, <0 error */
+};
+
+struct mapping {
+	void *addr;
+	size_t len;
+	struct kfile *file;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[FD_SLOTS];
+static struct mapping *maps;
+static size_t n_maps, cap_maps;
+
+/* ---- statistics ---- */
+
+#define MAX_REQUESTS 64
+
+static struct {
+	unsigned long request;
+	unsigned long count;
+} served[MAX_REQUESTS];
+
+static void count_request(unsigned long request)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < MAX_REQUESTS; i++) {
+		if (served[i].count && served[i].request != request)
+			continue;
+		served[i].request = request;
+		served[i].count++;
+		break;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((destructor)) static void write_stats(void)
+{
+	const char *path = getenv("RKNN_BENCH_FAKENODE_STATS");
+	size_t live[3] = {0};
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "w")))
+		return;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < MAX_REQUESTS && served[i].count; i++)
+		fprintf(f, "ioctl 0x%lx %lu\n", served[i].request, served[i].count);
+	for (size_t i = 0; i < FD_SLOTS; i++)
+		live[slots[i].type]++;
+	fprintf(f, "open files %zu\nopen fences %zu\nopen mappings %zu\n", live[SLOT_FILE],
+		live[SLOT_FENCE], n_maps);
+	pthread_mutex_unlock(&lock);
+	fclose(f);
+}
+
+static void file_put(struct kfile *f)
+{
+	int refs;
+
+	pthread_mutex_lock(&lock);
+	refs = --f->refs;
+	pthread_mutex_unlock(&lock);
+	if (refs == 0) {
+		rb_sim_kmod_free(f->kmod);
+		free(f);
+	}
+}
+
+/* The slot of fd if it is of `type` (SLOT_FREE: any fake), with a reference on its
+ * file taken; false if fd is not ours. */
+static bool slot_get(int fd, enum slot_type type, struct slot *out)
+{
+	bool ours;
+
+	if (fd < 0 || fd >= FD_SLOTS)
+		return false;
+	pthread_mutex_lock(&lock);
+	ours = slots[fd].type != SLOT_FREE && (type == SLOT_FREE || slots[fd].type == type);
+	if (ours) {
+		*out = slots[fd];
+		out->file->refs++;
+	}
+	pthread_mutex_unlock(&lock);
+	return ours;
+}
+
+static bool is_ours(int fd)
+{
+	bool ours;
+
+	if (fd < 0 || fd >= FD_SLOTS)
+		return false;
+	pthread_mutex_lock(&lock);
+	ours = slots[fd].type != SLOT_FREE;
+	pthread_mutex_unlock(&lock);
+	return ours;
+}
+
+/* A /dev/null fd standing for a fake file or fence, registered in the table (the
+ * reference on `file` passes to the slot); -1 with errno. */
+static int placeholder(int flags, enum slot_type type, struct kfile *file, int kfence)
+{
+	int fd = real.open("/dev/null", O_RDWR | (flags & O_CLOEXEC));
+
+	if (fd < 0)
+		return -1;
+	if (fd >= FD_SLOTS) {
+		real.close(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	pthread_mutex_lock(&lock);
+	slots[fd] = (struct slot){.type = type, .file = file, .kfence = kfence};
+	pthread_mutex_unlock(&lock);
+	return fd;
+}
+
+/* ---- open ---- */
+
+static const struct node *find_node(const char *path)
+{
+	static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&config_once, parse_config);
+	for (size_t i = 0; i < n_nodes; i++)
+		if (strcmp(nodes[i].path, path) == 0)
+			return &nodes[i];
+	return NULL;
+}
+
+static int open_node(const struct node *n, int flags)
+{
+	struct rb_sim_config cfg;
+	struct kfile *f;
+	int fd;
+
+	if (n->open_err) {
+		errno = n->open_err;
+		return -1;
+	}
+	f = calloc(1, sizeof(*f));
+	rb_sim_config_init(&cfg);
+	if (f)
+		f->kmod = n->kind->create(&cfg);
+	if (!f || !f->kmod) {
+		free(f);
+		errno = ENOMEM;
+		return -1;
+	}
+	f->node = n;
+	f->refs = 1;
+	fd = placeholder(flags, SLOT_FILE, f, -1);
+	if (fd < 0)
+		file_put(f);
+	return fd;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+int open(const char *path, int flags, ...)
+{
+	const struct node *n;
+	va_list ap;
+	mode_t mode;
+
+	init_once_();
+	n = find_node(path);
+	if (n)
+		return open_node(n, flags);
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	return real.open(path, flags, mode);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	const struct node *n;
+	va_list ap;
+	mode_t mode;
+
+	init_once_();
+	n = (dirfd == AT_FDCWD || path[0] == '/') ? find_node(path) : NULL;
+	if (n)
+		return open_node(n, flags);
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	return real.openat(dirfd, path, flags, mode);
+}
+
+/* The 64-bit and fortified aliases glibc may route calls through. */
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
+
+int __open_2(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+int __open64_2(const char *path, int flags) __attribute__((alias("__open_2")));
+
+/* ---- ioctl ---- */
+
+/* The same request on the placeholder, for strace; result ignored. */
+static void trace_ioctl(int fd, unsigned long request, void *arg)
+{
+	int saved = errno;
+
+	real.ioctl(fd, request, arg);
+	errno = saved;
+}
+
+static void override_version(const struct node *n, struct drm_version *v, size_t name_size)
+{
+	size_t len = strlen(n->name);
+
+	if (n->name[0]) {
+		if (v->name && name_size)
+			memcpy(v->name, n->name, len < name_size ? len : name_size);
+		v->name_len = len;
+	}
+	if (n->version_set) {
+		v->version_major = n->version[0];
+		v->version_minor = n->version[1];
+		v->version_patchlevel = n->version[2];
+	}
+}
+
+/* An in-fence placeholder fd -> the kernel's number; -EINVAL if it is not a fence. */
+static int fence_in(int *field)
+{
+	struct slot s;
+
+	if (!slot_get(*field, SLOT_FENCE, &s))
+		return -EINVAL;
+	*field = s.kfence;
+	file_put(s.file);
+	return 0;
+}
+
+/* The kernel's out-fence number -> a new placeholder fd holding a file reference. */
+static int fence_out(struct kfile *f, int *field)
+{
+	int fd;
+
+	pthread_mutex_lock(&lock);
+	f->refs++;
+	pthread_mutex_unlock(&lock);
+	fd = placeholder(O_CLOEXEC, SLOT_FENCE, f, *field);
+	if (fd < 0) {
+		rb_sim_kmod_close_fd(f->kmod, *field);
+		file_put(f);
+		return -EMFILE;
+	}
+	*field = fd;
+	return 0;
+}
+
+static int kernel_ioctl(struct kfile *f, unsigned long request, void *arg)
+{
+	const struct kind *kind = f->node->kind;
+	bool in = false, out = false;
+	int *field = kind->fence_field ? kind->fence_field(request, arg, &in, &out) : NULL;
+	int saved = field ? *field : 0, ret = 0;
+	bool version = _IOC_NR(request) == _IOC_NR(DRM_IOCTL_VERSION);
+	size_t name_size = version ? ((struct drm_version *)arg)->name_len : 0;
+
+	if (field && in)
+		ret = fence_in(field);
+	if (ret == 0)
+		ret = rb_sim_kmod_ioctl(f->kmod, request, arg);
+	if (ret == 0 && version)
+		override_version(f->node, arg, name_size);
+	if (ret == 0 && field && out)
+		ret = fence_out(f, field);
+	else if (field)
+		*field = saved;
+	return ret;
+}
+
+static int fence_ioctl(const struct slot *s, unsigned long request, void *arg)
+{
+	struct sync_file_info *info = arg;
+
+	if (request != SYNC_IOC_FILE_INFO)
+		return -ENOTTY;
+	memset(info->name, 0, sizeof(info->name));
+	snprintf(info->name, sizeof(info->name), "%s", s->file->node->kind->name);
+	info->status = s->status;
+	info->num_fences = 0;
+	return 0;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	struct slot s;
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	init_once_();
+	if (!slot_get(fd, SLOT_FREE, &s))
+		return real.ioctl(fd, request, arg);
+	trace_ioctl(fd, request, arg);
+	count_request(request);
+	if (s.type == SLOT_FENCE)
+		ret = fence_ioctl(&s, request, arg);
+	else
+		ret = kernel_ioctl(s.file, request, arg);
+	file_put(s.file);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
+}
+
+/* ---- mmap, munmap ---- */
+
+static int map_add(void *addr, size_t len, struct kfile *f)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (n_maps == cap_maps) {
+		size_t cap = cap_maps ? 2 * cap_maps : 64;
+		struct mapping *v = realloc(maps, cap * sizeof(*v));
+
+		if (v) {
+			maps = v;
+			cap_maps = cap;
+		}
+	}
+	if (n_maps < cap_maps)
+		maps[n_maps++] = (struct mapping){addr, len, f};
+	else
+		ret = -ENOMEM;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+/* Removes and returns the mapping at addr; false if it is not ours. */
+static bool map_take(void *addr, struct mapping *out)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n_maps && !found; i++) {
+		if (maps[i].addr != addr)
+			continue;
+		*out = maps[i];
+		maps[i] = maps[--n_maps];
+		found = true;
+	}
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
+{
+	struct slot s;
+	void *p;
+	int ret;
+
+	init_once_();
+	if (!slot_get(fd, SLOT_FILE, &s))
+		return real.mmap(addr, len, prot, flags, fd, offset);
+	ret = rb_sim_kmod_mmap(s.file->kmod, len, (uint64_t)offset, &p);
+	if (ret == 0) {
+		ret = map_add(p, len, s.file); /* the mapping keeps the reference */
+		if (ret < 0)
+			rb_sim_kmod_munmap(s.file->kmod, p, len);
+	}
+	if (ret < 0) {
+		file_put(s.file);
+		errno = -ret;
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
+    __attribute__((alias("mmap")));
+
+int munmap(void *addr, size_t len)
+{
+	struct mapping m;
+	int ret;
+
+	init_once_();
+	if (!map_take(addr, &m))
+		return real.munmap(addr, len);
+	ret = rb_sim_kmod_munmap(m.file->kmod, addr, len);
+	file_put(m.file);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- poll ---- */
+
+/* 1: the fence signalled (its status kept for SYNC_IOC_FILE_INFO), 0: the wait timed out,
+ * -EBADF: not a live fence. A job that failed with -ETIMEDOUT looks like a timed-out
+ * wait to a caller with a timeout (the emulated kernel does not tell them apart). */
+static int fence_wait(int fd, const struct slot *s, int timeout_ms)
+{
+	int ret = rb_sim_kmod_wait(s->file->kmod, s->kfence, timeout_ms);
+
+	if (ret == -EBADF)
+		return ret;
+	if (ret == -ETIMEDOUT && timeout_ms >= 0)
+		return 0;
+	pthread_mutex_lock(&lock);
+	if (slots[fd].type == SLOT_FENCE && slots[fd].kfence == s->kfence)
+		slots[fd].status = ret < 0 ? ret : 1;
+	pthread_mutex_unlock(&lock);
+	return 1;
+}
+
+/* Fake fences are waited on one after the other; real fds in the same set are not
+ * polled (the binary never mixes them) and report no event. */
+int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	bool any = false;
+	int ready = 0;
+
+	init_once_();
+	for (nfds_t i = 0; i < nfds && !any; i++)
+		any = is_ours(fds[i].fd);
+	if (!any)
+		return real.poll(fds, nfds, timeout);
+	for (nfds_t i = 0; i < nfds; i++) {
+		struct slot s;
+		int ret = 0;
+
+		fds[i].revents = 0;
+		if (!slot_get(fds[i].fd, SLOT_FENCE, &s))
+			continue;
+		ret = fence_wait(fds[i].fd, &s, timeout);
+		file_put(s.file);
+		if (ret < 0)
+			fds[i].revents = POLLNVAL;
+		else if (ret > 0)
+			fds[i].revents = (short)(fds[i].events & (POLLIN | POLLRDNORM));
+		ready += fds[i].revents != 0;
+	}
+	return ready;
+}
+
+/* ---- close ---- */
+
+int close(int fd)
+{
+	struct slot s = {0};
+
+	init_once_();
+	if (fd >= 0 && fd < FD_SLOTS) {
+		pthread_mutex_lock(&lock);
+		s = slots[fd];
+		slots[fd].type = SLOT_FREE;
+		pthread_mutex_unlock(&lock);
+	}
+	if (s.type == SLOT_FENCE)
+		rb_sim_kmod_close_fd(s.file->kmod, s.kfence);
+	if (s.type != SLOT_FREE)
+		file_put(s.file);
+	return real.close(fd);
+}
