@@ -48,6 +48,13 @@ struct option *cli_plan_options_join(const struct option *own);
 int cli_plan_option(struct rb_plan_config *cfg, int code, const char *arg);
 int cmd_plan(int argc, char **argv);
 
+/* --unsafe-skip-validation of run and tune: sets the engine option and warns loudly
+ * on stderr (even under --quiet). */
+struct rb_engine_opts;
+#define CLI_UNSAFE_OPT     "unsafe-skip-validation"
+#define CLI_UNSAFE_OPT_VAL 0x0f00
+void cli_unsafe_skip_validation(struct rb_engine_opts *opts);
+
 /* Global switches read once in main. */
 extern bool cli_quiet;
 

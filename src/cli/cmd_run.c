@@ -57,6 +57,8 @@ static const char run_usage[] =
     "                       or threads (one blocking submit per core per thread)\n"
     "  --tuned FILE         NPU: each shape with its config from a tuned JSON\n"
     "                       (rknn-bench tune); overrides --launch and the plan flags\n"
+    "  --unsafe-skip-validation  NPU: submit programs without checking them first\n"
+    "                       (reverse-engineering only; loud, recorded in the output)\n"
     "measuring:\n"
     "  --warmup N           runs before sampling (default 2)\n"
     "  --iters N            minimum samples (default 10)\n"
@@ -120,6 +122,7 @@ static const struct option run_options[] = {
     {"tuned", required_argument, NULL, OPT_TUNED},
     {"soc", required_argument, NULL, OPT_SOC},
     {"output", required_argument, NULL, 'o'},
+    {CLI_UNSAFE_OPT, no_argument, NULL, CLI_UNSAFE_OPT_VAL},
     {NULL, 0, NULL, 0},
 };
 
@@ -210,6 +213,9 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 		return cli_tuned_load(arg, &o->tuned);
 	case 'o':
 		o->out_path = arg;
+		return 0;
+	case CLI_UNSAFE_OPT_VAL:
+		cli_unsafe_skip_validation(&o->engine);
 		return 0;
 	default:
 		if (c >= CLI_PLAN_OPT_BASE)
@@ -399,6 +405,7 @@ int cmd_run(int argc, char **argv)
 		rb_context_collect(&ctx);
 		/* The governors and DDR clock the numbers were taken under (info's checks). */
 		ctx.settings = settings;
+		ctx.unsafe_skip_validation = o.engine.unsafe_skip_validation;
 		ret = report(&o, &ctx, results, ret);
 		cJSON_Delete(settings);
 		for (size_t i = 0; i < o.shapes.count; i++)

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "npu/engine.h"
 #include "rknn_bench/shape.h"
 
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out)
@@ -45,6 +46,15 @@ int cli_parse_double(const char *opt, const char *text, double min, double *out)
 		return rb_error("%s '%s' must be a number of at least %g", opt, text, min);
 	*out = v;
 	return 0;
+}
+
+void cli_unsafe_skip_validation(struct rb_engine_opts *opts)
+{
+	opts->unsafe_skip_validation = true;
+	rb_warn("--unsafe-skip-validation: NPU programs are submitted WITHOUT being checked; "
+		"a bad program can hang the NPU or make it write outside its buffers (on a "
+		"board: memory corruption, a reboot). Use it for reverse-engineering only; the "
+		"report records it");
 }
 
 int cli_fail(int code, const char *fmt, ...)

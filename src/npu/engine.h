@@ -26,6 +26,7 @@ struct rb_engine_opts {
 	struct rb_plan_config plan; /* NPU devices: the user's config over all-auto */
 	enum rb_npu_launch launch;  /* NPU devices: how the per-core jobs are launched */
 	struct rb_sim_config sim;   /* the emulator */
+	bool unsafe_skip_validation; /* NPU devices: submit programs unchecked (job.h) */
 };
 
 /* Everything default: auto plan, fences, the RK3588 emulator. */

@@ -34,6 +34,7 @@ static int npu_open(struct rb_engine *e, bool sim)
 		free(ne);
 		return ret;
 	}
+	ne->dev.unsafe_skip_validation = e->opts.unsafe_skip_validation;
 	e->priv = ne;
 	return 0;
 }

@@ -31,6 +31,9 @@ struct rb_npu_device {
 	bool model_only;  /* emulator timing only: C is never written, so no data is
 			     packed or unpacked (inputs may hold no matrices) */
 	int timeout_ms;   /* per submit */
+	/* --unsafe-skip-validation: programs reach the device unchecked (npu/validate.h),
+	 * for reverse-engineering work; the emulator still enforces its rules */
+	bool unsafe_skip_validation;
 };
 
 int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
