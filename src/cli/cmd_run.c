@@ -313,6 +313,8 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 	r->n_names = entry->n_names;
 	r->device = e->ops->name;
 	r->modeled = e->ops->modeled;
+	if (e->ops->check && e->ops->check(e, &entry->shape) < 0)
+		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
 	if (rb_inputs_init(&in, &entry->shape, o->seed, o->data) < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
 	if (!cli_quiet && isatty(STDERR_FILENO))

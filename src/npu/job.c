@@ -177,9 +177,9 @@ static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, si
 	return ret < 0 ? ret : (long)rc->count;
 }
 
-/* Words of all programs: every task is body + tail whatever the addresses, so the
- * size is known before the buffer (and hence the addresses) exists. */
-static int count_words(const struct rb_plan *plan, size_t *words)
+/* Every task is body + tail whatever the addresses, so the size is known before the
+ * buffer (and hence the addresses) exists. */
+int rb_npu_job_program_words(const struct rb_plan *plan, size_t *words)
 {
 	struct rb_regcmd rc;
 	int ret = 0;
@@ -303,7 +303,7 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	job->launch = launch;
 	ret = plan_submits(job);
 	if (ret == 0)
-		ret = count_words(plan, &words);
+		ret = rb_npu_job_program_words(plan, &words);
 	if (ret == 0)
 		ret = create_buffers(job, words);
 	if (ret == 0)
