@@ -55,3 +55,13 @@ expect_refusal "run sim: NPU buffers and host copies just over the memory" \
 	-- env RKNN_BENCH_MEMINFO="$TMP/both-over" "$RKNN_BENCH" run --device sim --shape 1x4096x8192 --iters 1 --warmup 0
 expect_exit 0 "run sim: NPU buffers and host copies just fit" -- env RKNN_BENCH_MEMINFO="$TMP/both-under" \
 	"$RKNN_BENCH" run --device sim --shape 1x4096x8192 --iters 1 --warmup 0
+
+# A + B + C beyond 4 GiB (the planner's own check) is refused by run before its 8 GiB of
+# inputs exist: with 1 MiB of memory it is still the NPU limit that is named.
+expect_refusal "run sim: A + B + C over 4 GiB, before any input exists" \
+	"1x65536x65536: buffers need 8592162816 bytes (A 131072 + B 8589934592 + C 2097152 in 8 K-slice cubes), more than the 4 GiB (4294967296 bytes) NPU address space" \
+	-- env RKNN_BENCH_MEMINFO="$TMP/tiny" "$RKNN_BENCH" run --device sim --shape 1x65536x65536
+# A size that does not fit this machine's address space at all
+expect_refusal "run cpu: C beyond the address space" \
+	"2147483648x2147483648x2147483648: matrix C (2147483648x2147483648, 4-byte elements) is too large for this machine's address space" \
+	-- "$RKNN_BENCH" run --device cpu --shape 2147483648x2147483648x2147483648
