@@ -21,7 +21,9 @@
  * What each task asks of the hardware (bytes, MAC cycles) goes to the timing model
  * (timing.h) through rb_sim_exec.timing.
  * A SIZE_E that does not match the output precision is not an error: the DPU writes
- * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched. */
+ * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched.
+ * The task's numbers, the bank sum and the DMA ranges come from npu/conv.h, which the
+ * program validator (npu/validate.h) checks with before submit: one rule, one code. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
