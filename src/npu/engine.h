@@ -21,12 +21,13 @@
 #include "sim/sim.h"
 
 struct rb_engine_opts {
-	int threads;                 /* CPU threads; <= 0: one per online CPU */
-	const char *path;            /* device node (rknpu:PATH); NULL: discover */
-	struct rb_plan_config plan;  /* NPU devices: the user's config over all-auto */
-	enum rb_npu_launch launch;   /* NPU devices: how the per-core jobs are launched */
-	struct rb_sim_config sim;    /* the emulator */
-	bool unsafe_skip_validation; /* NPU devices: submit programs unchecked (job.h) */
+	int threads;                /* CPU threads; <= 0: one per online CPU */
+	const char *path;           /* device node (rknpu:PATH); NULL: discover */
+	struct rb_plan_config plan; /* NPU devices: the user's config over all-auto */
+	enum rb_npu_launch launch;  /* NPU devices: how the per-core jobs are launched */
+	struct rb_sim_config sim;   /* the emulator */
+	/* NPU devices: submit programs unchecked (job.h) */
+	bool unsafe_skip_validation;
 };
 
 /* Everything default: auto plan, fences, the RK3588 emulator. */
