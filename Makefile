@@ -119,7 +119,7 @@ $(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/ref.c src/npu/regs.c
+                src/core/fileio.c src/core/fp16.c src/core/ref.c src/npu/regs.c src/npu/conv.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c

@@ -61,6 +61,12 @@ int cmd_plan(int argc, char **argv);
  * The exit code of a stopped command is 128 + the signal (130, 143). */
 extern volatile sig_atomic_t cli_stop_signal;
 void cli_catch_stop(bool on);
+/* --unsafe-skip-validation of run and tune: sets the engine option and warns loudly
+ * on stderr (even under --quiet). */
+struct rb_engine_opts;
+#define CLI_UNSAFE_OPT     "unsafe-skip-validation"
+#define CLI_UNSAFE_OPT_VAL 0x0f00
+void cli_unsafe_skip_validation(struct rb_engine_opts *opts);
 
 /* Global switches read once in main. */
 extern bool cli_quiet;

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/version.h"
+#include "npu/job.h"
 #include "npu/plan.h"
 #include "rknn_bench/shape.h"
 
@@ -349,9 +350,12 @@ static int plan_all(const struct plan_opts *o, struct rb_plan *plans)
 {
 	for (size_t i = 0; i < o->shapes.count; i++) {
 		const struct rb_shape_entry *e = &o->shapes.entries[i];
+		struct rb_npu_job_bytes bytes;
 		char spec[80];
 
-		if (rb_plan_init(&plans[i], &e->shape, &o->config) == 0)
+		/* the buffers a job allocates must fit too, as run and tune would find */
+		if (rb_plan_init(&plans[i], &e->shape, &o->config) == 0 &&
+		    rb_npu_job_check_limits(&plans[i], 0, &bytes) == 0)
 			continue;
 		if (spec_of(e, spec, sizeof(spec)))
 			return rb_error("%s (%s %s): %s", e->names[0], spec,

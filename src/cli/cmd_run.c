@@ -59,6 +59,8 @@ static const char run_usage[] =
     "                       or threads (one blocking submit per core per thread)\n"
     "  --tuned FILE         NPU: each shape with its config from a tuned JSON\n"
     "                       (rknn-bench tune); overrides --launch and the plan flags\n"
+    "  --unsafe-skip-validation  NPU: submit programs without checking them first\n"
+    "                       (reverse-engineering only; loud, recorded in the output)\n"
     "measuring:\n"
     "  --warmup N           runs before sampling (default 2)\n"
     "  --iters N            minimum samples (default 10)\n"
@@ -137,6 +139,7 @@ static const struct option run_options[] = {
     {"phase", required_argument, NULL, OPT_PHASE},
     {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
     {"output", required_argument, NULL, 'o'},
+    {CLI_UNSAFE_OPT, no_argument, NULL, CLI_UNSAFE_OPT_VAL},
     {NULL, 0, NULL, 0},
 };
 
@@ -255,6 +258,9 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 	case 'o':
 		o->out_path = arg;
 		return 0;
+	case CLI_UNSAFE_OPT_VAL:
+		cli_unsafe_skip_validation(&o->engine);
+		return 0;
 	default:
 		if (c >= CLI_PLAN_OPT_BASE)
 			return cli_plan_option(&o->engine.plan, c, arg);
@@ -371,6 +377,8 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 	r->n_names = entry->n_names;
 	r->device = e->ops->name;
 	r->modeled = e->ops->modeled;
+	if (e->ops->check && e->ops->check(e, &entry->shape) < 0)
+		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
 	if (rb_inputs_init(&in, &entry->shape, o->seed, o->data) < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
 	if (!cli_quiet && isatty(STDERR_FILENO))
@@ -481,6 +489,7 @@ int cmd_run(int argc, char **argv)
 		rb_context_collect(&ctx);
 		/* The governors and DDR clock the numbers were taken under (info's checks). */
 		ctx.settings = settings;
+		ctx.unsafe_skip_validation = o.engine.unsafe_skip_validation;
 		ret = report(&o, &ctx, results, ret);
 		cJSON_Delete(settings);
 		for (size_t i = 0; i < o.shapes.count; i++)

@@ -45,6 +45,8 @@ static const char tune_usage[] =
     "  --verify MODE        auto (default), full, sample or none\n"
     "  --seed N             seed of the inputs and of random (default 1)\n"
     "  --data KIND          exact (default) or uniform\n"
+    "  --unsafe-skip-validation  NPU: submit programs without checking them first\n"
+    "                       (reverse-engineering only; loud, recorded in the output)\n"
     "output:\n"
     "  -o, --output FILE    the tuned JSON (default tuned.json), written atomically\n"
     "  --cache FILE         results so far, JSON Lines (default OUTPUT.cache.jsonl);\n"
@@ -96,6 +98,7 @@ static const struct option tune_options[] = {
     {"cache", required_argument, NULL, OPT_CACHE},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {CLI_UNSAFE_OPT, no_argument, NULL, CLI_UNSAFE_OPT_VAL},
     {NULL, 0, NULL, 0},
 };
 
@@ -180,6 +183,9 @@ static int parse_option(struct tune_opts *o, int c, const char *arg, const char 
 		return 0;
 	case OPT_VERBOSE:
 		o->verbose = true;
+		return 0;
+	case CLI_UNSAFE_OPT_VAL:
+		cli_unsafe_skip_validation(&o->engine);
 		return 0;
 	default:
 		return parse_count(o, c, arg);

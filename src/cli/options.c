@@ -48,6 +48,15 @@ int cli_parse_double(const char *opt, const char *text, double min, double *out)
 	return 0;
 }
 
+void cli_unsafe_skip_validation(struct rb_engine_opts *opts)
+{
+	opts->unsafe_skip_validation = true;
+	rb_warn("--unsafe-skip-validation: NPU programs are submitted WITHOUT being checked; "
+		"a bad program can hang the NPU or make it write outside its buffers (on a "
+		"board: memory corruption, a reboot). Use it for reverse-engineering only; the "
+		"report records it");
+}
+
 int cli_fail(int code, const char *fmt, ...)
 {
 	char msg[1024];

@@ -263,6 +263,7 @@ static void top_fields(const struct tune_run *t, cJSON *doc)
 	cJSON_AddStringToObject(doc, "soc", t->header.soc);
 	cJSON_AddStringToObject(doc, "generated", ctx.date);
 	cJSON_AddStringToObject(doc, "strategy", strategy_names[t->o->strategy]);
+	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
 }
 
 static cJSON *build(const struct tune_run *t, const struct tune_best *best)

@@ -151,8 +151,15 @@ static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune
 				.ref_threads = o->engine.threads,
 				.quiet = true};
 	struct rb_result res = {0};
-	int ret = ensure_inputs(c);
+	int ret = 0;
 
+	/* A config whose buffers would not fit fails before any input is allocated. */
+	if (!c->have_inputs && e->ops->check && e->ops->check(e, c->shape) < 0) {
+		r->ok = false;
+		snprintf(r->reason, sizeof(r->reason), "%s", rb_last_error());
+		return keep(c, r);
+	}
+	ret = ensure_inputs(c);
 	if (ret)
 		return ret;
 	ret = cli_measure_shape(&m, e, &c->in, &res);

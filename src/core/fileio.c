@@ -176,7 +176,8 @@ static int write_sync(FILE *f, const char *path, rb_file_writer writer, void *ct
 		rc = errno ? -errno : -EIO;
 	if (!rc && ferror(f))
 		rc = -EIO;
-	if (!rc && fsync(fileno(f)) < 0)
+	/* EINVAL: a device or pipe, which has nothing to sync */
+	if (!rc && fsync(fileno(f)) < 0 && errno != EINVAL)
 		rc = -errno;
 	if (fclose(f) != 0 && !rc)
 		rc = errno ? -errno : -EIO;
@@ -201,12 +202,35 @@ static void sync_dir(const char *tmp)
 	free(dir);
 }
 
+/* An existing device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is written in
+ * place: renaming a temporary over it would replace the node with a regular file. */
+static int write_special(const char *path, rb_file_writer writer, void *ctx)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err;
+	FILE *f;
+
+	if (fd < 0) {
+		err = errno;
+		return rb_set_error(-err, "cannot write '%s': %s", path, strerror(err));
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = errno;
+		close(fd);
+		return rb_set_error(-err, "cannot write '%s': %s", path, strerror(err));
+	}
+	return write_sync(f, path, writer, ctx);
+}
+
 int rb_file_write_atomic(const char *path, rb_file_writer writer, void *ctx)
 {
+	struct stat st;
 	char *tmp;
 	FILE *f;
 	int fd, rc, err;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return write_special(path, writer, ctx);
 	rc = temp_name(path, &tmp);
 	if (rc)
 		return rc;

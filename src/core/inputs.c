@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/fp16.h"
+#include "core/limits.h"
 #include "core/rng.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -49,6 +51,21 @@ static int matrix_bytes(const char *what, int64_t rows, int64_t cols, size_t ele
 				    what, rows, cols, elem);
 	*bytes = (size_t)count * elem;
 	return 0;
+}
+
+/* The host copies of a matmul: A and B here, and the reference C and the device's C
+ * that run and tune allocate next; refused now if the machine cannot hold them. */
+static int check_memory(const struct rb_shape *s, size_t a, size_t b, size_t c)
+{
+	uint64_t need = rb_add_sat(rb_add_sat(a, b), rb_mul_sat(2, c));
+	char what[160], na[32], nb[32], nc[32];
+
+	snprintf(what, sizeof(what),
+		 "shape %" PRId64 "x%" PRId64 "x%" PRId64 " %s (A %s, B %s, reference and output C "
+		 "2 x %s)",
+		 s->m, s->k, s->n, rb_dtype_name(s->dtype), rb_limits_bytes(a, na, sizeof(na)),
+		 rb_limits_bytes(b, nb, sizeof(nb)), rb_limits_bytes(c, nc, sizeof(nc)));
+	return rb_limits_check_memory(what, "host memory", need);
 }
 
 /* aligned_alloc wants a size that is a multiple of the alignment. */
@@ -147,7 +164,7 @@ static void fill(struct rb_inputs *in, uint64_t seed, enum rb_data_kind kind)
 int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
 		   enum rb_data_kind kind)
 {
-	size_t elem, bytes_a = 0, bytes_b = 0, bytes_c;
+	size_t elem, bytes_a = 0, bytes_b = 0, bytes_c = 0;
 	int err;
 
 	memset(in, 0, sizeof(*in));
@@ -162,6 +179,8 @@ int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t 
 	if (!err)
 		err = matrix_bytes("C", shape->m, shape->n, rb_dtype_out_size(shape->dtype),
 				   &bytes_c);
+	if (!err)
+		err = check_memory(shape, bytes_a, bytes_b, bytes_c);
 	if (err)
 		return err;
 	in->a = alloc_aligned(bytes_a);

@@ -749,7 +749,8 @@ static bool json_context(cJSON *doc, const struct rb_context *ctx)
 		return false;
 	return add_str(o, "tool_version", ctx->tool_version) && add_str(o, "host", ctx->host) &&
 	       add_str(o, "cpu", ctx->cpu) && add_str(o, "kernel", ctx->kernel) &&
-	       add_str(o, "date", ctx->date) && add_num(o, "cpu_count", ctx->cpu_count);
+	       add_str(o, "date", ctx->date) && add_num(o, "cpu_count", ctx->cpu_count) &&
+	       cJSON_AddBoolToObject(o, "unsafe_skip_validation", ctx->unsafe_skip_validation);
 }
 
 static bool json_shape(cJSON *res, const struct rb_result *r)

@@ -55,6 +55,7 @@ struct rb_context {
 	char date[32]; /* ISO 8601, UTC */
 	int cpu_count;
 	const cJSON *settings; /* borrowed: host settings (governors, DDR) to embed, or NULL */
+	bool unsafe_skip_validation; /* programs were submitted unchecked (run's flag) */
 };
 
 struct rb_result {

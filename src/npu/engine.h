@@ -28,6 +28,8 @@ struct rb_engine_opts {
 	struct rb_plan_config plan; /* NPU devices: the user's config over all-auto */
 	enum rb_npu_launch launch;  /* NPU devices: how the per-core jobs are launched */
 	struct rb_sim_config sim;   /* the emulator */
+	/* NPU devices: submit programs unchecked (job.h) */
+	bool unsafe_skip_validation;
 };
 
 /* Everything default: auto plan, fences, the RK3588 emulator. */
@@ -41,6 +43,10 @@ struct rb_engine_ops {
 	bool modeled;      /* times come from a model */
 	bool is_reference; /* this engine is the CPU reference itself */
 	int (*open)(struct rb_engine *engine);
+	/* Optional: -EINVAL (a message giving the number and the limit) for a shape whose
+	 * buffers would not fit, called before its inputs are allocated. prepare checks
+	 * again, so a caller that skips this never allocates unchecked either. */
+	int (*check)(struct rb_engine *engine, const struct rb_shape *shape);
 	/* Takes the inputs of one shape; they stay valid until the next prepare or close.
 	 * -EINVAL: the shape or config cannot be planned (an input error); other errors
 	 * are the device's. */

@@ -2,9 +2,12 @@
  * the same code — plan, layouts, regcmd, the rknpu userspace driver — and differ only
  * in the transport under the driver. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "npu/engine.h"
 #include "npu/job.h"
 #include "sim/soc.h"
@@ -31,6 +34,7 @@ static int npu_open(struct rb_engine *e, bool sim)
 		free(ne);
 		return ret;
 	}
+	ne->dev.unsafe_skip_validation = e->opts.unsafe_skip_validation;
 	e->priv = ne;
 	return 0;
 }
@@ -54,6 +58,48 @@ static void npu_unprepare(struct npu_engine *ne)
 	ne->planned = false;
 }
 
+/* Before anything is allocated: the buffers must fit the NPU address space, the
+ * emulator's budget and the memory the machine has left (system memory on a board,
+ * host memory under emulation), together with the reference and output C still to be
+ * filled (A and B, filled already, are no longer available). */
+static int check_limits(const struct rb_engine *e, const struct rb_plan *plan, bool inputs)
+{
+	const struct rb_shape *s = &plan->shape;
+	uint64_t budget = e->ops->modeled ? e->opts.sim.mem_budget : 0;
+	uint64_t elem = rb_dtype_in_size(s->dtype), c, host;
+	uint64_t ab = rb_mul_sat(rb_add_sat(rb_mul_sat((uint64_t)s->m, (uint64_t)s->k),
+					    rb_mul_sat((uint64_t)s->k, (uint64_t)s->n)),
+				 elem);
+	struct rb_npu_job_bytes b;
+	char what[128];
+	int ret = rb_npu_job_check_limits(plan, budget, &b);
+
+	if (ret < 0)
+		return ret;
+	snprintf(what, sizeof(what), "shape %" PRId64 "x%" PRId64 "x%" PRId64 " %s", s->m, s->k,
+		 s->n, rb_dtype_name(s->dtype));
+	c = rb_mul_sat(rb_mul_sat((uint64_t)s->m, (uint64_t)s->n), rb_dtype_out_size(s->dtype));
+	host = rb_add_sat(rb_mul_sat(2, c), inputs ? 0 : ab);
+	return rb_limits_check_memory(what,
+				      inputs ? "memory for its NPU buffers and 2 host copies of C"
+					     : "memory for its NPU buffers and host copies of A, "
+					       "B and 2 of C",
+				      rb_add_sat(b.total, host));
+}
+
+/* Before the inputs exist: their host copies of A and B count too. */
+static int npu_check(struct rb_engine *e, const struct rb_shape *shape)
+{
+	struct rb_plan plan;
+	int ret = rb_plan_init(&plan, shape, &e->opts.plan);
+
+	if (ret < 0)
+		return -EINVAL;
+	ret = check_limits(e, &plan, false);
+	rb_plan_release(&plan);
+	return ret < 0 ? -EINVAL : 0;
+}
+
 static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 {
 	struct npu_engine *ne = e->priv;
@@ -65,6 +111,8 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 	if (ret < 0)
 		return -EINVAL;
 	ne->planned = true;
+	if (check_limits(e, &ne->plan, true) < 0)
+		return -EINVAL;
 	rb_perfctr_enter(e->perf, RB_PHASE_PACK_B);
 	ret = rb_npu_job_new(&ne->job, &ne->dev, &ne->plan, in, e->opts.launch);
 	rb_perfctr_enter(e->perf, RB_PHASE_NONE);
@@ -174,6 +222,7 @@ const struct rb_engine_ops rb_engine_sim = {
 		   "published measurements)",
     .modeled = true,
     .open = sim_open,
+    .check = npu_check,
     .prepare = npu_prepare,
     .run = npu_run,
     .config = npu_config,
@@ -184,6 +233,7 @@ const struct rb_engine_ops rb_engine_rknpu = {
     .name = "rknpu",
     .description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
     .open = rknpu_open,
+    .check = npu_check,
     .prepare = npu_prepare,
     .run = npu_run,
     .config = npu_config,

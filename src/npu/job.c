@@ -13,6 +13,7 @@
 #include "dev/discover.h"
 #include "npu/fault.h"
 #include "npu/regcmd.h"
+#include "npu/validate.h"
 
 #define DEFAULT_TIMEOUT_MS 6000
 /* Data buffers: scattered pages behind the IOMMU (the big weight buffers would not fit
@@ -181,9 +182,9 @@ static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, si
 	return ret < 0 ? ret : (long)rc->count;
 }
 
-/* Words of all programs: every task is body + tail whatever the addresses, so the
- * size is known before the buffer (and hence the addresses) exists. */
-static int count_words(const struct rb_plan *plan, size_t *words)
+/* Every task is body + tail whatever the addresses, so the size is known before the
+ * buffer (and hence the addresses) exists. */
+int rb_npu_job_program_words(const struct rb_plan *plan, size_t *words)
 {
 	struct rb_regcmd rc;
 	int ret = 0;
@@ -236,6 +237,41 @@ static int create_buffers(struct rb_npu_job *job, size_t words)
 	return ret;
 }
 
+/* Every program is checked before anything is submitted (npu/validate.h), on every
+ * device, so what the tests run is what a board runs. */
+static int validate_programs(const struct rb_npu_job *job)
+{
+	const struct rknpu_task *desc = job->tasks.map;
+	const struct rb_validate_buf bufs[] = {{"A", job->a.dma_addr, job->a.size},
+					       {"B", job->b.dma_addr, job->b.size},
+					       {"C", job->c.dma_addr, job->c.size}};
+	struct rb_validate_job v = {job->regcmd.map,
+				    job->regcmd.dma_addr,
+				    job->regcmd.size,
+				    NULL,
+				    NULL,
+				    job->n_submits,
+				    bufs,
+				    3,
+				    RB_NPU_CBUF_BANKS};
+	struct rb_validate_task *tasks = calloc(job->plan->n_tasks, sizeof(*tasks));
+	struct rb_validate_chain *chains = calloc(job->n_submits, sizeof(*chains));
+	int ret = tasks && chains ? 0 : rb_set_error(-ENOMEM, "out of memory for validation");
+
+	for (size_t i = 0; ret == 0 && i < job->plan->n_tasks; i++)
+		tasks[i] = (struct rb_validate_task){desc[i].regcmd_addr, desc[i].regcfg_amount};
+	for (size_t i = 0; ret == 0 && i < job->n_submits; i++)
+		chains[i] = (struct rb_validate_chain){
+		    job->submits[i].core, job->submits[i].task_start, job->submits[i].task_number};
+	v.tasks = tasks;
+	v.chains = chains;
+	if (ret == 0)
+		ret = rb_validate_job(&v);
+	free(tasks);
+	free(chains);
+	return ret;
+}
+
 /* Weights are packed once per shape, like a backend does at model load. */
 static int pack_weights(struct rb_npu_job *job)
 {
@@ -272,11 +308,13 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	job->launch = launch;
 	ret = plan_submits(job);
 	if (ret == 0)
-		ret = count_words(plan, &words);
+		ret = rb_npu_job_program_words(plan, &words);
 	if (ret == 0)
 		ret = create_buffers(job, words);
 	if (ret == 0)
 		ret = encode_programs(job);
+	if (ret == 0 && !dev->unsafe_skip_validation)
+		ret = validate_programs(job);
 	if (ret == 0)
 		ret = pack_weights(job);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {

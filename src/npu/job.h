@@ -47,6 +47,9 @@ struct rb_npu_device {
 	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
 	rb_npu_phase_fn on_phase;
 	void *phase_ctx;
+	/* --unsafe-skip-validation: programs reach the device unchecked (npu/validate.h),
+	 * for reverse-engineering work; the emulator still enforces its rules */
+	bool unsafe_skip_validation;
 };
 
 int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
@@ -78,6 +81,22 @@ int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev, const str
 /* Runs the matmul; C is M×N row-major of the shape's output type. */
 int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *times);
 void rb_npu_job_free(struct rb_npu_job *job);
+
+/* Words of all the programs of a job of `plan` (the regcmd buffer). */
+int rb_npu_job_program_words(const struct rb_plan *plan, size_t *words);
+
+/* The buffer objects a job of `plan` allocates, in bytes, each rounded up to 4 KiB pages
+ * like the kernel does (job_limits.c). */
+struct rb_npu_job_bytes {
+	uint64_t a, b, c, regcmd, tasks, total;
+};
+
+int rb_npu_job_bytes(const struct rb_plan *plan, struct rb_npu_job_bytes *bytes);
+/* Fills bytes; -E2BIG (rb_last_error() gives the number and the limit) if they exceed
+ * the 4 GiB NPU address space (whose first page is never handed out) or `budget`
+ * bytes (the emulator's mem_budget; 0: none). Checked before anything is allocated. */
+int rb_npu_job_check_limits(const struct rb_plan *plan, uint64_t budget,
+			    struct rb_npu_job_bytes *bytes);
 
 const char *rb_npu_launch_name(enum rb_npu_launch launch);
 int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 #define BANK  RB_NPU_CBUF_BANK_BYTES
 #define BANKS RB_NPU_CBUF_BANKS
@@ -53,17 +54,6 @@ static uint64_t round_down(uint64_t a, uint64_t b)
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
-}
-
-/* a·b, or UINT64_MAX when it does not fit. */
-static uint64_t mul_sat(uint64_t a, uint64_t b)
-{
-	return (a && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
-}
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 static unsigned popcount(unsigned x)
@@ -656,9 +646,9 @@ static void resolve_basics(struct rb_plan *p, const struct rb_shape *s,
 	p->k_pad = (uint32_t)round_up((uint64_t)s->k, K_ALIGN);
 	p->n_pad = (uint32_t)round_up((uint64_t)s->n, p->kernel_group);
 	/* saturated: the 4 GiB check refuses what does not fit 64 bits either */
-	p->a_bytes = mul_sat(mul_sat(p->k_pad, p->m), p->bpe);
-	p->b_bytes = mul_sat(mul_sat(p->n_pad, p->k_pad), p->bpe);
-	p->c_cube_bytes = mul_sat(mul_sat(p->n_pad, p->m), p->out_bpe);
+	p->a_bytes = rb_mul_sat(rb_mul_sat(p->k_pad, p->m), p->bpe);
+	p->b_bytes = rb_mul_sat(rb_mul_sat(p->n_pad, p->k_pad), p->bpe);
+	p->c_cube_bytes = rb_mul_sat(rb_mul_sat(p->n_pad, p->m), p->out_bpe);
 	for (unsigned core = 0; core < RB_PLAN_MAX_CORES; core++)
 		if (c->core_mask & (1u << core))
 			p->cores[n++].core = core;
@@ -755,8 +745,8 @@ static uint64_t count_tasks(const struct rb_plan *p, const struct geom *g)
  * the task lists must stay a sane size. */
 static int geom_limits(const struct rb_plan *p, const struct geom *g)
 {
-	uint64_t c = mul_sat(p->c_cube_bytes, g->n_slices);
-	uint64_t total = add_sat(add_sat(p->a_bytes, p->b_bytes), c);
+	uint64_t c = rb_mul_sat(p->c_cube_bytes, g->n_slices);
+	uint64_t total = rb_add_sat(rb_add_sat(p->a_bytes, p->b_bytes), c);
 	uint64_t tasks;
 
 	if (total > ADDR_SPACE)

@@ -21,11 +21,14 @@
  * What each task asks of the hardware (bytes, MAC cycles) goes to the timing model
  * (timing.h) through rb_sim_exec.timing.
  * A SIZE_E that does not match the output precision is not an error: the DPU writes
- * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched. */
+ * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched.
+ * The task's numbers, the bank sum and the DMA ranges come from npu/conv.h, which the
+ * program validator (npu/validate.h) checks with before submit: one rule, one code. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "npu/conv.h"
 #include "npu/task.h"
 #include "sim/npu_internal.h"
 
@@ -33,21 +36,6 @@
 #define K_BLOCK 32u /* channels of a weight block (§b.3) */
 
 #define FLD(c, name) rb_sim_field(c, RB_FIELD_##name)
-
-/* Everything the task is, decoded. */
-struct conv {
-	bool int8;
-	unsigned out_prec;
-	unsigned bpe, c2_in, kg, kb, esize, c2_out;
-	uint32_t width, height, channels, kernels;
-	uint32_t data_banks, weight_banks;
-	bool data_reuse, weight_reuse, weights_fit;
-	uint32_t feature_addr, line_stride;
-	int32_t surf_stride;
-	uint32_t weight_addr, kernel_bytes, weight_bytes;
-	uint32_t dst_addr, dst_surf_stride, surface_add, notch;
-	unsigned size_e[3];
-};
 
 /* Field names for messages; a few may be in use at once. */
 static const char *fname(enum rb_field_id id)
@@ -102,7 +90,7 @@ static int check_enable(const struct rb_sim_exec *x, struct rb_sim_fault *f)
 }
 
 /* Output precision and the fp32 → fp16 converter must agree (§a.6). */
-static int check_out_prec(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+static int check_out_prec(const struct rb_sim_core *c, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	int64_t out = FLD(c, DPU_DATA_FORMAT_OUT_PRECISION);
 	int64_t cvt = FLD(c, DPU_OUT_CVT_SCALE_FP32TOFP16_EN);
@@ -116,14 +104,11 @@ static int check_out_prec(const struct rb_sim_core *c, struct conv *cv, struct r
 				   cv->int8 ? "int8" : "fp16",
 				   cv->int8 ? "int32 (FP32TOFP16_EN 0)"
 					    : "fp32 (FP32TOFP16_EN 0) or fp16 (FP32TOFP16_EN 1)");
-	cv->out_prec = (unsigned)out;
-	cv->esize = out == RB_PREC_FP16 ? 2 : 4;
-	cv->c2_out = ATOM / cv->esize;
 	return 0;
 }
 
 /* §a.5, §a.6: one input/processing precision in CNA, CORE and DPU. */
-static int check_prec(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+static int check_prec(const struct rb_sim_core *c, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	static const enum rb_field_id same[] = {
 	    RB_FIELD_CNA_CONV_CON1_PROC_PRECISION,
@@ -142,16 +127,11 @@ static int check_prec(const struct rb_sim_core *c, struct conv *cv, struct rb_si
 	if (in != RB_PREC_FP16 && in != RB_PREC_INT8)
 		return rb_sim_hang(f, "%s is %s: only fp16 and int8 inputs are modeled",
 				   fname(RB_FIELD_CNA_CONV_CON1_IN_PRECISION), prec_name(in));
-	cv->int8 = in == RB_PREC_INT8;
-	cv->bpe = cv->int8 ? 1 : 2;
-	cv->c2_in = ATOM / cv->bpe;
-	cv->kg = cv->int8 ? 32 : 16; /* kernels per weight block (§b.3) */
-	cv->kb = cv->int8 ? 32 : 16; /* channels per DPU output group (§b.4) */
 	return check_out_prec(c, cv, f);
 }
 
 /* A 1×1 convolution of stride 1: CORE and DPU see the CNA's cube (sizes minus 1). */
-static int check_sizes(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+static int check_sizes(const struct rb_sim_core *c, struct rb_sim_fault *f)
 {
 	static const struct {
 		enum rb_field_id size, ref;
@@ -184,10 +164,6 @@ static int check_sizes(const struct rb_sim_core *c, struct conv *cv, struct rb_s
 					   fname(same[i].size), (long long)v, fname(same[i].ref),
 					   (long long)want);
 	}
-	cv->width = (uint32_t)FLD(c, CNA_DATA_SIZE0_DATAIN_WIDTH);
-	cv->height = (uint32_t)FLD(c, CNA_DATA_SIZE0_DATAIN_HEIGHT);
-	cv->channels = (uint32_t)FLD(c, CNA_DATA_SIZE1_DATAIN_CHANNEL);
-	cv->kernels = (uint32_t)FLD(c, CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
 	return 0;
 }
 
@@ -222,20 +198,14 @@ static int check_modes(const struct rb_sim_core *c, struct rb_sim_fault *f)
 }
 
 /* §c: banks, and what must fit them; the CBUF is the hardware profile's. */
-static int check_banks(const struct rb_sim_exec *x, struct conv *cv, struct rb_sim_fault *f)
+static int check_banks(const struct rb_sim_exec *x, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	const struct rb_soc_profile *soc = &x->npu->soc;
 	uint64_t bank_bytes = (uint64_t)soc->cbuf_bank_bytes, feature, weights, wcap;
-	uint32_t banks = (uint32_t)soc->cbuf_banks;
+	char why[RB_SIM_REASON_MAX];
 
-	cv->data_banks = (uint32_t)FLD(x->core, CNA_CBUF_CON0_DATA_BANK);
-	cv->weight_banks = (uint32_t)FLD(x->core, CNA_CBUF_CON0_WEIGHT_BANK);
-	if (cv->data_banks + cv->weight_banks > banks)
-		return rb_sim_hang(f,
-				   "CNA.CBUF_CON0: DATA_BANK %u + WEIGHT_BANK %u = %u banks, "
-				   "the CBUF has %u",
-				   cv->data_banks, cv->weight_banks,
-				   cv->data_banks + cv->weight_banks, banks);
+	if (rb_conv_check_banks(cv, (uint32_t)soc->cbuf_banks, why, sizeof(why)))
+		return rb_sim_hang(f, "%s", why);
 	feature = (uint64_t)cv->width * cv->height * div_up(cv->channels, cv->c2_in) * ATOM;
 	if (feature > cv->data_banks * bank_bytes)
 		return rb_sim_hang(f,
@@ -255,13 +225,11 @@ static int check_banks(const struct rb_sim_exec *x, struct conv *cv, struct rb_s
 }
 
 /* §b.3: the native weight layout, whole kernel groups of 32-channel blocks. */
-static int check_weights(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+static int check_weights(const struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	uint64_t per_kernel = div_up(cv->channels, K_BLOCK) * K_BLOCK * cv->bpe;
 	uint64_t need;
 
-	cv->kernel_bytes = (uint32_t)FLD(c, CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL);
-	cv->weight_bytes = (uint32_t)FLD(c, CNA_WEIGHT_SIZE0_WEIGHT_BYTES);
 	if (cv->kernel_bytes != per_kernel)
 		return rb_sim_hang(f,
 				   "%s is %u but %u channels of %u-byte weights in %u-channel "
@@ -279,15 +247,13 @@ static int check_weights(const struct rb_sim_core *c, struct conv *cv, struct rb
 
 /* §c: DATA_REUSE / WEIGHT_REUSE read what the previous task of the job left in the
  * CBUF, i.e. the data from where that task read it. */
-static int apply_reuse(const struct rb_sim_core *c, struct conv *cv, struct rb_sim_fault *f)
+static int apply_reuse(const struct rb_sim_core *c, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	const struct rb_sim_cbuf *p = &c->cbuf;
 	bool same = p->valid && p->data_banks == cv->data_banks &&
 		    p->weight_banks == cv->weight_banks &&
 		    p->prec == (cv->int8 ? RB_PREC_INT8 : RB_PREC_FP16);
 
-	cv->data_reuse = FLD(c, CNA_CBUF_CON0_DATA_REUSE);
-	cv->weight_reuse = FLD(c, CNA_CBUF_CON0_WEIGHT_REUSE);
 	if (cv->data_reuse) {
 		if (!same || p->width != cv->width || p->height != cv->height ||
 		    p->channels != cv->channels)
@@ -320,22 +286,11 @@ static int check_aligned(uint32_t addr, enum rb_field_id id, struct rb_sim_fault
 	return 0;
 }
 
-/* The addresses of the DMAs, TASK_DMA_BASE_ADDR added (§a.2), and the DPU's model. */
-static int read_addresses(const struct rb_sim_exec *x, struct conv *cv, struct rb_sim_fault *f)
+/* The addresses of the DMAs (TASK_DMA_BASE_ADDR added, §a.2) and the reused ones. */
+static int check_addresses(const struct rb_sim_exec *x, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	const struct rb_sim_core *c = x->core;
 
-	cv->feature_addr = x->dma_base + (uint32_t)FLD(c, CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR);
-	cv->line_stride = (uint32_t)FLD(c, CNA_DMA_CON1_LINE_STRIDE);
-	cv->surf_stride = (int32_t)FLD(c, CNA_DMA_CON2_SURF_STRIDE);
-	cv->weight_addr = x->dma_base + (uint32_t)FLD(c, CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0);
-	cv->dst_addr = x->dma_base + (uint32_t)FLD(c, DPU_DST_BASE_ADDR_DST_BASE_ADDR);
-	cv->dst_surf_stride = (uint32_t)FLD(c, DPU_DST_SURF_STRIDE_DST_SURF_STRIDE);
-	cv->surface_add = (uint32_t)FLD(c, DPU_SURFACE_ADD_SURF_ADD);
-	cv->notch = (uint32_t)FLD(c, DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0);
-	cv->size_e[0] = (unsigned)FLD(c, DPU_BS_OW_CFG_SIZE_E_0);
-	cv->size_e[1] = (unsigned)FLD(c, DPU_BS_OW_CFG_SIZE_E_1);
-	cv->size_e[2] = (unsigned)FLD(c, DPU_BS_OW_CFG_SIZE_E_2);
 	if (check_aligned(cv->feature_addr, RB_FIELD_CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR, f) ||
 	    check_aligned(cv->weight_addr, RB_FIELD_CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0, f) ||
 	    check_aligned(cv->dst_addr, RB_FIELD_DPU_DST_BASE_ADDR_DST_BASE_ADDR, f))
@@ -343,14 +298,20 @@ static int read_addresses(const struct rb_sim_exec *x, struct conv *cv, struct r
 	return apply_reuse(c, cv, f);
 }
 
-static int decode_task(const struct rb_sim_exec *x, struct conv *cv, struct rb_sim_fault *f)
+static uint32_t exec_reg(const void *core, enum rb_reg_id id)
+{
+	return rb_sim_reg(core, id);
+}
+
+static int decode_task(const struct rb_sim_exec *x, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	const struct rb_sim_core *c = x->core;
 
-	if (check_enable(x, f) || check_sizes(c, cv, f) || check_prec(c, cv, f) ||
-	    check_modes(c, f) || check_weights(c, cv, f) || check_banks(x, cv, f))
+	rb_conv_read(cv, exec_reg, c, x->dma_base);
+	if (check_enable(x, f) || check_sizes(c, f) || check_prec(c, cv, f) || check_modes(c, f) ||
+	    check_weights(cv, f) || check_banks(x, cv, f))
 		return -1;
-	return read_addresses(x, cv, f);
+	return check_addresses(x, cv, f);
 }
 
 /* Host memory of [addr, addr + len), or NULL: a range past 4 GiB is never mapped. */
@@ -363,65 +324,57 @@ static void *dma_map(const struct rb_sim_exec *x, uint32_t addr, uint64_t len)
 	return mmu->map(mmu->ctx, addr, len);
 }
 
-/* §b.2 [derived]: line pitch 4·LINE_STRIDE bytes, surface (channel group) pitch
- * 16·(LINE_STRIDE + SURF_STRIDE) bytes, 32-bit wrap-around. */
-static int map_feature(const struct rb_sim_exec *x, const struct conv *cv, const uint8_t **surf,
+/* The feature per channel group (§b.2, npu/conv.h). */
+static int map_feature(const struct rb_sim_exec *x, const struct rb_conv *cv, const uint8_t **surf,
 		       struct rb_sim_fault *f)
 {
-	uint64_t line = 4 * (uint64_t)cv->line_stride;
-	uint32_t pitch = (uint32_t)(ATOM * ((int64_t)cv->line_stride + cv->surf_stride));
-	uint64_t len = (cv->height - 1) * line + (uint64_t)cv->width * ATOM;
-	uint32_t groups = (uint32_t)div_up(cv->channels, cv->c2_in);
+	uint32_t groups = rb_conv_feature_groups(cv);
 
 	for (uint32_t g = 0; g < groups; g++) {
-		uint32_t addr = cv->feature_addr + g * pitch;
+		struct rb_dma_range r = rb_conv_feature_range(cv, g);
 
-		surf[g] = dma_map(x, addr, len);
+		surf[g] = dma_map(x, r.addr, r.len);
 		if (!surf[g])
 			return rb_sim_iommu_fault(
 			    f, false,
 			    "CNA.FEATURE_DATA_ADDR: channel group %u of the "
 			    "feature (0x%08x, %llu bytes) is outside every buffer",
-			    g, addr, (unsigned long long)len);
+			    g, r.addr, (unsigned long long)r.len);
 	}
 	return 0;
 }
 
-/* §b.4 [derived]: channel c of pixel (h, w) at DST_BASE + (c / KB)·SURFACE_ADD +
- * ((c % KB) / C2_out)·DST_SURF_STRIDE + (h·(W + NOTCH) + w)·16 + (c % C2_out)·esize.
- * Sub-surfaces past every SIZE_E are never written, so never mapped. */
-static int map_output(const struct rb_sim_exec *x, const struct conv *cv, uint8_t **surf,
+/* The output per sub-surface (§b.4, npu/conv.h); sub-surfaces past every SIZE_E are
+ * never written, so never mapped. */
+static int map_output(const struct rb_sim_exec *x, const struct rb_conv *cv, uint8_t **surf,
 		      struct rb_sim_fault *f)
 {
-	uint64_t len = ((uint64_t)(cv->height - 1) * (cv->width + cv->notch) + cv->width) * ATOM;
-	uint32_t subs = (uint32_t)div_up(cv->kernels, cv->c2_out);
-	unsigned most = cv->size_e[0];
+	uint32_t subs = rb_conv_output_subs(cv);
 
-	most = cv->size_e[1] > most ? cv->size_e[1] : most;
-	most = cv->size_e[2] > most ? cv->size_e[2] : most;
 	for (uint32_t s = 0; s < subs; s++) {
-		uint32_t c0 = s * cv->c2_out, sub = (c0 % cv->kb) / cv->c2_out;
-		uint32_t addr =
-		    cv->dst_addr + (c0 / cv->kb) * cv->surface_add + sub * cv->dst_surf_stride;
+		struct rb_dma_range r;
+		uint32_t c0 = s * cv->c2_out;
 
 		surf[s] = NULL;
-		if (sub > most)
+		if (!rb_conv_output_range(cv, s, &r))
 			continue;
-		surf[s] = dma_map(x, addr, len);
+		surf[s] = dma_map(x, r.addr, r.len);
 		if (!surf[s])
 			return rb_sim_iommu_fault(
 			    f, true,
 			    "DPU.DST_BASE_ADDR: output channels %u-%u (0x%08x, "
 			    "%llu bytes) are outside every buffer",
-			    c0, c0 + cv->c2_out - 1, addr, (unsigned long long)len);
+			    c0, c0 + cv->c2_out - 1, r.addr, (unsigned long long)r.len);
 	}
 	return 0;
 }
 
-static int map_weights(const struct rb_sim_exec *x, const struct conv *cv, const uint8_t **w,
+static int map_weights(const struct rb_sim_exec *x, const struct rb_conv *cv, const uint8_t **w,
 		       struct rb_sim_fault *f)
 {
-	*w = dma_map(x, cv->weight_addr, cv->weight_bytes);
+	struct rb_dma_range r = rb_conv_weight_range(cv);
+
+	*w = dma_map(x, r.addr, r.len);
 	if (!*w)
 		return rb_sim_iommu_fault(f, false,
 					  "CNA.DCOMP_ADDR0: the weights (0x%08x, %u bytes of "
@@ -435,7 +388,7 @@ static int map_weights(const struct rb_sim_exec *x, const struct conv *cv, const
  * weights unless WEIGHT_REUSE, every output sub-surface — and the MAC array's cycles.
  * A task overlaps the previous one only inside a job with ping-pong register groups
  * (PC TASK_PP_EN and the CNA's EXECUTER_PP_EN, §a.4). */
-static void describe_timing(struct rb_sim_exec *x, const struct conv *cv)
+static void describe_timing(struct rb_sim_exec *x, const struct rb_conv *cv)
 {
 	struct rb_timing_task *t = &x->timing;
 	uint64_t pixels = (uint64_t)cv->width * cv->height;
@@ -451,7 +404,7 @@ static void describe_timing(struct rb_sim_exec *x, const struct conv *cv)
 }
 
 /* What the next task may reuse (§c). */
-static void remember_cbuf(struct rb_sim_core *c, const struct conv *cv)
+static void remember_cbuf(struct rb_sim_core *c, const struct rb_conv *cv)
 {
 	struct rb_sim_cbuf *p = &c->cbuf;
 
@@ -471,7 +424,7 @@ static void remember_cbuf(struct rb_sim_core *c, const struct conv *cv)
 	p->weight_addr = cv->weight_addr;
 }
 
-static int compute(const struct rb_sim_exec *x, const struct conv *cv, const uint8_t **a,
+static int compute(const struct rb_sim_exec *x, const struct rb_conv *cv, const uint8_t **a,
 		   uint8_t **out, struct rb_sim_fault *f)
 {
 	struct rb_sim_gemm g = {
@@ -506,7 +459,7 @@ static int compute(const struct rb_sim_exec *x, const struct conv *cv, const uin
 
 int rb_sim_conv_run(struct rb_sim_exec *x, struct rb_sim_fault *f)
 {
-	struct conv cv = {0};
+	struct rb_conv cv = {0};
 	const uint8_t **a = NULL;
 	uint8_t **out = NULL;
 	int ret = decode_task(x, &cv, f);

@@ -1,6 +1,7 @@
 /* Whole-file reads and atomic writes. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -269,6 +270,41 @@ static void test_write_bad_paths(void **state)
 }
 
 /* A bare file name puts the temporary in the current directory. */
+/* A FIFO (like /dev/null or /dev/stdout) is written in place, never replaced by a
+ * regular file renamed over it. */
+static void test_write_fifo(void **state)
+{
+	const char *path = in(state, "pipe");
+	char buf[64] = {0};
+	struct stat st;
+	int rd;
+
+	assert_int_equal(mkfifo(path, 0600), 0);
+	rd = open(path, O_RDWR | O_NONBLOCK); /* a reader, so the writer's open returns */
+	assert_true(rd >= 0);
+	assert_int_equal(rb_file_write_atomic(path, write_text, "{}\n"), 0);
+	assert_int_equal(read(rd, buf, sizeof(buf) - 1), 3);
+	assert_string_equal(buf, "{}\n");
+	close(rd);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(count_files(*state), 1);
+}
+
+/* A full device: the error names the file and says why; the device stays. */
+static void test_write_full_device(void **state)
+{
+	struct stat st;
+
+	(void)state;
+	if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+		skip();
+	assert_int_equal(rb_file_write_atomic("/dev/full", write_text, "{}\n"), -ENOSPC);
+	assert_string_equal(rb_last_error(), "cannot write '/dev/full': No space left on device");
+	assert_int_equal(stat("/dev/full", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 static void test_write_relative(void **state)
 {
 	char cwd[512];
@@ -299,6 +335,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_write_failure_new, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_bad_paths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_write_relative, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_fifo, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_full_device, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

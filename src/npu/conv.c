@@ -1,0 +1,116 @@
+/* The shared rules of a convolution task (conv.h). */
+#include "npu/conv.h"
+
+#include <stdio.h>
+
+#include "npu/task.h"
+
+#define ATOM 16u /* bytes of a cube atom (§b.1) */
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+int64_t rb_conv_field(rb_conv_reg_fn *reg, const void *ctx, enum rb_field_id id)
+{
+	return rb_field_decode(id, reg(ctx, rb_field(id)->reg));
+}
+
+#define FLD(name) rb_conv_field(reg, ctx, RB_FIELD_##name)
+
+/* §a.6, §b: the layout numbers of the precisions. */
+static void read_format(struct rb_conv *cv, rb_conv_reg_fn *reg, const void *ctx)
+{
+	cv->int8 = FLD(CNA_CONV_CON1_IN_PRECISION) == RB_PREC_INT8;
+	cv->bpe = cv->int8 ? 1 : 2;
+	cv->c2_in = ATOM / cv->bpe;
+	cv->kg = cv->int8 ? 32 : 16; /* kernels per weight block (§b.3) */
+	cv->kb = cv->int8 ? 32 : 16; /* channels per DPU output group (§b.4) */
+	cv->out_prec = (unsigned)FLD(DPU_DATA_FORMAT_OUT_PRECISION);
+	cv->esize = cv->out_prec == RB_PREC_FP16 ? 2 : 4;
+	cv->c2_out = ATOM / cv->esize;
+}
+
+void rb_conv_read(struct rb_conv *cv, rb_conv_reg_fn *reg, const void *ctx, uint32_t dma_base)
+{
+	read_format(cv, reg, ctx);
+	cv->width = (uint32_t)FLD(CNA_DATA_SIZE0_DATAIN_WIDTH);
+	cv->height = (uint32_t)FLD(CNA_DATA_SIZE0_DATAIN_HEIGHT);
+	cv->channels = (uint32_t)FLD(CNA_DATA_SIZE1_DATAIN_CHANNEL);
+	cv->kernels = (uint32_t)FLD(CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
+	cv->data_banks = (uint32_t)FLD(CNA_CBUF_CON0_DATA_BANK);
+	cv->weight_banks = (uint32_t)FLD(CNA_CBUF_CON0_WEIGHT_BANK);
+	cv->data_reuse = FLD(CNA_CBUF_CON0_DATA_REUSE) != 0;
+	cv->weight_reuse = FLD(CNA_CBUF_CON0_WEIGHT_REUSE) != 0;
+	cv->feature_addr = dma_base + (uint32_t)FLD(CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR);
+	cv->line_stride = (uint32_t)FLD(CNA_DMA_CON1_LINE_STRIDE);
+	cv->surf_stride = (int32_t)FLD(CNA_DMA_CON2_SURF_STRIDE);
+	cv->weight_addr = dma_base + (uint32_t)FLD(CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0);
+	cv->kernel_bytes = (uint32_t)FLD(CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL);
+	cv->weight_bytes = (uint32_t)FLD(CNA_WEIGHT_SIZE0_WEIGHT_BYTES);
+	cv->dst_addr = dma_base + (uint32_t)FLD(DPU_DST_BASE_ADDR_DST_BASE_ADDR);
+	cv->dst_surf_stride = (uint32_t)FLD(DPU_DST_SURF_STRIDE_DST_SURF_STRIDE);
+	cv->surface_add = (uint32_t)FLD(DPU_SURFACE_ADD_SURF_ADD);
+	cv->notch = (uint32_t)FLD(DPU_DATA_CUBE_NOTCH_ADDR_NOTCH_ADDR_0);
+	cv->size_e[0] = (unsigned)FLD(DPU_BS_OW_CFG_SIZE_E_0);
+	cv->size_e[1] = (unsigned)FLD(DPU_BS_OW_CFG_SIZE_E_1);
+	cv->size_e[2] = (unsigned)FLD(DPU_BS_OW_CFG_SIZE_E_2);
+}
+
+int rb_conv_check_banks(const struct rb_conv *cv, uint32_t banks, char *why, size_t size)
+{
+	uint64_t sum = (uint64_t)cv->data_banks + cv->weight_banks;
+
+	if (sum <= banks)
+		return 0;
+	snprintf(why, size,
+		 "CNA.CBUF_CON0: DATA_BANK %u + WEIGHT_BANK %u = %llu banks, the CBUF has %u",
+		 cv->data_banks, cv->weight_banks, (unsigned long long)sum, banks);
+	return -1;
+}
+
+uint32_t rb_conv_feature_groups(const struct rb_conv *cv)
+{
+	return (uint32_t)div_up(cv->channels, cv->c2_in);
+}
+
+/* §b.2 [derived]: line pitch 4·LINE_STRIDE bytes, surface (channel group) pitch
+ * 16·(LINE_STRIDE + SURF_STRIDE) bytes, 32-bit wrap-around. */
+struct rb_dma_range rb_conv_feature_range(const struct rb_conv *cv, uint32_t group)
+{
+	uint64_t line = 4 * (uint64_t)cv->line_stride;
+	uint32_t pitch = (uint32_t)(ATOM * ((int64_t)cv->line_stride + cv->surf_stride));
+	struct rb_dma_range r = {
+	    .addr = cv->feature_addr + group * pitch,
+	    .len = (uint64_t)(cv->height - 1) * line + (uint64_t)cv->width * ATOM,
+	};
+
+	return r;
+}
+
+struct rb_dma_range rb_conv_weight_range(const struct rb_conv *cv)
+{
+	struct rb_dma_range r = {.addr = cv->weight_addr, .len = cv->weight_bytes};
+
+	return r;
+}
+
+uint32_t rb_conv_output_subs(const struct rb_conv *cv)
+{
+	return (uint32_t)div_up(cv->kernels, cv->c2_out);
+}
+
+/* §b.4 [derived]: channel c of pixel (h, w) at DST_BASE + (c / KB)·SURFACE_ADD +
+ * ((c % KB) / C2_out)·DST_SURF_STRIDE + (h·(W + NOTCH) + w)·16 + (c % C2_out)·esize. */
+bool rb_conv_output_range(const struct rb_conv *cv, uint32_t sub, struct rb_dma_range *r)
+{
+	uint32_t c0 = sub * cv->c2_out, s = (c0 % cv->kb) / cv->c2_out;
+	unsigned most = cv->size_e[0];
+
+	most = cv->size_e[1] > most ? cv->size_e[1] : most;
+	most = cv->size_e[2] > most ? cv->size_e[2] : most;
+	r->addr = cv->dst_addr + (c0 / cv->kb) * cv->surface_add + s * cv->dst_surf_stride;
+	r->len = ((uint64_t)(cv->height - 1) * (cv->width + cv->notch) + cv->width) * ATOM;
+	return s <= most;
+}

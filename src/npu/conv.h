@@ -1,0 +1,62 @@
+/* What the registers of a convolution task say, as numbers, and the rules on them that
+ * both the emulator and the validator apply: the CBUF bank sum and the DMA ranges
+ * (npu-facts §b.2-§b.4, §c). The emulator (src/sim/hw_conv.c) enforces them while it
+ * runs a task; the validator (validate.h) checks every task with them before a program
+ * is submitted. One piece of code, so the two never disagree.
+ *
+ * Registers are read through a callback: the emulator reads the register group the
+ * block executes, the validator the values the program wrote. Nothing here allocates
+ * or fails; a broken rule is reported as text for the caller to prefix. */
+#ifndef RB_NPU_CONV_H
+#define RB_NPU_CONV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/regs.h"
+
+/* A register's value as the task sees it. */
+typedef uint32_t rb_conv_reg_fn(const void *ctx, enum rb_reg_id id);
+
+struct rb_conv {
+	bool int8;         /* IN_PRECISION int8 (else the fp16 layout) */
+	unsigned out_prec; /* DPU OUT_PRECISION */
+	unsigned bpe, c2_in, kg, kb, esize, c2_out;
+	uint32_t width, height, channels, kernels;
+	uint32_t data_banks, weight_banks;
+	bool data_reuse, weight_reuse;
+	bool weights_fit; /* not read: the emulator's, all weights fit the weight banks */
+	uint32_t feature_addr, line_stride; /* TASK_DMA_BASE_ADDR added */
+	int32_t surf_stride;
+	uint32_t weight_addr, kernel_bytes, weight_bytes;
+	uint32_t dst_addr, dst_surf_stride, surface_add, notch;
+	unsigned size_e[3]; /* first, middle, last line */
+};
+
+/* The numbers of the task, dma_base added to the data addresses; no checks (the
+ * layout numbers follow IN/OUT_PRECISION as if they were valid). */
+void rb_conv_read(struct rb_conv *cv, rb_conv_reg_fn *reg, const void *ctx, uint32_t dma_base);
+int64_t rb_conv_field(rb_conv_reg_fn *reg, const void *ctx, enum rb_field_id id);
+
+/* §c: DATA_BANK + WEIGHT_BANK must not exceed the CBUF's banks. 0, or -1 with
+ * "CNA.CBUF_CON0: DATA_BANK 8 + WEIGHT_BANK 8 = 16 banks, the CBUF has 12" in why. */
+int rb_conv_check_banks(const struct rb_conv *cv, uint32_t banks, char *why, size_t size);
+
+/* One DMA: [addr, addr + len) of the NPU address space (may pass 4 GiB). */
+struct rb_dma_range {
+	uint32_t addr;
+	uint64_t len;
+};
+
+/* §b.2: the feature is read per channel group (surface). */
+uint32_t rb_conv_feature_groups(const struct rb_conv *cv);
+struct rb_dma_range rb_conv_feature_range(const struct rb_conv *cv, uint32_t group);
+/* §b.3: WEIGHT_SIZE0 bytes of weights. */
+struct rb_dma_range rb_conv_weight_range(const struct rb_conv *cv);
+/* §b.4: the output is written per sub-surface of C2_out channels; false for a
+ * sub-surface past every SIZE_E, which is never written. */
+uint32_t rb_conv_output_subs(const struct rb_conv *cv);
+bool rb_conv_output_range(const struct rb_conv *cv, uint32_t sub, struct rb_dma_range *r);
+
+#endif
