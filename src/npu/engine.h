@@ -22,7 +22,7 @@
 
 struct rb_engine_opts {
 	int threads;                /* CPU threads; <= 0: one per online CPU */
-	const char *path;           /* device node (rknpu:PATH); NULL: discover */
+	const char *path;           /* device node (rknpu:PATH, rocket:PATH); NULL: default */
 	struct rb_plan_config plan; /* NPU devices: the user's config over all-auto */
 	enum rb_npu_launch launch;  /* NPU devices: how the per-core jobs are launched */
 	struct rb_sim_config sim;   /* the emulator */
@@ -57,8 +57,8 @@ struct rb_engine {
 	void *priv;
 };
 
-/* The engine of a --device value: "cpu", "sim", "rknpu" or "rknpu:PATH" (the path goes
- * to opts->path), "auto" (the vendor driver if a node named rknpu is found, else sim).
+/* The engine of a --device value: "cpu", "sim" (also "sim:rknpu"), "sim:rocket",
+ * "rknpu" or "rknpu:PATH", "rocket" or "rocket:PATH" (the path goes to opts->path), "auto" (the vendor driver if a node named rknpu is found, else sim).
  * NULL and -EINVAL with a message for anything else. */
 const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts);
 /* Engines in table order, NULL-terminated. */

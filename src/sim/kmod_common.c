@@ -30,6 +30,27 @@ void kmod_advance_to(struct rb_sim_kmod *k, uint64_t t)
 		atomic_store(&k->now, t);
 }
 
+static void log_line(struct rb_sim_kmod *k, const char *text)
+{
+	uint64_t t = atomic_load(&k->now);
+	char line[640];
+	int n = snprintf(line, sizeof(line), "[%5llu.%06llu] %s\n",
+			 (unsigned long long)(t / 1000000000u),
+			 (unsigned long long)(t / 1000u % 1000000u), text);
+	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(line) ? sizeof(line) - 1 : (size_t)n;
+
+	while (k->log_len && k->log_len + len >= sizeof(k->log)) { /* drop the oldest line */
+		char *nl = memchr(k->log, '\n', k->log_len);
+		size_t drop = nl ? (size_t)(nl - k->log) + 1 : k->log_len;
+
+		memmove(k->log, k->log + drop, k->log_len - drop);
+		k->log_len -= drop;
+	}
+	memcpy(k->log + k->log_len, line, len);
+	k->log_len += len;
+	k->log[k->log_len] = '\0';
+}
+
 void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...)
 {
 	va_list ap;
@@ -37,6 +58,18 @@ void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(k->last_fault, sizeof(k->last_fault), fmt, ap);
 	va_end(ap);
+	log_line(k, k->last_fault);
+}
+
+void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_line(k, text);
 }
 
 /* ---- MMIO ---- */
@@ -64,6 +97,18 @@ uint32_t kmod_s_pointer(int core)
 	rb_field_pack(RB_FIELD_CNA_S_POINTER_EXECUTER_PP_EN, 1, &v);
 	rb_field_pack(RB_FIELD_CNA_S_POINTER_POINTER_PP_MODE, 1, &v);
 	rb_field_pack(RB_FIELD_CNA_S_POINTER_RESERVED_28, (uint64_t)core, &v);
+	return v;
+}
+
+/* ((0x6 | pingpong) << 12) | tasks: bits 14 and 13 always, bit 12 = PINGPONG. */
+uint32_t kmod_task_con(bool pingpong, uint32_t tasks)
+{
+	uint32_t v = 0;
+
+	rb_field_pack(RB_FIELD_PC_TASK_CON_RESERVED_14, 1, &v);
+	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_COUNT_CLEAR, 1, &v);
+	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_PP_EN, pingpong, &v);
+	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_NUMBER, tasks, &v);
 	return v;
 }
 
@@ -444,6 +489,11 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *k)
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *k)
 {
 	return k->last_fault;
+}
+
+const char *rb_sim_kmod_log(const struct rb_sim_kmod *k)
+{
+	return k->log;
 }
 
 void rb_sim_kmod_set_mmio_trace(struct rb_sim_kmod *k, rb_sim_mmio_trace_fn *fn, void *ctx)

@@ -90,6 +90,8 @@ struct rb_sim_kmod {
 	uint64_t next_token, next_offset;
 	_Atomic uint64_t now;
 	char last_fault[512];
+	char log[8192]; /* every fault and reset, a line each (oldest dropped) */
+	size_t log_len;
 	rb_sim_mmio_trace_fn *trace;
 	void *trace_ctx;
 };
@@ -102,11 +104,16 @@ static inline uint64_t kmod_max(uint64_t a, uint64_t b)
 }
 
 void kmod_advance_to(struct rb_sim_kmod *k, uint64_t t);
+/* Records why a job failed (rb_sim_kmod_last_fault) and logs it. */
 void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
+/* Appends a line to the kernel log, stamped with the virtual time like dmesg. */
+void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
 void kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value);
 uint32_t kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg);
 /* CNA/CORE S_POINTER: both ping-pong enables, pointer mode, the core index in bit 28+. */
 uint32_t kmod_s_pointer(int core);
+/* PC TASK_CON: ((0x6 | pingpong) << 12) | tasks (§a.3). */
+uint32_t kmod_task_con(bool pingpong, uint32_t tasks);
 /* DRM's string field of DRM_IOCTL_VERSION: copies what fits, reports the full length. */
 void kmod_copy_field(char *buf, __kernel_size_t *len, const char *value);
 

@@ -289,18 +289,6 @@ static void write_int_status(struct rb_sim_kmod *k, const struct kjob *job, uint
 		       sizeof(status));
 }
 
-/* ((0x6 | pingpong) << 12) | tasks: bits 14 and 13 always, bit 12 = PINGPONG. */
-static uint32_t task_con(bool pingpong, uint32_t tasks)
-{
-	uint32_t v = 0;
-
-	rb_field_pack(RB_FIELD_PC_TASK_CON_RESERVED_14, 1, &v);
-	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_COUNT_CLEAR, 1, &v);
-	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_PP_EN, pingpong, &v);
-	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_NUMBER, tasks, &v);
-	return v;
-}
-
 /* ceil((regcfg_amount + 4) / 2) − 1: the PC fetches (amount + 1)·2 words. */
 static uint32_t pc_amount(uint32_t regcfg_amount)
 {
@@ -322,7 +310,7 @@ static void write_commit(struct rb_sim_kmod *k, const struct kjob *job, int c,
 	kmod_wr(k, c, RB_REG_PC_REGISTER_AMOUNTS, pc_amount(first->regcfg_amount));
 	kmod_wr(k, c, RB_REG_PC_INTERRUPT_MASK, last->int_mask);
 	kmod_wr(k, c, RB_REG_PC_INTERRUPT_CLEAR, first->int_mask);
-	kmod_wr(k, c, RB_REG_PC_TASK_CON, task_con(job->flags & RKNPU_JOB_PINGPONG, n));
+	kmod_wr(k, c, RB_REG_PC_TASK_CON, kmod_task_con(job->flags & RKNPU_JOB_PINGPONG, n));
 	kmod_wr(k, c, RB_REG_PC_TASK_DMA_BASE_ADDR, (uint32_t)job->task_base_addr);
 	kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 1);
 	kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 0);
@@ -740,6 +728,7 @@ static void soft_reset(struct rb_sim_kmod *k)
 	uint64_t end;
 
 	run_pending(k);
+	kmod_log(k, "rknpu: ACT_RESET: soft reset of every core");
 	end = atomic_load(&k->now) + COST_RESET_NS;
 	kmod_reset_all(k);
 	for (int c = 0; c < k->cores; c++)
