@@ -107,13 +107,17 @@ static int open_transport(struct rb_npu_info *info, struct rb_transport *tr, con
 {
 	int err;
 
-	if (strcmp(device, "sim") == 0) {
+	if (strcmp(device, "sim") == 0 || strcmp(device, "sim:rocket") == 0) {
 		info->emulated = true;
 		info->cores = cfg->cores;
 		snprintf(info->path, sizeof(info->path), "(emulator)");
+		if (strcmp(device, "sim:rocket") == 0)
+			return rb_transport_open_sim_rocket(tr, cfg);
 		return rb_transport_open_sim_rknpu(tr, cfg);
 	}
 	info->cores = 3; /* RK3588 (npu-facts §1) */
+	if (!path && strcmp(device, "rocket") == 0)
+		path = "/dev/accel/accel0"; /* mainline's node (§d.2) */
 	if (!path) {
 		if (rb_discover_rknpu(info->path, sizeof(info->path)) < 0)
 			return discover_error();
@@ -145,6 +149,12 @@ int rb_npu_info_read(struct rb_npu_info *info, const char *device, const char *p
 	if (err < 0)
 		return err;
 	read_drm_version(info, &tr);
+	if (strcmp(info->drm_name, "rocket") == 0) { /* no queries beyond VERSION (§d.2) */
+		info->drv_version = info->hw_version = info->freq_hz = info->volt_uv = -1;
+		info->iommu_en = info->sram_total = info->sram_free = -1;
+		rb_transport_close(&tr);
+		return 0;
+	}
 	err = rb_rknpu_open(&drv, &tr); /* takes the transport over */
 	if (err < 0)
 		return err;

@@ -36,6 +36,8 @@ static int check_name(struct rb_rocket *dev)
 	if (v.name_len >= sizeof(name))
 		v.name_len = sizeof(name) - 1;
 	name[v.name_len] = '\0';
+	dev->drv_version =
+	    (uint32_t)(v.version_major * 10000 + v.version_minor * 100 + v.version_patchlevel);
 	if (strcmp(name, ROCKET_DRIVER_NAME) != 0)
 		return rb_set_error(-ENODEV,
 				    "the device's driver is '%s', not 'rocket': use the rocket "

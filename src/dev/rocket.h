@@ -22,6 +22,7 @@
 
 struct rb_rocket {
 	struct rb_transport tr;
+	uint32_t drv_version; /* DRM version: major·10000 + minor·100 + patch */
 };
 
 struct rb_rocket_bo {

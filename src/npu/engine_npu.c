@@ -150,10 +150,11 @@ static cJSON *npu_config(const struct rb_engine *e)
 		cJSON_AddBoolToObject(config, "unproven_on_silicon", ne->plan.streamed);
 	}
 	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));
-	if (ne->dev.driver == RB_NPU_ROCKET)
-		cJSON_AddStringToObject(config, "driver", "rocket");
-	else
-		cJSON_AddNumberToObject(config, "driver_version", ne->dev.drv.drv_version);
+	cJSON_AddStringToObject(config, "driver",
+				ne->dev.driver == RB_NPU_ROCKET ? "rocket" : "rknpu");
+	cJSON_AddNumberToObject(config, "driver_version",
+				ne->dev.driver == RB_NPU_ROCKET ? ne->dev.rocket.drv_version
+								: ne->dev.drv.drv_version);
 	if (ne->planned)
 		add_limits(config, e, &ne->plan);
 	if (ne->dev.modeled)
