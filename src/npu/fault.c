@@ -1,7 +1,5 @@
 #include "npu/fault.h"
 
-#include <stdatomic.h>
-
 #include "core/debug.h"
 #include "npu/regs.h"
 
@@ -93,9 +91,7 @@ uint32_t rb_fault_core_mask(uint32_t mask)
 
 int rb_fault_hang_once(uint64_t *word)
 {
-	static atomic_bool done;
-
-	if (!rb_debug("fault_hang_once") || atomic_exchange(&done, true))
+	if (!rb_debug("fault_hang_once"))
 		return 0;
 	*word = bad_target(*word);
 	return 1;

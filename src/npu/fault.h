@@ -9,7 +9,7 @@
  *   fault_size_e  DPU SIZE_E of fp16 output with fp32 output -> missing output: verify fails
  *   fault_dma     feature address outside every buffer       -> device error (IOMMU fault)
  *   fault_mask5   the submit asks for core mask 0x5          -> device error (never runs)
- *   fault_hang_once  the first launch of the process finds word 1 broken as fault_word,
+ *   fault_hang_once  the first launch of each job finds word 1 broken as fault_word,
  *                 later ones the program intact               -> timeout, reset, retry: ok
  *   fault_no_rdma a rocket device keeps the vendor program variant (mainline=0)
  *                                                             -> device error (DPU_RDMA)
@@ -25,8 +25,8 @@
 int rb_fault_inject_program(uint64_t *words, size_t n);
 /* The core mask a submit should carry: `mask`, or 0x5 under fault_mask5. */
 uint32_t rb_fault_core_mask(uint32_t mask);
-/* Under fault_hang_once, the first call of the process breaks *word (word 1 of a
- * program) and returns 1; every other call returns 0. */
+/* Under fault_hang_once, breaks *word (word 1 of a program) as fault_word does and
+ * returns 1; the job runner applies it to the first launch of each job only. */
 int rb_fault_hang_once(uint64_t *word);
 /* fault_no_rdma: rocket devices keep the plan's mainline flag as given. */
 int rb_fault_no_rdma(void);

@@ -45,6 +45,7 @@ struct rb_npu_job {
 	struct job_submit *submits;
 	size_t n_submits;
 	float *partial; /* fp16 output with K-slices: one slice unpacked before adding */
+	bool launched;  /* for fault_hang_once */
 };
 
 /* ---- devices ---- */
@@ -852,13 +853,14 @@ static int launch_once(struct rb_npu_job *job, struct rb_npu_job_times *times)
 	}
 }
 
-/* fault_hang_once: the first launch runs a broken program 0 (restored afterwards). */
+/* fault_hang_once: the job's first launch runs a broken program 0 (restored after). */
 static int launch(struct rb_npu_job *job, struct rb_npu_job_times *times)
 {
 	uint64_t *word = (uint64_t *)job->regcmd.map + 1;
 	uint64_t saved = *word;
-	int hang = rb_fault_hang_once(word), ret;
+	int hang = !job->launched && rb_fault_hang_once(word), ret;
 
+	job->launched = true;
 	if (hang)
 		bo_to_device(job->dev, &job->regcmd);
 	ret = launch_once(job, times);
