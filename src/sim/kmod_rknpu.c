@@ -1,6 +1,8 @@
 /* The emulated vendor rknpu kernel driver, ABI 0.9.8 (npu-facts §d.1), driving the
  * emulated NPU (sim.h). Written from the documented behaviour; the vendor driver is
- * GPL-2.0 and none of its code is used.
+ * GPL-2.0 and none of its code is used. What it shares with the emulated rocket kernel
+ * (the DRM core's dispatch, buffer objects, IOMMU, mmap, clock, log, scheduler rounds)
+ * lives in kmod_common.c (kmod_internal.h).
  *
  * What it reproduces:
  *  - the DRM core's ioctl dispatch: match on the ioctl number, copy in and out the bytes
@@ -32,7 +34,7 @@
  * Failures. Like on a board, a job whose core hangs, faults in the IOMMU, raises an
  * interrupt that does not match its int_mask, or runs longer than its `timeout`, ends
  * in -ETIMEDOUT at commit + timeout, followed by the driver's soft reset (a 100 ms sleep,
- * then every core's reset lines, §d.1 "Reset"). An IOMMU page fault is reported the same
+ * then every core's reset lines, §d.1 "Reset"; logged in rb_sim_kmod_log). An IOMMU page fault is reported the same
  * way: the rockchip IOMMU stalls the NPU's DMA and the driver only sees a job that never
  * finishes, so -ETIMEDOUT is what a caller gets on a board too; rb_sim_kmod_last_fault()
  * says what really happened (the emulator's dmesg). Jobs with core mask 5 or 6 are never
