@@ -58,7 +58,8 @@ struct rb_engine {
 };
 
 /* The engine of a --device value: "cpu", "sim" (also "sim:rknpu"), "sim:rocket",
- * "rknpu" or "rknpu:PATH", "rocket" or "rocket:PATH" (the path goes to opts->path), "auto" (the vendor driver if a node named rknpu is found, else sim).
+ * "rknpu" or "rknpu:PATH", "rocket" or "rocket:PATH" (the path goes to opts->path),
+ * "auto" (the vendor driver if a node named rknpu is found, else sim).
  * NULL and -EINVAL with a message for anything else. */
 const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts);
 /* Engines in table order, NULL-terminated. */

@@ -34,8 +34,9 @@
  * Failures. Like on a board, a job whose core hangs, faults in the IOMMU, raises an
  * interrupt that does not match its int_mask, or runs longer than its `timeout`, ends
  * in -ETIMEDOUT at commit + timeout, followed by the driver's soft reset (a 100 ms sleep,
- * then every core's reset lines, §d.1 "Reset"; logged in rb_sim_kmod_log). An IOMMU page fault is reported the same
- * way: the rockchip IOMMU stalls the NPU's DMA and the driver only sees a job that never
+ * then every core's reset lines, §d.1 "Reset"; logged in rb_sim_kmod_log). An IOMMU
+ * page fault is reported the same way: the rockchip IOMMU stalls the NPU's DMA and the
+ * driver only sees a job that never
  * finishes, so -ETIMEDOUT is what a caller gets on a board too; rb_sim_kmod_last_fault()
  * says what really happened (the emulator's dmesg). Jobs with core mask 5 or 6 are never
  * committed ("Unknown core mask") and time out the same way, without a reset.
