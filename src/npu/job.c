@@ -100,6 +100,12 @@ int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
 	struct rb_transport tr;
 	int ret = rb_transport_open_host(&tr, path);
 
+	if (ret == -ENOENT) /* the host transport's hint is about rknpu */
+		return rb_set_error(ret,
+				    "cannot open '%s': no such device node: is the rocket accel "
+				    "driver loaded (mainline kernel)? without an NPU use --device "
+				    "sim:rocket",
+				    path);
 	return ret < 0 ? ret : device_init(dev, &tr, "rocket", RB_NPU_ROCKET);
 }
 

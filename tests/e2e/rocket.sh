@@ -70,6 +70,8 @@ expect_exit 0 "sim:rknpu is the vendor emulator" -- $RUN --device sim:rknpu --sh
 expect_grep 'sim \(modeled\)' "$TMP/out" "sim:rknpu reports as sim"
 expect_exit 3 "rocket on a node that is not rocket" -- $RUN --device rocket:/dev/null --shape 64x256x128
 expect_grep "rocket:/dev/null|/dev/null|DRM_IOCTL_VERSION" "$TMP/err" "the error names the node or ioctl"
+expect_exit 3 "rocket on a missing node" -- $RUN --device rocket:/nonexistent/accel0 --shape 64x256x128
+expect_grep "is the rocket accel driver loaded" "$TMP/err" "the missing-node error is about rocket"
 expect_exit 0 "info on sim:rocket" -- $RKNN_BENCH info --device sim:rocket
 expect_grep 'drm driver +rocket' "$TMP/out" "info shows the rocket driver"
 
