@@ -56,6 +56,16 @@ for dev in sim:rocket sim; do
 	expect_grep 'verified' "$TMP/out" "fault_hang_once on $dev: verified"
 done
 
+# One task per kick: rocket never follows a chain's tail, so a tail without its address
+# (a stalled chain on the vendor kernel) does no harm; and there are no core masks.
+expect_exit 0 "fault_tail is harmless on rocket (one task per kick)" -- \
+	env RKNN_BENCH_DEBUG=fault_tail $RUN --device sim:rocket --shape 1x2048x8192
+expect_exit 3 "fault_tail stalls the vendor kernel's chain" -- \
+	env RKNN_BENCH_DEBUG=fault_tail $RUN --device sim --shape 1x2048x8192
+expect_exit 3 "fault_dma on rocket: timed out, reported with the kernel's reason" -- \
+	env RKNN_BENCH_DEBUG=fault_dma $RUN --device sim:rocket --shape 1x2048x8192
+expect_grep 'iommu fault: task 0: CNA.FEATURE_DATA_ADDR' "$TMP/err" "fault_dma names the fault"
+
 expect_exit 0 "tune on sim:rocket" -- \
 	$RKNN_BENCH tune --device sim:rocket --shape 64x256x128 --top 40 --iters 1 --warmup 0 \
 	-o "$TMP/tuned.json"
