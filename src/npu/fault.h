@@ -13,6 +13,8 @@
  *                 later ones the program intact               -> timeout, reset, retry: ok
  *   fault_no_rdma a rocket device keeps the vendor program variant (mainline=0)
  *                                                             -> device error (DPU_RDMA)
+ * On rocket, fault_tail and fault_mask5 change nothing: the kernel kicks one task at a
+ * time (no chain is followed) and has no core masks.
  */
 #ifndef RB_NPU_FAULT_H
 #define RB_NPU_FAULT_H
