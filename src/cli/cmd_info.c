@@ -15,6 +15,7 @@
 
 #define INFO_SCHEMA "rknn-bench-info/1"
 #define SIM_NOTE    "emulated rknpu 0.9.8 kernel; values are the emulator's"
+#define ROCKET_NOTE "emulated mainline rocket kernel; values are the emulator's"
 
 struct info_args {
 	const char *device;
@@ -39,7 +40,8 @@ static const char info_usage[] =
     "not 'performance', the DDR is not pinned at its top frequency (numbers halve with\n"
     "an unpinned DDR) or the NPU is below its top frequency.\n"
     "\n"
-    "  --device NAME        auto (default), sim, rknpu[:PATH] or cpu (host only)\n"
+    "  --device NAME        auto (default), sim, sim:rocket, rknpu[:PATH],\n"
+    "                       rocket[:PATH] or cpu (host only)\n"
     "  --format FMT         text (default) or json on stdout\n"
     "\n"
     "RKNN_BENCH_SYSFS replaces /sys as the root the host settings are read from,\n"
@@ -133,11 +135,16 @@ static void print_version(const char *label, int64_t v)
 		       v / 100 % 100, v % 100);
 }
 
+static const char *sim_note(const struct rb_npu_info *n)
+{
+	return strcmp(n->drm_name, "rocket") == 0 ? ROCKET_NOTE : SIM_NOTE;
+}
+
 static void print_npu(const struct rb_npu_info *n)
 {
 	printf("npu:\n");
 	if (n->emulated)
-		printf("  %-18s %s\n", "note", SIM_NOTE);
+		printf("  %-18s %s\n", "note", sim_note(n));
 	printf("  %-18s %s\n", "node", n->path);
 	printf("  %-18s %s %d.%d.%d (%s, %s)\n", "drm driver", n->drm_name, n->drm_major,
 	       n->drm_minor, n->drm_patch, n->drm_date, n->drm_desc);
@@ -218,7 +225,7 @@ static cJSON *npu_json(const struct rb_npu_info *n)
 
 	cJSON_AddBoolToObject(o, "emulated", n->emulated);
 	if (n->emulated)
-		cJSON_AddStringToObject(o, "note", SIM_NOTE);
+		cJSON_AddStringToObject(o, "note", sim_note(n));
 	cJSON_AddStringToObject(o, "node", n->path);
 	cJSON_AddStringToObject(o, "driver", n->drm_name);
 	snprintf(ver, sizeof(ver), "%d.%d.%d", n->drm_major, n->drm_minor, n->drm_patch);

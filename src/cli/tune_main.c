@@ -19,7 +19,9 @@ static int open_engines(struct tune_run *t)
 {
 	const struct tune_opts *o = t->o;
 	struct rb_engine_opts mo = o->engine, scratch = o->engine;
-	const struct rb_engine_ops *sim = rb_engine_find("sim", &scratch);
+	/* The model of the kernel the device runs under: rocket serializes an fd's jobs. */
+	const struct rb_engine_ops *sim =
+	    rb_engine_find(strstr(o->device->name, "rocket") ? "sim:rocket" : "sim", &scratch);
 	const struct rb_engine_ops *cpu = rb_engine_find("cpu", &scratch);
 
 	if (rb_engine_open(&t->device, o->device, &o->engine) < 0)

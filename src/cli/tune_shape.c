@@ -297,6 +297,16 @@ static void consider(struct shape_ctx *c, const struct rb_tune_point *p,
 	snprintf(b->verify, sizeof(b->verify), "%s", r->verify);
 }
 
+/* Rocket runs only the mainline program variant (the engine forces it): the configs
+ * tuned for it say so. */
+static void device_variant(const struct shape_ctx *c, struct rb_tune_point *p)
+{
+	if (!strstr(c->t->o->device->name, "rocket"))
+		return;
+	p->plan.mainline = true;
+	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
+}
+
 /* What `run` does without flags: all auto, fences. When a point of the space plans to
  * the same program, that point is the default (measured once); else *index = SIZE_MAX. */
 static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, size_t *index)
@@ -308,6 +318,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	rb_plan_config_init(&p->plan);
 	p->launch = RB_LAUNCH_FENCES;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
+	device_variant(c, p);
 	*index = SIZE_MAX;
 	if (rb_plan_init(&plan, c->shape, &p->plan) < 0)
 		return;
@@ -386,6 +397,8 @@ int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *lab
 	if (rb_tune_space_enumerate(&t->o->space, shape, &c.points) < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s: %s", label, rb_last_error());
 	best->n_space = c.points.count;
+	for (size_t i = 0; i < c.points.count; i++)
+		device_variant(&c, &c.points.items[i]);
 	ret = tune_points(&c);
 	if (t->tty && !t->o->quiet && !cli_quiet)
 		fputs("\r\033[K", stderr);

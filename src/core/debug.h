@@ -3,7 +3,7 @@
  *   corrupt_c   after each verification run, change one element of C: proves end to
  *               end that a wrong result is caught (exit code 1)
  *   fault_*     break the first task of an NPU job (word, banks, tail, size_e, dma,
- *               mask5): see src/npu/fault.h */
+ *               mask5, hang_once, no_rdma): see src/npu/fault.h */
 #ifndef RB_CORE_DEBUG_H
 #define RB_CORE_DEBUG_H
 

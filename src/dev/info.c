@@ -69,16 +69,20 @@ static int open_transport(struct rb_npu_info *info, struct rb_transport *tr, con
 			  const char *path, const struct rb_sim_config *cfg)
 {
 	struct rb_npu_node node;
+	const char *driver;
 	int err;
 
-	if (strcmp(device, "sim") == 0) {
+	if (strcmp(device, "sim") == 0 || strcmp(device, "sim:rocket") == 0) {
 		info->emulated = true;
 		info->cores = cfg->cores;
 		snprintf(info->path, sizeof(info->path), "(emulator)");
+		if (strcmp(device, "sim:rocket") == 0)
+			return rb_transport_open_sim_rocket(tr, cfg);
 		return rb_transport_open_sim_rknpu(tr, cfg);
 	}
 	info->cores = 3; /* RK3588 (npu-facts §1) */
-	err = path ? rb_discover_check(path, "rknpu", &node) : rb_discover_driver("rknpu", &node);
+	driver = strcmp(device, "rocket") == 0 ? "rocket" : "rknpu";
+	err = path ? rb_discover_check(path, driver, &node) : rb_discover_driver(driver, &node);
 	if (err < 0)
 		return err;
 	snprintf(info->path, sizeof(info->path), "%s", node.path);
@@ -106,6 +110,12 @@ int rb_npu_info_read(struct rb_npu_info *info, const char *device, const char *p
 	if (err < 0)
 		return err;
 	read_drm_version(info, &tr);
+	if (strcmp(info->drm_name, "rocket") == 0) { /* no queries beyond VERSION (§d.2) */
+		info->drv_version = info->hw_version = info->freq_hz = info->volt_uv = -1;
+		info->iommu_en = info->sram_total = info->sram_free = -1;
+		rb_transport_close(&tr);
+		return 0;
+	}
 	err = rb_rknpu_open(&drv, &tr); /* takes the transport over */
 	if (err < 0)
 		return err;

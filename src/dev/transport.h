@@ -1,6 +1,6 @@
 /* The transport: the only seam between the userspace drivers and a kernel.
  *
- * The userspace drivers (src/dev/rknpu.c, later rocket.c) are written once against this
+ * The userspace drivers (src/dev/rknpu.c, src/dev/rocket.c) are written once against this
  * interface. The host transport opens a device node and calls drmIoctl / mmap / munmap /
  * poll / close; the emulated transport calls the emulated kernel in src/sim/, which
  * implements the same ABI (struct layouts, flags, errors) on the emulated NPU. So
@@ -41,6 +41,8 @@ struct rb_transport {
 int rb_transport_open_host(struct rb_transport *t, const char *path);
 /* Creates an emulated vendor-rknpu kernel with its emulated NPU. */
 int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_config *cfg);
+/* Creates an emulated mainline rocket kernel with its emulated NPU. */
+int rb_transport_open_sim_rocket(struct rb_transport *t, const struct rb_sim_config *cfg);
 void rb_transport_close(struct rb_transport *t);
 /* The emulated kernel behind a sim transport (for its log, rb_sim_kmod_last_fault, and
  * for tests); NULL for any other transport. */

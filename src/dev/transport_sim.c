@@ -1,5 +1,5 @@
-/* The emulated transport: every operation goes to the emulated vendor kernel in
- * src/sim/ (sim.h), which implements the rknpu ABI on the emulated NPU. `priv` is the
+/* The emulated transport: every operation goes to an emulated kernel in src/sim/
+ * (sim.h), the vendor rknpu or the mainline rocket one, on the emulated NPU. `priv` is the
  * emulated kernel; the transport owns it. The clock is the kernel's virtual clock, so
  * device times measured through the transport are modeled, never measured. */
 #include "dev/transport.h"
@@ -55,7 +55,8 @@ static const struct rb_transport_ops sim_ops = {
     .release = sim_release,
 };
 
-int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_config *cfg)
+static int open_sim(struct rb_transport *t, const struct rb_sim_config *cfg,
+		    struct rb_sim_kmod *(*kmod_new)(const struct rb_sim_config *cfg))
 {
 	struct rb_sim_config defaults;
 	struct rb_sim_kmod *kmod;
@@ -65,12 +66,22 @@ int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_conf
 		rb_sim_config_init(&defaults);
 		cfg = &defaults;
 	}
-	kmod = rb_sim_kmod_rknpu_new(cfg);
+	kmod = kmod_new(cfg);
 	if (!kmod)
 		return -errno; /* the emulated kernel recorded why */
 	t->ops = &sim_ops;
 	t->priv = kmod;
 	return 0;
+}
+
+int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_config *cfg)
+{
+	return open_sim(t, cfg, rb_sim_kmod_rknpu_new);
+}
+
+int rb_transport_open_sim_rocket(struct rb_transport *t, const struct rb_sim_config *cfg)
+{
+	return open_sim(t, cfg, rb_sim_kmod_rocket_new);
 }
 
 struct rb_sim_kmod *rb_transport_sim_kmod(const struct rb_transport *t)

@@ -10,13 +10,13 @@
 extern const struct rb_engine_ops rb_engine_cpu;
 extern const struct rb_engine_ops rb_engine_sim;
 extern const struct rb_engine_ops rb_engine_rknpu;
+extern const struct rb_engine_ops rb_engine_sim_rocket;
+extern const struct rb_engine_ops rb_engine_rocket;
 
 /* Adding a device is a line here (and its ops in a file of its own). */
 static const struct rb_engine_ops *const engines[] = {
-    &rb_engine_sim,
-    &rb_engine_rknpu,
-    &rb_engine_cpu,
-    NULL,
+    &rb_engine_sim,    &rb_engine_rknpu, &rb_engine_sim_rocket,
+    &rb_engine_rocket, &rb_engine_cpu,   NULL,
 };
 
 void rb_engine_opts_init(struct rb_engine_opts *opts)
@@ -33,6 +33,7 @@ static const struct {
 	const struct rb_engine_ops *ops;
 } driver_engines[] = {
     {RB_DRIVER_RKNPU, &rb_engine_rknpu},
+    {RB_DRIVER_ROCKET, &rb_engine_rocket},
 };
 
 static const struct rb_engine_ops *driver_engine(enum rb_npu_driver driver)
@@ -51,15 +52,11 @@ static const struct rb_engine_ops *find_auto(struct rb_engine_opts *opts)
 	const char *root = rb_discover_devroot();
 	int err = rb_discover_npu(&node);
 
-	if (err == 0 && driver_engine(node.driver)) {
+	if (err == 0) {
 		opts->path = node.path;
 		return driver_engine(node.driver);
 	}
-	if (err == 0)
-		snprintf(note, sizeof(note),
-			 "'%s' is a %s NPU, which this build cannot drive: using the emulator",
-			 node.path, node.name);
-	else if (err == -ENOENT)
+	if (err == -ENOENT)
 		snprintf(note, sizeof(note),
 			 "no NPU device node found under %s/dri or %s/accel: using the emulator "
 			 "(--device sim)",
@@ -70,24 +67,33 @@ static const struct rb_engine_ops *find_auto(struct rb_engine_opts *opts)
 	return &rb_engine_sim;
 }
 
+/* The drivers of a board, which take a device node as NAME:PATH. */
+static bool takes_path(const struct rb_engine_ops *ops)
+{
+	return ops == &rb_engine_rknpu || ops == &rb_engine_rocket;
+}
+
 const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts)
 {
 	size_t len = strcspn(device, ":");
 
 	if (strcmp(device, "auto") == 0)
 		return find_auto(opts);
-	for (size_t i = 0; engines[i]; i++) {
-		if (strlen(engines[i]->name) != len || strncmp(engines[i]->name, device, len))
+	if (strcmp(device, "sim:rknpu") == 0) /* the explicit name of sim */
+		return &rb_engine_sim;
+	for (size_t i = 0; engines[i]; i++)
+		if (strcmp(engines[i]->name, device) == 0)
+			return engines[i];
+	for (size_t i = 0; device[len] == ':' && engines[i]; i++) {
+		if (!takes_path(engines[i]) || strlen(engines[i]->name) != len ||
+		    strncmp(engines[i]->name, device, len))
 			continue;
-		if (device[len] == ':' && engines[i] != &rb_engine_rknpu)
-			break;
-		if (device[len] == ':')
-			opts->path = device + len + 1;
+		opts->path = device + len + 1;
 		return engines[i];
 	}
 	rb_set_error(-EINVAL,
-		     "--device '%s' is not a device: use auto, sim, cpu, rknpu or "
-		     "rknpu:PATH",
+		     "--device '%s' is not a device: use auto, sim, sim:rknpu, sim:rocket, cpu, "
+		     "rknpu, rknpu:PATH, rocket or rocket:PATH",
 		     device);
 	return NULL;
 }

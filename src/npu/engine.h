@@ -23,7 +23,7 @@
 
 struct rb_engine_opts {
 	int threads;                /* CPU threads; <= 0: one per online CPU */
-	const char *path;           /* device node (rknpu:PATH); NULL: discover */
+	const char *path;           /* device node (rknpu:PATH, rocket:PATH); NULL: discover */
 	const char *note;           /* why auto chose the emulator, for the user; or NULL */
 	struct rb_plan_config plan; /* NPU devices: the user's config over all-auto */
 	enum rb_npu_launch launch;  /* NPU devices: how the per-core jobs are launched */
@@ -72,9 +72,10 @@ struct rb_engine {
 	enum rb_phase phase_only;
 };
 
-/* The engine of a --device value: "cpu", "sim", "rknpu" or "rknpu:PATH" (the path goes
- * to opts->path), "auto" (the engine of the first NPU node discover.h finds, else sim
- * with opts->note saying why). NULL and -EINVAL with a message for anything else. */
+/* The engine of a --device value: "cpu", "sim" (also "sim:rknpu"), "sim:rocket",
+ * "rknpu" or "rknpu:PATH", "rocket" or "rocket:PATH" (the path goes to opts->path),
+ * "auto" (the engine of the first NPU node discover.h finds, else sim with opts->note
+ * saying why). NULL and -EINVAL with a message for anything else. */
 const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts);
 /* Engines in table order, NULL-terminated. */
 const struct rb_engine_ops *const *rb_engine_list(void);

@@ -1,6 +1,7 @@
-/* NPU devices as engines: the emulator (sim) and the vendor driver (rknpu). Both run
- * the same code — plan, layouts, regcmd, the rknpu userspace driver — and differ only
- * in the transport under the driver. */
+/* NPU devices as engines: the vendor driver (rknpu) and mainline rocket, each on a
+ * board or emulated (sim, sim:rocket). All run the same code — plan, layouts, regcmd,
+ * the userspace driver — and differ only in the transport under the driver. On
+ * rocket the planner always emits the mainline program variant (§a.6). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "npu/engine.h"
+#include "npu/fault.h"
 #include "npu/job.h"
 #include "sim/soc.h"
 
@@ -19,15 +21,21 @@ struct npu_engine {
 	struct rb_npu_job *job;
 };
 
-static int npu_open(struct rb_engine *e, bool sim)
+enum npu_kind { NPU_SIM, NPU_RKNPU, NPU_SIM_ROCKET, NPU_ROCKET };
+
+static int npu_open(struct rb_engine *e, enum npu_kind kind)
 {
 	struct npu_engine *ne = calloc(1, sizeof(*ne));
 	int ret;
 
 	if (!ne)
 		return rb_set_error(-ENOMEM, "out of memory");
-	if (sim)
+	if (kind == NPU_SIM)
 		ret = rb_npu_device_open_sim(&ne->dev, &e->opts.sim);
+	else if (kind == NPU_SIM_ROCKET)
+		ret = rb_npu_device_open_sim_rocket(&ne->dev, &e->opts.sim);
+	else if (kind == NPU_ROCKET)
+		ret = rb_npu_device_open_rocket(&ne->dev, e->opts.path);
 	else
 		ret = rb_npu_device_open_rknpu(&ne->dev, e->opts.path);
 	if (ret < 0) {
@@ -41,12 +49,22 @@ static int npu_open(struct rb_engine *e, bool sim)
 
 static int sim_open(struct rb_engine *e)
 {
-	return npu_open(e, true);
+	return npu_open(e, NPU_SIM);
 }
 
 static int rknpu_open(struct rb_engine *e)
 {
-	return npu_open(e, false);
+	return npu_open(e, NPU_RKNPU);
+}
+
+static int sim_rocket_open(struct rb_engine *e)
+{
+	return npu_open(e, NPU_SIM_ROCKET);
+}
+
+static int rocket_open(struct rb_engine *e)
+{
+	return npu_open(e, NPU_ROCKET);
 }
 
 static void npu_unprepare(struct npu_engine *ne)
@@ -107,6 +125,8 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 
 	npu_unprepare(ne);
 	e->in = in;
+	if (ne->dev.driver == RB_DRIVER_ROCKET && !rb_fault_no_rdma())
+		e->opts.plan.mainline = true; /* the only variant that runs on rocket */
 	ret = rb_plan_init(&ne->plan, &in->shape, &e->opts.plan);
 	if (ret < 0)
 		return -EINVAL;
@@ -195,7 +215,11 @@ static cJSON *npu_config(const struct rb_engine *e)
 		cJSON_AddBoolToObject(config, "unproven_on_silicon", ne->plan.streamed);
 	}
 	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));
-	cJSON_AddNumberToObject(config, "driver_version", ne->dev.drv.drv_version);
+	cJSON_AddStringToObject(config, "driver",
+				ne->dev.driver == RB_DRIVER_ROCKET ? "rocket" : "rknpu");
+	cJSON_AddNumberToObject(config, "driver_version",
+				ne->dev.driver == RB_DRIVER_ROCKET ? ne->dev.rocket.drv_version
+								: ne->dev.drv.drv_version);
 	if (ne->planned)
 		add_limits(config, e, &ne->plan);
 	if (ne->dev.modeled)
@@ -234,6 +258,29 @@ const struct rb_engine_ops rb_engine_rknpu = {
     .description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
     .open = rknpu_open,
     .check = npu_check,
+    .prepare = npu_prepare,
+    .run = npu_run,
+    .config = npu_config,
+    .close = npu_close,
+};
+
+const struct rb_engine_ops rb_engine_sim_rocket = {
+    .name = "sim:rocket",
+    .description = "emulated RK3588 NPU behind the emulated mainline rocket kernel driver; "
+		   "times are modeled",
+    .modeled = true,
+    .open = sim_rocket_open,
+    .prepare = npu_prepare,
+    .run = npu_run,
+    .config = npu_config,
+    .close = npu_close,
+};
+
+const struct rb_engine_ops rb_engine_rocket = {
+    .name = "rocket",
+    .description = "RK3588 NPU through the mainline rocket accel driver "
+		   "(default: the first accel node of driver rocket); device wall-clock time",
+    .open = rocket_open,
     .prepare = npu_prepare,
     .run = npu_run,
     .config = npu_config,

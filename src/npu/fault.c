@@ -59,12 +59,17 @@ static uint32_t no_address(uint32_t v)
 	return 0;
 }
 
+static uint64_t bad_target(uint64_t word)
+{
+	return (word & ~(UINT64_C(0xffff) << 48)) | ((uint64_t)BAD_TARGET << 48);
+}
+
 int rb_fault_inject_program(uint64_t *words, size_t n)
 {
 	int applied = 0;
 
 	if (rb_debug("fault_word") && n > 1) {
-		words[1] = (words[1] & ~(UINT64_C(0xffff) << 48)) | ((uint64_t)BAD_TARGET << 48);
+		words[1] = bad_target(words[1]);
 		applied++;
 	}
 	if (rb_debug("fault_banks"))
@@ -82,4 +87,17 @@ int rb_fault_inject_program(uint64_t *words, size_t n)
 uint32_t rb_fault_core_mask(uint32_t mask)
 {
 	return rb_debug("fault_mask5") ? 0x5 : mask;
+}
+
+int rb_fault_hang_once(uint64_t *word)
+{
+	if (!rb_debug("fault_hang_once"))
+		return 0;
+	*word = bad_target(*word);
+	return 1;
+}
+
+int rb_fault_no_rdma(void)
+{
+	return rb_debug("fault_no_rdma");
 }

@@ -9,6 +9,12 @@
  *   fault_size_e  DPU SIZE_E of fp16 output with fp32 output -> missing output: verify fails
  *   fault_dma     feature address outside every buffer       -> device error (IOMMU fault)
  *   fault_mask5   the submit asks for core mask 0x5          -> device error (never runs)
+ *   fault_hang_once  the first launch of each job finds word 1 broken as fault_word,
+ *                 later ones the program intact               -> timeout, reset, retry: ok
+ *   fault_no_rdma a rocket device keeps the vendor program variant (mainline=0)
+ *                                                             -> device error (DPU_RDMA)
+ * On rocket, fault_tail and fault_mask5 change nothing: the kernel kicks one task at a
+ * time (no chain is followed) and has no core masks.
  */
 #ifndef RB_NPU_FAULT_H
 #define RB_NPU_FAULT_H
@@ -21,5 +27,10 @@
 int rb_fault_inject_program(uint64_t *words, size_t n);
 /* The core mask a submit should carry: `mask`, or 0x5 under fault_mask5. */
 uint32_t rb_fault_core_mask(uint32_t mask);
+/* Under fault_hang_once, breaks *word (word 1 of a program) as fault_word does and
+ * returns 1; the job runner applies it to the first launch of each job only. */
+int rb_fault_hang_once(uint64_t *word);
+/* fault_no_rdma: rocket devices keep the plan's mainline flag as given. */
+int rb_fault_no_rdma(void);
 
 #endif

@@ -14,11 +14,22 @@
 #include "npu/fault.h"
 #include "npu/regcmd.h"
 #include "npu/validate.h"
+#include "sim/sim.h"
 
 #define DEFAULT_TIMEOUT_MS 6000
 /* Data buffers: scattered pages behind the IOMMU (the big weight buffers would not fit
  * the CMA pool contiguously), cached and synced explicitly (§d.1 memory flags). */
 #define DATA_BO_FLAGS (RKNPU_MEM_NON_CONTIGUOUS | RKNPU_MEM_CACHEABLE | RKNPU_MEM_IOMMU)
+
+/* A buffer object of either driver: the runner's seam to the two drivers is
+ * bo_create/bo_destroy/bo_to_device/bo_from_device below and the launch functions. */
+struct job_bo {
+	void *map;
+	uint32_t dma_addr;
+	uint64_t size;
+	struct rb_rknpu_bo rknpu;
+	struct rb_rocket_bo rocket;
+};
 
 /* One SUBMIT: a run of consecutive tasks of one core. */
 struct job_submit {
@@ -31,21 +42,26 @@ struct rb_npu_job {
 	const struct rb_plan *plan;
 	const struct rb_inputs *in;
 	enum rb_npu_launch launch;
-	struct rb_rknpu_bo a, b, c, regcmd, tasks;
+	struct job_bo a, b, c, regcmd, tasks; /* rocket: no task BO (tasks go in SUBMIT) */
+	struct drm_rocket_task *rocket_tasks; /* rocket: every task, in submit order */
 	struct job_submit *submits;
 	size_t n_submits;
 	float *partial; /* fp16 output with K-slices: one slice unpacked before adding */
+	bool launched;  /* for fault_hang_once */
 };
 
 /* ---- devices ---- */
 
 static int device_init(struct rb_npu_device *dev, struct rb_transport *tr, const char *name,
-		       bool modeled)
+		       enum rb_npu_driver driver)
 {
 	memset(dev, 0, sizeof(*dev));
 	dev->name = name;
-	dev->modeled = modeled;
+	dev->driver = driver;
+	dev->modeled = strcmp(tr->ops->name, "sim") == 0;
 	dev->timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (driver == RB_DRIVER_ROCKET)
+		return rb_rocket_open(&dev->rocket, tr);
 	return rb_rknpu_open(&dev->drv, tr);
 }
 
@@ -55,7 +71,7 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 	int ret = rb_transport_open_sim_rknpu(&tr, cfg);
 
 	if (ret == 0)
-		ret = device_init(dev, &tr, "sim", true);
+		ret = device_init(dev, &tr, "sim", RB_DRIVER_RKNPU);
 	if (ret == 0)
 		dev->model_only = cfg && cfg->model_only;
 	return ret;
@@ -70,13 +86,103 @@ int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
 
 	if (ret == 0)
 		ret = rb_transport_open_host(&tr, node.path);
-	return ret < 0 ? ret : device_init(dev, &tr, "rknpu", false);
+	return ret < 0 ? ret : device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU);
+}
+
+int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
+{
+	struct rb_transport tr;
+	int ret = rb_transport_open_sim_rocket(&tr, cfg);
+
+	if (ret == 0)
+		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET);
+	if (ret == 0)
+		dev->model_only = cfg && cfg->model_only;
+	return ret;
+}
+
+int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
+{
+	struct rb_npu_node node;
+	struct rb_transport tr;
+	int ret =
+	    path ? rb_discover_check(path, "rocket", &node) : rb_discover_driver("rocket", &node);
+
+	if (ret == 0)
+		ret = rb_transport_open_host(&tr, node.path);
+	return ret < 0 ? ret : device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET);
 }
 
 void rb_npu_device_close(struct rb_npu_device *dev)
 {
-	rb_rknpu_close(&dev->drv);
+	if (dev->driver == RB_DRIVER_ROCKET)
+		rb_rocket_close(&dev->rocket);
+	else
+		rb_rknpu_close(&dev->drv);
 	memset(dev, 0, sizeof(*dev));
+}
+
+struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev)
+{
+	return dev->driver == RB_DRIVER_ROCKET ? &dev->rocket.tr : &dev->drv.tr;
+}
+
+/* ---- buffers of either driver ---- */
+
+static bool is_rocket(const struct rb_npu_job *job)
+{
+	return job->dev->driver == RB_DRIVER_ROCKET;
+}
+
+static int bo_create(struct rb_npu_device *dev, uint64_t size, uint32_t rknpu_flags,
+		     struct job_bo *bo)
+{
+	int ret;
+
+	memset(bo, 0, sizeof(*bo));
+	if (dev->driver == RB_DRIVER_RKNPU) {
+		ret = rb_rknpu_bo_create(&dev->drv, size, rknpu_flags, &bo->rknpu);
+		bo->map = bo->rknpu.map;
+		bo->dma_addr = bo->rknpu.dma_addr;
+		bo->size = bo->rknpu.size;
+		return ret;
+	}
+	if (size > UINT32_MAX)
+		return rb_set_error(-ENOMEM, "a %llu-byte buffer is more than rocket's 4 GiB limit",
+				    (unsigned long long)size);
+	ret = rb_rocket_bo_create(&dev->rocket, (uint32_t)size, &bo->rocket);
+	bo->map = bo->rocket.map;
+	bo->dma_addr = bo->rocket.dma_addr;
+	bo->size = bo->rocket.size;
+	return ret;
+}
+
+static void bo_destroy(struct rb_npu_device *dev, struct job_bo *bo)
+{
+	if (dev->driver == RB_DRIVER_RKNPU)
+		rb_rknpu_bo_destroy(&dev->drv, &bo->rknpu);
+	else
+		rb_rocket_bo_destroy(&dev->rocket, &bo->rocket);
+	memset(bo, 0, sizeof(*bo));
+}
+
+/* CPU writes done: rknpu MEM_SYNC to the device, rocket FINI_BO. */
+static int bo_to_device(struct rb_npu_device *dev, const struct job_bo *bo)
+{
+	if (dev->driver == RB_DRIVER_RKNPU)
+		return rb_rknpu_bo_sync(&dev->drv, &bo->rknpu, RKNPU_MEM_SYNC_TO_DEVICE, 0,
+					bo->size);
+	return rb_rocket_bo_fini(&dev->rocket, &bo->rocket);
+}
+
+/* Device writes done: rknpu MEM_SYNC from the device, rocket PREP_BO (which also waits
+ * for the jobs writing it). */
+static int bo_from_device(struct rb_npu_device *dev, const struct job_bo *bo)
+{
+	if (dev->driver == RB_DRIVER_RKNPU)
+		return rb_rknpu_bo_sync(&dev->drv, &bo->rknpu, RKNPU_MEM_SYNC_FROM_DEVICE, 0,
+					bo->size);
+	return rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
 }
 
 /* ---- launch modes ---- */
@@ -148,6 +254,27 @@ static const struct rb_plan_task *task_at(const struct rb_plan *plan, uint32_t i
 	return NULL;
 }
 
+/* The kernel's description of task `index`: an rknpu_task in the task BO, or rocket's
+ * {regcmd, regcmd_count} for the SUBMIT. */
+static void fill_task(struct rb_npu_job *job, uint32_t index, const struct rb_npu_task *npu,
+		      const struct rb_regcmd_layout *lay)
+{
+	struct rknpu_task *desc;
+
+	if (is_rocket(job)) {
+		job->rocket_tasks[index].regcmd = lay->addr;
+		job->rocket_tasks[index].regcmd_count = lay->words;
+		return;
+	}
+	desc = (struct rknpu_task *)job->tasks.map + index;
+	memset(desc, 0, sizeof(*desc));
+	desc->enable_mask = rb_regcmd_op_enable(npu);
+	desc->int_mask = rb_regcmd_int_mask();
+	desc->int_clear = RKNPU_INT_CLEAR;
+	desc->regcfg_amount = lay->regcfg_amount;
+	desc->regcmd_addr = lay->addr;
+}
+
 /* Encodes one submit's chain at `word` in the regcmd buffer and fills its task
  * descriptors; returns the words used or a negative errno. */
 static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, size_t word,
@@ -156,7 +283,6 @@ static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, si
 	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr, job->c.dma_addr};
 	struct rb_npu_task *npu = calloc(s->task_number, sizeof(*npu));
 	struct rb_regcmd_layout *lay = calloc(s->task_number, sizeof(*lay));
-	struct rknpu_task *desc = (struct rknpu_task *)job->tasks.map + s->task_start;
 	int ret = npu && lay ? 0 : -ENOMEM;
 
 	for (uint32_t i = 0; ret == 0 && i < s->task_number; i++)
@@ -165,14 +291,8 @@ static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, si
 	if (ret == 0)
 		ret = rb_regcmd_build_chain(rc, npu, s->task_number,
 					    job->regcmd.dma_addr + (uint32_t)(word * 8), lay);
-	for (uint32_t i = 0; ret == 0 && i < s->task_number; i++) {
-		memset(&desc[i], 0, sizeof(desc[i]));
-		desc[i].enable_mask = rb_regcmd_op_enable(&npu[i]);
-		desc[i].int_mask = rb_regcmd_int_mask();
-		desc[i].int_clear = RKNPU_INT_CLEAR;
-		desc[i].regcfg_amount = lay[i].regcfg_amount;
-		desc[i].regcmd_addr = lay[i].addr;
-	}
+	for (uint32_t i = 0; ret == 0 && i < s->task_number; i++)
+		fill_task(job, s->task_start + i, &npu[i], &lay[i]);
 	if (ret == 0 && word == 0)
 		rb_fault_inject_program(rc->words, rc->count);
 	if (ret == 0)
@@ -219,29 +339,45 @@ static int encode_programs(struct rb_npu_job *job)
 
 static int create_buffers(struct rb_npu_job *job, size_t words)
 {
-	struct rb_rknpu *drv = &job->dev->drv;
+	struct rb_npu_device *dev = job->dev;
 	const struct rb_plan *plan = job->plan;
 	int ret;
 
-	ret = rb_rknpu_bo_create(drv, plan->a_bytes, DATA_BO_FLAGS, &job->a);
+	ret = bo_create(dev, plan->a_bytes, DATA_BO_FLAGS, &job->a);
 	if (ret == 0)
-		ret = rb_rknpu_bo_create(drv, plan->b_bytes, DATA_BO_FLAGS, &job->b);
+		ret = bo_create(dev, plan->b_bytes, DATA_BO_FLAGS, &job->b);
 	if (ret == 0)
-		ret = rb_rknpu_bo_create(drv, plan->c_bytes, DATA_BO_FLAGS, &job->c);
+		ret = bo_create(dev, plan->c_bytes, DATA_BO_FLAGS, &job->c);
 	if (ret == 0)
-		ret = rb_rknpu_bo_create(drv, words * 8, DATA_BO_FLAGS, &job->regcmd);
+		ret = bo_create(dev, words * 8, DATA_BO_FLAGS, &job->regcmd);
+	if (ret == 0 && is_rocket(job)) {
+		job->rocket_tasks = calloc(plan->n_tasks, sizeof(*job->rocket_tasks));
+		return job->rocket_tasks ? 0 : rb_set_error(-ENOMEM, "out of memory for tasks");
+	}
 	/* The kernel reads the descriptors through its own mapping of this BO (§d.1). */
 	if (ret == 0)
-		ret = rb_rknpu_bo_create(drv, plan->n_tasks * sizeof(struct rknpu_task),
-					 RKNPU_MEM_KERNEL_MAPPING, &job->tasks);
+		ret = bo_create(dev, plan->n_tasks * sizeof(struct rknpu_task),
+				RKNPU_MEM_KERNEL_MAPPING, &job->tasks);
 	return ret;
 }
 
 /* Every program is checked before anything is submitted (npu/validate.h), on every
  * device, so what the tests run is what a board runs. */
-static int validate_programs(const struct rb_npu_job *job)
+/* Where task i's program lies, as the kernel is told: the rknpu task descriptor, or
+ * rocket's {regcmd, regcmd_count} (body and tail). */
+static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t i)
 {
 	const struct rknpu_task *desc = job->tasks.map;
+
+	if (is_rocket(job))
+		return (struct rb_validate_task){
+		    job->rocket_tasks[i].regcmd,
+		    job->rocket_tasks[i].regcmd_count - RB_REGCMD_TAIL_WORDS};
+	return (struct rb_validate_task){desc[i].regcmd_addr, desc[i].regcfg_amount};
+}
+
+static int validate_programs(const struct rb_npu_job *job)
+{
 	const struct rb_validate_buf bufs[] = {{"A", job->a.dma_addr, job->a.size},
 					       {"B", job->b.dma_addr, job->b.size},
 					       {"C", job->c.dma_addr, job->c.size}};
@@ -259,7 +395,7 @@ static int validate_programs(const struct rb_npu_job *job)
 	int ret = tasks && chains ? 0 : rb_set_error(-ENOMEM, "out of memory for validation");
 
 	for (size_t i = 0; ret == 0 && i < job->plan->n_tasks; i++)
-		tasks[i] = (struct rb_validate_task){desc[i].regcmd_addr, desc[i].regcfg_amount};
+		tasks[i] = task_program(job, i);
 	for (size_t i = 0; ret == 0 && i < job->n_submits; i++)
 		chains[i] = (struct rb_validate_chain){
 		    job->submits[i].core, job->submits[i].task_start, job->submits[i].task_number};
@@ -284,11 +420,9 @@ static int pack_weights(struct rb_npu_job *job)
 					      p->k_pad, p->n_pad, p->k_slice, 0);
 
 	if (ret == 0)
-		ret = rb_rknpu_bo_sync(&job->dev->drv, &job->b, RKNPU_MEM_SYNC_TO_DEVICE, 0,
-				       job->b.size);
+		ret = bo_to_device(job->dev, &job->b);
 	if (ret == 0)
-		ret = rb_rknpu_bo_sync(&job->dev->drv, &job->regcmd, RKNPU_MEM_SYNC_TO_DEVICE, 0,
-				       job->regcmd.size);
+		ret = bo_to_device(job->dev, &job->regcmd);
 	return ret;
 }
 
@@ -306,7 +440,13 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	job->plan = plan;
 	job->in = in;
 	job->launch = launch;
-	ret = plan_submits(job);
+	ret = 0;
+	if (dev->driver == RB_DRIVER_ROCKET && launch == RB_LAUNCH_MULTICORE)
+		ret = rb_set_error(-EINVAL,
+				   "launch mode 'multicore' is the vendor driver's core-mask "
+				   "submit; rocket has none: use fences or threads");
+	if (ret == 0)
+		ret = plan_submits(job);
 	if (ret == 0)
 		ret = rb_npu_job_program_words(plan, &words);
 	if (ret == 0)
@@ -332,16 +472,14 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 
 void rb_npu_job_free(struct rb_npu_job *job)
 {
-	struct rb_rknpu *drv;
-
 	if (!job)
 		return;
-	drv = &job->dev->drv;
-	rb_rknpu_bo_destroy(drv, &job->tasks);
-	rb_rknpu_bo_destroy(drv, &job->regcmd);
-	rb_rknpu_bo_destroy(drv, &job->c);
-	rb_rknpu_bo_destroy(drv, &job->b);
-	rb_rknpu_bo_destroy(drv, &job->a);
+	bo_destroy(job->dev, &job->tasks);
+	bo_destroy(job->dev, &job->regcmd);
+	bo_destroy(job->dev, &job->c);
+	bo_destroy(job->dev, &job->b);
+	bo_destroy(job->dev, &job->a);
+	free(job->rocket_tasks);
 	free(job->submits);
 	free(job->partial);
 	free(job);
@@ -359,7 +497,7 @@ static void fill_submit(const struct rb_npu_job *job, const struct job_submit *s
 	sub->timeout = (uint32_t)job->dev->timeout_ms;
 	sub->task_start = s->task_start;
 	sub->task_number = s->task_number;
-	sub->task_obj_addr = job->tasks.obj_addr;
+	sub->task_obj_addr = job->tasks.rknpu.obj_addr;
 	sub->core_mask = rb_fault_core_mask(1u << s->core);
 	sub->fence_fd = -1;
 	/* A single-core job takes its range from subcore_task[core index] (§d.1). */
@@ -370,7 +508,7 @@ static void fill_submit(const struct rb_npu_job *job, const struct job_submit *s
 /* Names the failing submit and, under emulation, what the emulated kernel logged. */
 static int submit_error(const struct rb_npu_job *job, const struct job_submit *s, int err)
 {
-	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(&job->dev->drv.tr);
+	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(rb_npu_device_transport(job->dev));
 	const char *fault = kmod ? rb_sim_kmod_last_fault(kmod) : "";
 	char cause[512];
 
@@ -456,7 +594,7 @@ static void fill_multicore(const struct rb_npu_job *job, size_t round, uint32_t 
 	sub->flags = RKNPU_JOB_PC | RKNPU_JOB_PINGPONG | RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
 	sub->timeout = (uint32_t)job->dev->timeout_ms;
 	sub->task_start = (*first)->task_start;
-	sub->task_obj_addr = job->tasks.obj_addr;
+	sub->task_obj_addr = job->tasks.rknpu.obj_addr;
 	sub->core_mask = rb_fault_core_mask(mask);
 	sub->fence_fd = -1;
 }
@@ -603,13 +741,181 @@ static int unpack_output(struct rb_npu_job *job, void *c)
  * times are identical run after run. */
 static uint64_t device_ns(const struct rb_npu_job *job)
 {
-	const struct rb_transport *tr = &job->dev->drv.tr;
+	const struct rb_transport *tr = rb_npu_device_transport(job->dev);
 
 	return tr->ops->now_ns(tr->priv);
 }
 
-static int launch(struct rb_npu_job *job, struct rb_npu_job_times *times)
+/* ---- rocket ---- */
+
+/* Rocket signals the fences of a job its scheduler timed out like those of a finished
+ * one (the core is reset, the outputs stay as they were, §d.2), so C is filled with this
+ * before each launch: a job whose last task's output still holds it never finished. An
+ * all-ones word is a NaN payload no fp16/fp32 result has; an int32 result of exactly -1
+ * in that place would be taken for a dropped job (and retried). */
+#define ROCKET_CANARY 0xffu
+
+/* The tasks of plan core i, in the rocket_tasks array (core after core). */
+static uint32_t core_first_task(const struct rb_plan *plan, unsigned i)
 {
+	uint32_t start = 0;
+
+	for (unsigned j = 0; j < i; j++)
+		start += (uint32_t)plan->cores[j].n_tasks;
+	return start;
+}
+
+/* Plan cores [first, first + n) as rocket jobs, one per core: its tasks in order,
+ * reading A, B and the programs, writing C; one SUBMIT. */
+static int rocket_submit(struct rb_npu_job *job, unsigned first, unsigned n)
+{
+	struct rb_rocket_job rj[RB_PLAN_MAX_CORES];
+	uint32_t handles[4] = {job->a.rocket.handle, job->b.rocket.handle,
+			       job->regcmd.rocket.handle, job->c.rocket.handle};
+	unsigned used = 0;
+
+	for (unsigned i = first; i < first + n; i++) {
+		if (!job->plan->cores[i].n_tasks)
+			continue;
+		rj[used].tasks = &job->rocket_tasks[core_first_task(job->plan, i)];
+		rj[used].n_tasks = (uint32_t)job->plan->cores[i].n_tasks;
+		rj[used].in_handles = handles;
+		rj[used].n_in = 3;
+		rj[used].out_handles = &handles[3];
+		rj[used].n_out = 1;
+		used++;
+	}
+	return used ? rb_rocket_submit(&job->dev->rocket, rj, used) : 0;
+}
+
+struct rocket_thread {
+	struct rb_npu_job *job;
+	unsigned index; /* plan core */
+	int ret;
+	char error[512];
+};
+
+static void *rocket_thread_main(void *arg)
+{
+	struct rocket_thread *rt = arg;
+
+	rt->ret = rocket_submit(rt->job, rt->index, 1);
+	if (rt->ret < 0)
+		snprintf(rt->error, sizeof(rt->error), "%s", rb_last_error());
+	return NULL;
+}
+
+/* One SUBMIT per core, each from its own thread. */
+static int rocket_submit_threads(struct rb_npu_job *job)
+{
+	struct rocket_thread rt[RB_PLAN_MAX_CORES] = {0};
+	pthread_t tid[RB_PLAN_MAX_CORES];
+	bool started[RB_PLAN_MAX_CORES] = {false};
+	int ret = 0;
+
+	for (unsigned i = 0; i < job->plan->n_cores; i++) {
+		rt[i].job = job;
+		rt[i].index = i;
+		started[i] = pthread_create(&tid[i], NULL, rocket_thread_main, &rt[i]) == 0;
+		if (!started[i])
+			rocket_thread_main(&rt[i]);
+	}
+	for (unsigned i = 0; i < job->plan->n_cores; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		if (rt[i].ret < 0 && ret == 0)
+			ret = rb_set_error(rt[i].ret, "%s", rt[i].error);
+	}
+	return ret;
+}
+
+/* The kernel log under emulation ("" on a board), for messages. */
+static const char *emulator_log(const struct rb_npu_job *job)
+{
+	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(rb_npu_device_transport(job->dev));
+
+	return kmod ? rb_sim_kmod_last_fault(kmod) : "";
+}
+
+/* The end of the emulated kernel's log ("" on a board): it changes when a job fails,
+ * as every line is stamped with the virtual time. */
+static void log_tail(const struct rb_npu_job *job, char *buf, size_t size)
+{
+	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(rb_npu_device_transport(job->dev));
+	const char *log = kmod ? rb_sim_kmod_log(kmod) : "";
+	size_t n = strlen(log);
+
+	snprintf(buf, size, "%s", log + (n >= size ? n - size + 1 : 0));
+}
+
+/* A job the kernel dropped (see ROCKET_CANARY). Under model_only C is never written:
+ * then only the emulated kernel's log can tell. */
+static int rocket_check_done(struct rb_npu_job *job, const char *log_before)
+{
+	const struct rb_plan *plan = job->plan;
+	const char *log = emulator_log(job);
+	char tail[512];
+
+	log_tail(job, tail, sizeof(tail));
+
+	for (unsigned i = 0; i < plan->n_cores; i++) {
+		const struct rb_plan_core *core = &plan->cores[i];
+		const unsigned char *out;
+		bool untouched = !job->dev->model_only;
+
+		if (!core->n_tasks)
+			continue;
+		out = (const unsigned char *)job->c.map + core->tasks[core->n_tasks - 1].npu.c_addr;
+		for (int b = 0; b < 4; b++)
+			untouched = untouched && out[b] == ROCKET_CANARY;
+		if (job->dev->model_only)
+			untouched = strcmp(tail, log_before) != 0;
+		if (untouched)
+			return rb_set_error(
+			    -ETIMEDOUT,
+			    "the rocket job of core %u's share (%zu tasks) never "
+			    "wrote its output: the kernel timed it out and reset the "
+			    "core%s%s",
+			    core->core, core->n_tasks, *log ? "; emulator: " : "", log);
+	}
+	return 0;
+}
+
+/* Jobs of every core, then PREP_BO on C: rocket's completion is the fence on the BOs
+ * a job writes (§d.2). */
+static int launch_rocket(struct rb_npu_job *job)
+{
+	char log_before[512];
+	int ret;
+
+	log_tail(job, log_before, sizeof(log_before));
+	if (job->launch == RB_LAUNCH_THREADS)
+		ret = rocket_submit_threads(job);
+	else
+		ret = rocket_submit(job, 0, job->plan->n_cores);
+	if (ret == 0)
+		ret = bo_from_device(job->dev, &job->c);
+	if (ret == 0)
+		ret = rocket_check_done(job, log_before);
+	return ret;
+}
+
+/* Fills C with the canary for the next launch and hands it to the device. */
+static int rocket_arm_output(struct rb_npu_job *job)
+{
+	if (!is_rocket(job))
+		return 0;
+	if (!job->dev->model_only)
+		memset(job->c.map, ROCKET_CANARY, job->c.size);
+	return bo_to_device(job->dev, &job->c);
+}
+
+/* ---- launching, with one retry after a timeout ---- */
+
+static int launch_once(struct rb_npu_job *job, struct rb_npu_job_times *times)
+{
+	if (is_rocket(job))
+		return launch_rocket(job);
 	switch (job->launch) {
 	case RB_LAUNCH_THREADS:
 		return launch_threads(job, times);
@@ -618,6 +924,56 @@ static int launch(struct rb_npu_job *job, struct rb_npu_job_times *times)
 	default:
 		return launch_fences(job);
 	}
+}
+
+/* fault_hang_once: the job's first launch runs a broken program 0 (restored after). */
+static int launch(struct rb_npu_job *job, struct rb_npu_job_times *times)
+{
+	uint64_t *word = (uint64_t *)job->regcmd.map + 1;
+	uint64_t saved = *word;
+	int hang = !job->launched && rb_fault_hang_once(word), ret;
+
+	job->launched = true;
+	if (hang)
+		bo_to_device(job->dev, &job->regcmd);
+	ret = launch_once(job, times);
+	if (hang) {
+		*word = saved;
+		bo_to_device(job->dev, &job->regcmd);
+	}
+	return ret;
+}
+
+/* After a timeout: the vendor driver's ACT_RESET; rocket has no reset ioctl, its
+ * scheduler already reset the core that hung (§a.3). */
+static int reset_device(struct rb_npu_job *job)
+{
+	if (is_rocket(job))
+		return rocket_arm_output(job);
+	return rb_rknpu_action(&job->dev->drv, RKNPU_ACT_RESET, NULL);
+}
+
+/* A timed-out launch is retried once after a reset; the device time is that of the
+ * launch that counts (from *d0). */
+static int launch_retry(struct rb_npu_job *job, struct rb_npu_job_times *times, uint64_t *d0)
+{
+	char first[768];
+	int ret = launch(job, times);
+
+	if (ret != -ETIMEDOUT)
+		return ret;
+	snprintf(first, sizeof(first), "%s", rb_last_error());
+	ret = reset_device(job);
+	if (ret < 0)
+		return rb_set_error(ret, "%s; then the reset failed: %s", first, rb_last_error());
+	*d0 = device_ns(job);
+	ret = launch(job, times);
+	if (ret < 0) {
+		/* rb_set_error writes the buffer rb_last_error() returns: copy it first. */
+		snprintf(first, sizeof(first), "%s", rb_last_error());
+		return rb_set_error(ret, "%s (it failed again after a reset and one retry)", first);
+	}
+	return 0;
 }
 
 static double host_us(void)
@@ -636,9 +992,9 @@ static int pack_features(struct rb_npu_job *job)
 
 	if (!job->dev->model_only)
 		ret = rb_layout_pack_a(job->a.map, job->in->a, s->dtype, s->m, s->k, p->k_pad, 0);
-	return ret < 0 ? ret
-		       : rb_rknpu_bo_sync(&job->dev->drv, &job->a, RKNPU_MEM_SYNC_TO_DEVICE, 0,
-					  job->a.size);
+	if (ret == 0)
+		ret = bo_to_device(job->dev, &job->a);
+	return ret < 0 ? ret : rocket_arm_output(job);
 }
 
 /* True when the phase is to run (see enum rb_npu_phase). Called outside the timed
@@ -665,14 +1021,13 @@ int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *tim
 	t0 = host_us();
 	d0 = device_ns(job);
 	if (ret == 0 && run)
-		ret = launch(job, times);
+		ret = launch_retry(job, times, &d0);
 	times->device_us = (double)(device_ns(job) - d0) / 1000.0;
 	times->submit_us = host_us() - t0;
 	run = phase(job, RB_NPU_PHASE_UNPACK);
 	t0 = host_us();
 	if (ret == 0 && run)
-		ret = rb_rknpu_bo_sync(&job->dev->drv, &job->c, RKNPU_MEM_SYNC_FROM_DEVICE, 0,
-				       job->c.size);
+		ret = bo_from_device(job->dev, &job->c);
 	if (ret == 0 && run && !job->dev->model_only)
 		ret = unpack_output(job, c);
 	times->unpack_us = host_us() - t0;

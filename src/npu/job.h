@@ -20,7 +20,9 @@
 #include <stdbool.h>
 
 #include "core/inputs.h"
+#include "dev/discover.h"
 #include "dev/rknpu.h"
+#include "dev/rocket.h"
 #include "npu/plan.h"
 #include "sim/sim.h"
 
@@ -38,12 +40,14 @@ enum rb_npu_phase {
 typedef bool (*rb_npu_phase_fn)(void *ctx, enum rb_npu_phase phase);
 
 struct rb_npu_device {
-	struct rb_rknpu drv;
-	const char *name; /* "sim", "rknpu" */
-	bool modeled;     /* times come from the emulator's model */
-	bool model_only;  /* emulator timing only: C is never written, so no data is
-			     packed or unpacked (inputs may hold no matrices) */
-	int timeout_ms;   /* per submit */
+	enum rb_npu_driver driver; /* the kernel driver under it (dev/discover.h) */
+	struct rb_rknpu drv;     /* driver RB_DRIVER_RKNPU */
+	struct rb_rocket rocket; /* driver RB_DRIVER_ROCKET */
+	const char *name;        /* "sim", "rknpu", "sim:rocket", "rocket" */
+	bool modeled;            /* times come from the emulator's model */
+	bool model_only;         /* emulator timing only: C is never written, so no data is
+				    packed or unpacked (inputs may hold no matrices) */
+	int timeout_ms;          /* per submit */
 	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
 	rb_npu_phase_fn on_phase;
 	void *phase_ctx;
@@ -56,8 +60,15 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 /* path NULL: the first rknpu node discovery finds (dev/discover.h, which also checks an
  * explicit path is an rknpu node). */
 int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path);
+int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
+int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path);
+/* The transport under the device's driver. */
+struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev);
 void rb_npu_device_close(struct rb_npu_device *dev);
 
+/* On rocket: fences = one SUBMIT with one job per core, then PREP_BO on the output
+ * (rocket's fences are on the BOs); threads = one SUBMIT per core from its own thread;
+ * multicore does not exist (no core masks) and is refused. */
 enum rb_npu_launch {
 	RB_LAUNCH_FENCES = 0, /* non-blocking submits with out-fences, then wait all */
 	RB_LAUNCH_THREADS,    /* one blocking submit per core from its own thread */
@@ -78,7 +89,9 @@ struct rb_npu_job;
 
 int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev, const struct rb_plan *plan,
 		   const struct rb_inputs *in, enum rb_npu_launch launch);
-/* Runs the matmul; C is M×N row-major of the shape's output type. */
+/* Runs the matmul; C is M×N row-major of the shape's output type. A launch that times
+ * out is retried once after a reset (rknpu: ACT_RESET; rocket: the kernel reset the
+ * core itself); a second timeout fails with -ETIMEDOUT. */
 int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *times);
 void rb_npu_job_free(struct rb_npu_job *job);
 

@@ -6,6 +6,7 @@
  * What stops the core (RB_SIM_HANG) besides the PC's own reasons (hw_pc.c):
  *  - a kick without CNA, CORE and DPU, or with the PPU (not modeled);
  *  - DPU_RDMA enabled but MRDMA not disabled: the DPU waits for MRDMA data (§a.6);
+ *  - under the mainline kernel (rdma_required, sim.h), DPU_RDMA not enabled (§a.6);
  *  - precision fields of CNA, CORE and DPU that disagree, or a pair not modeled;
  *  - an empty cube, or CORE/DPU sizes that disagree with the CNA's;
  *  - modes not modeled: non-direct convolution, GROUP_LINE_OFF, weights other than
@@ -80,6 +81,13 @@ static int check_enable(const struct rb_sim_exec *x, struct rb_sim_fault *f)
 	if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU) ||
 	    op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU_RDMA))
 		return rb_sim_hang(f, "op-enable 0x%x runs the PPU, which is not modeled", op);
+	if (x->npu->rdma_required && !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA))
+		return rb_sim_hang(
+		    f,
+		    "op-enable 0x%x does not run DPU_RDMA: under the mainline rocket "
+		    "kernel the DPU then never finishes (npu-facts §a.6); program "
+		    "DPU_RDMA (plan flag mainline=1)",
+		    op);
 	if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA) &&
 	    !FLD(x->core, DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE))
 		return rb_sim_hang(f,

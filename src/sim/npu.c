@@ -328,6 +328,7 @@ struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg, const struct 
 	npu->cores = cfg->cores;
 	npu->threads = rb_ref_threads(cfg->threads);
 	npu->model_only = cfg->model_only;
+	npu->rdma_required = cfg->rdma_required;
 	npu->iommu = *iommu;
 	npu->soc = *soc;
 	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {

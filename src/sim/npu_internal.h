@@ -79,8 +79,9 @@ struct rb_sim_tasks {
 
 struct rb_sim_npu {
 	int cores;
-	int threads;     /* resolved: >= 1 */
-	bool model_only; /* every check and DMA mapping, but no arithmetic */
+	int threads;        /* resolved: >= 1 */
+	bool model_only;    /* every check and DMA mapping, but no arithmetic */
+	bool rdma_required; /* the mainline "MRDMA trap" (sim.h) */
 	struct rb_sim_iommu iommu;
 	struct rb_soc_profile soc;
 	struct rb_sim_core core[RB_SIM_MAX_CORES];

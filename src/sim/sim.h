@@ -28,6 +28,10 @@ struct rb_sim_config {
 	uint64_t mem_budget; /* most bytes of buffer objects at once; 0: 4 GiB */
 	bool model_only;     /* run programs for their timing only: every check and
 				fault as usual, but no arithmetic (C is not written) */
+	/* The NPU as seen under the mainline rocket kernel (set by its constructor): a
+	 * task that does not run DPU_RDMA hangs, as RUS reports ("MRDMA trap", §a.6;
+	 * why is open question 6, so this models the report, not a cause). */
+	bool rdma_required;
 	/* The hardware profile the timing model and the kernel's fixed costs come from
 	 * (soc.h); NULL: the embedded configs/soc/rk3588.json. Copied at creation. */
 	const struct rb_soc_profile *soc;
@@ -84,11 +88,14 @@ int rb_sim_npu_run(struct rb_sim_npu *npu, uint32_t core_mask,
 /* Soft reset of one core (registers to reset values, state idle). */
 void rb_sim_npu_reset(struct rb_sim_npu *npu, int core);
 
-/* ---- the emulated vendor kernel (rknpu 0.9.8 ABI) ---- */
+/* ---- the emulated kernels: vendor rknpu 0.9.8 and mainline rocket ---- */
 
 struct rb_sim_kmod;
 
 struct rb_sim_kmod *rb_sim_kmod_rknpu_new(const struct rb_sim_config *cfg);
+/* The emulated mainline rocket kernel (kmod_rocket.c): the same generic functions below
+ * serve both kernels. Its wait and close_fd answer -EBADF (rocket hands out no fds). */
+struct rb_sim_kmod *rb_sim_kmod_rocket_new(const struct rb_sim_config *cfg);
 void rb_sim_kmod_free(struct rb_sim_kmod *kmod);
 int rb_sim_kmod_ioctl(struct rb_sim_kmod *kmod, unsigned long request, void *arg);
 int rb_sim_kmod_mmap(struct rb_sim_kmod *kmod, size_t len, uint64_t offset, void **addr);
@@ -102,6 +109,9 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
 /* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
  * kernel log (dmesg) on a board. */
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *kmod);
+/* The kernel log: every fault and reset, one line each, stamped with the virtual clock
+ * like dmesg; the oldest lines go when it is full. */
+const char *rb_sim_kmod_log(const struct rb_sim_kmod *kmod);
 /* Debug and test hook: called with every MMIO write the kernel makes, after the NPU got
  * it (like tracing writel() on a board); fn NULL turns it off. */
 typedef void rb_sim_mmio_trace_fn(void *ctx, int core, uint32_t offset, uint32_t value);

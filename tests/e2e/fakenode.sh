@@ -44,9 +44,9 @@ driver_tests() {
 	expect_json "$TMP/run.json" results.1.verify.status verified "$drv run: 32x256x64 verified"
 	expect_exit 0 "tune --device $drv:$node" -- fake "$node=$drv" -- \
 		"$RKNN_BENCH" tune --device $drv:$node --shape 16x256x64 --space "$TMP/space.json" \
-		--top 4 --iters 2 --warmup 0 --quiet -o "$TMP/tuned.json"
-	expect_json "$TMP/tuned.json" pairs.0.measured.device $drv "$drv tune: measured on $drv"
-	expect_json "$TMP/tuned.json" pairs.0.measured.verify verified "$drv tune: verified"
+		--top 4 --iters 2 --warmup 0 --quiet -o "$TMP/tuned-$drv.json"
+	expect_json "$TMP/tuned-$drv.json" pairs.0.measured.device $drv "$drv tune: measured on $drv"
+	expect_json "$TMP/tuned-$drv.json" pairs.0.measured.verify verified "$drv tune: verified"
 	if ! command -v strace >/dev/null 2>&1; then
 		not_ok "$drv: strace shows the ioctl numbers" \
 			"strace is not installed (apt-get install strace)"
@@ -65,7 +65,7 @@ driver_tests rknpu $RKNPU VERSION:0xc0406400 ACTION:0xc0086440 SUBMIT:0xc0686441
 	MEM_CREATE:0xc0306442 MEM_MAP:0xc0106443 MEM_DESTROY:0xc0106444 MEM_SYNC:0xc0206445 \
 	SYNC_IOC_FILE_INFO:0xc0383e04
 expect_json "$TMP/run.json" results.0.config.driver_version 908 "rknpu: GET_DRV_VERSION 0.9.8"
-expect_json "$TMP/tuned.json" pairs.0.measured.configs_failed 0 "rknpu tune: no config failed"
+expect_json "$TMP/tuned-rknpu.json" pairs.0.measured.configs_failed 0 "rknpu tune: no config failed"
 expect_exit 0 "rknpu --launch threads (blocking submits from 3 threads)" -- \
 	fake "$RKNPU=rknpu" -- "$RKNN_BENCH" run --device rknpu:$RKNPU --shape 64x256x64 \
 	--launch threads --config mask=0x7 --iters 5 --warmup 1 --format json -o "$TMP/thr.json"
@@ -80,13 +80,9 @@ expect_exit 3 "rknpu: a faulting job exits 3" -- fake "$RKNPU=rknpu" -- env RKNN
 expect_grep "waiting for NPU fence [0-9]+ failed: Connection timed out" "$TMP/err" \
 	"rknpu: the fence's error reaches the driver"
 
-# The mainline driver, as soon as the binary has its engine (exit 2: no such --device).
-"$RKNN_BENCH" info --device rocket:/nonexistent >/dev/null 2>&1
-has_rocket=$?
-if [ $has_rocket -ne 2 ]; then
-	driver_tests rocket /dev/accel/accel0 VERSION:0xc0406400 CREATE_BO:0xc0186440 \
-		SUBMIT:0x40186441 PREP_BO:0x40106442 FINI_BO:0x40086443
-fi
+# The mainline driver (npu-facts §d.2).
+driver_tests rocket /dev/accel/accel0 VERSION:0xc0406400 CREATE_BO:0xc0186440 \
+	SUBMIT:0x40186441 PREP_BO:0x40106442 FINI_BO:0x40086443
 
 # --- discovery ------------------------------------------------------------------------
 mkdir -p "$TMP/dev/dri" "$TMP/dev/accel"
@@ -113,16 +109,16 @@ expect_exit 0 "info --device rknpu (discovered)" -- fake "$BOARD" -- \
 expect_json "$TMP/out" npu.version 0.9.8 "info json: version"
 expect_json "$TMP/out" npu.emulated false "info json: not emulated"
 
-if [ $has_rocket -eq 2 ]; then
-	mkdir -p "$TMP/rocket/accel"
-	: >"$TMP/rocket/accel/accel0"
-	expect_exit 0 "auto on a rocket node without its engine falls back" -- \
-		env RKNN_BENCH_DEVROOT="$TMP/rocket" LD_PRELOAD="$FAKE" \
-		RKNN_BENCH_FAKENODE="$TMP/rocket/accel/accel0=rknpu:name=rocket" \
-		"$RKNN_BENCH" run --shape 4x64x16 --iters 1 --warmup 0
-	expect_grep "accel0' is a rocket NPU, which this build cannot drive: using the emulator" \
-		"$TMP/err" "auto: a rocket node found on /dev/accel, said why it is not used"
-fi
+# auto on a mainline board: the rocket accel node.
+mkdir -p "$TMP/rocket/accel"
+: >"$TMP/rocket/accel/accel0"
+expect_exit 0 "auto finds the rocket accel node" -- \
+	env RKNN_BENCH_DEVROOT="$TMP/rocket" LD_PRELOAD="$FAKE" \
+	RKNN_BENCH_FAKENODE="$TMP/rocket/accel/accel0=rocket" \
+	"$RKNN_BENCH" run --shape 4x64x16 --iters 1 --warmup 0 --format json
+cp "$TMP/out" "$TMP/auto-rocket.json"
+expect_json "$TMP/auto-rocket.json" results.0.device rocket "auto: the rocket engine"
+expect_json "$TMP/auto-rocket.json" results.0.verify.status verified "auto on rocket: verified"
 
 # No NPU: auto says so once and uses the emulator; asking for the NPU is an error.
 export RKNN_BENCH_DEVROOT="$TMP/nodev"

@@ -83,6 +83,7 @@ static int *rknpu_fence_field(unsigned long request, void *arg, bool *in, bool *
 /* Adding an emulated kernel is a line here. */
 static const struct kind kinds[] = {
     {"rknpu", rb_sim_kmod_rknpu_new, rknpu_fence_field},
+    {"rocket", rb_sim_kmod_rocket_new, NULL},
 };
 
 struct node {

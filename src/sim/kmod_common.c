@@ -1,0 +1,586 @@
+/* What the emulated kernels share (kmod_internal.h): the DRM core's ioctl dispatch,
+ * buffer objects in a 32-bit NPU address space and their mmaps, the IOMMU, the virtual
+ * clock, the fault log, traced MMIO and the scheduler's rounds. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sim/kmod_internal.h"
+#include "sim/soc.h"
+
+/* The NPU address space: 4 KiB pages below 4 GiB (§e: 32-bit NPU addresses). Page 0 is
+ * never handed out, so 0 is never a buffer's address. Ranges are taken top-down like
+ * Linux's IOVA allocator; MTX printed addresses just below 4 GiB (Appendix A). */
+#define IOVA_FIRST     ((uint64_t)KMOD_PAGE_BYTES)
+#define DEFAULT_BUDGET (UINT64_C(1) << 32)
+
+/* DRM's fake mmap offsets start above 4 GiB on 64-bit kernels; obj_addr is a kernel
+ * address in stock drivers, so the tokens look like one (and are never reused). */
+#define MMAP_OFFSET_START (UINT64_C(1) << 32)
+#define OBJ_TOKEN_START   UINT64_C(0xffffff8000100000)
+#define OBJ_TOKEN_STEP    0x400u
+
+void kmod_advance_to(struct rb_sim_kmod *k, uint64_t t)
+{
+	if (t > atomic_load(&k->now))
+		atomic_store(&k->now, t);
+}
+
+static void log_line(struct rb_sim_kmod *k, const char *text)
+{
+	uint64_t t = atomic_load(&k->now);
+	char line[640];
+	int n = snprintf(line, sizeof(line), "[%5llu.%06llu] %s\n",
+			 (unsigned long long)(t / 1000000000u),
+			 (unsigned long long)(t / 1000u % 1000000u), text);
+	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(line) ? sizeof(line) - 1 : (size_t)n;
+
+	while (k->log_len && k->log_len + len >= sizeof(k->log)) { /* drop the oldest line */
+		char *nl = memchr(k->log, '\n', k->log_len);
+		size_t drop = nl ? (size_t)(nl - k->log) + 1 : k->log_len;
+
+		memmove(k->log, k->log + drop, k->log_len - drop);
+		k->log_len -= drop;
+	}
+	memcpy(k->log + k->log_len, line, len);
+	k->log_len += len;
+	k->log[k->log_len] = '\0';
+}
+
+void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(k->last_fault, sizeof(k->last_fault), fmt, ap);
+	va_end(ap);
+	log_line(k, k->last_fault);
+}
+
+void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_line(k, text);
+}
+
+/* ---- MMIO ---- */
+
+void kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value)
+{
+	uint32_t offset = rb_reg(reg)->offset;
+
+	rb_sim_npu_mmio_write(k->npu, core, offset, value);
+	if (k->trace)
+		k->trace(k->trace_ctx, core, offset, value);
+}
+
+uint32_t kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg)
+{
+	return rb_sim_npu_mmio_read(k->npu, core, rb_reg(reg)->offset);
+}
+
+/* 0xE + core·0x10000000: bit 28+ is the core index in bits the TRM calls reserved. */
+uint32_t kmod_s_pointer(int core)
+{
+	uint32_t v = 0;
+
+	rb_field_pack(RB_FIELD_CNA_S_POINTER_POINTER_PP_EN, 1, &v);
+	rb_field_pack(RB_FIELD_CNA_S_POINTER_EXECUTER_PP_EN, 1, &v);
+	rb_field_pack(RB_FIELD_CNA_S_POINTER_POINTER_PP_MODE, 1, &v);
+	rb_field_pack(RB_FIELD_CNA_S_POINTER_RESERVED_28, (uint64_t)core, &v);
+	return v;
+}
+
+/* ((0x6 | pingpong) << 12) | tasks: bits 14 and 13 always, bit 12 = PINGPONG. */
+uint32_t kmod_task_con(bool pingpong, uint32_t tasks)
+{
+	uint32_t v = 0;
+
+	rb_field_pack(RB_FIELD_PC_TASK_CON_RESERVED_14, 1, &v);
+	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_COUNT_CLEAR, 1, &v);
+	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_PP_EN, pingpong, &v);
+	rb_field_pack(RB_FIELD_PC_TASK_CON_TASK_NUMBER, tasks, &v);
+	return v;
+}
+
+void kmod_reset_all(struct rb_sim_kmod *k)
+{
+	for (int c = 0; c < k->cores; c++)
+		rb_sim_npu_reset(k->npu, c);
+}
+
+/* As the DRM core does: copy what fits the user's buffer (no terminating NUL) and
+ * report the full length, so a caller can ask again with a bigger buffer. */
+void kmod_copy_field(char *buf, __kernel_size_t *len, const char *value)
+{
+	size_t n = strlen(value);
+	size_t copy = n < *len ? n : *len;
+
+	if (copy && buf)
+		memcpy(buf, value, copy);
+	*len = n;
+}
+
+/* ---- buffer objects and the IOMMU ---- */
+
+static int list_insert(struct bo_list *l, size_t at, struct kbo *bo)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct kbo **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof(*l->v));
+	l->v[at] = bo;
+	l->n++;
+	return 0;
+}
+
+static void list_remove(struct bo_list *l, size_t at)
+{
+	memmove(&l->v[at], &l->v[at + 1], (l->n - at - 1) * sizeof(*l->v));
+	l->n--;
+}
+
+static struct kbo *bo_find(const struct rb_sim_kmod *k, uint32_t handle, size_t *at)
+{
+	for (size_t i = 0; handle && i < k->live.n; i++)
+		if (k->live.v[i]->handle == handle) {
+			if (at)
+				*at = i;
+			return k->live.v[i];
+		}
+	return NULL;
+}
+
+struct kbo *kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle)
+{
+	return bo_find(k, handle, NULL);
+}
+
+struct kbo *kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr)
+{
+	for (size_t i = 0; i < k->live.n; i++)
+		if (k->live.v[i]->obj_addr == obj_addr)
+			return k->live.v[i];
+	return NULL;
+}
+
+/* NPU address range -> host memory, if it lies inside one live buffer object. */
+static void *iommu_map(void *ctx, uint32_t iova, uint64_t len)
+{
+	const struct rb_sim_kmod *k = ctx;
+	size_t lo = 0, hi = k->live.n;
+	const struct kbo *bo;
+	uint64_t off;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->live.v[mid]->iova <= iova)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	bo = k->live.v[lo - 1];
+	off = iova - bo->iova;
+	if (off >= bo->size || len > bo->size - off)
+		return NULL;
+	return (char *)bo->mem + off;
+}
+
+/* Top-down first fit: the highest gap that holds `size`; *at is where the new object
+ * goes in the sorted list. */
+static int iova_alloc(const struct rb_sim_kmod *k, uint64_t size, uint32_t *iova, size_t *at)
+{
+	for (size_t i = k->live.n + 1; i-- > 0;) {
+		uint64_t end = i == k->live.n ? KMOD_IOVA_END : k->live.v[i]->iova;
+		uint64_t start = IOVA_FIRST;
+
+		if (i > 0)
+			start = k->live.v[i - 1]->iova + k->live.v[i - 1]->size;
+		if (end - start >= size) {
+			*iova = (uint32_t)(end - size);
+			*at = i;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* GEM handles: the lowest free one, from 1. */
+static uint32_t handle_alloc(const struct rb_sim_kmod *k)
+{
+	uint32_t h = 1;
+
+	while (bo_find(k, h, NULL))
+		h++;
+	return h;
+}
+
+static void bo_free(struct rb_sim_kmod *k, struct kbo *bo)
+{
+	munmap(bo->mem, bo->size);
+	k->mem_used -= bo->size;
+	free(bo);
+}
+
+static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
+{
+	struct kbo *bo = calloc(1, sizeof(*bo));
+
+	if (!bo)
+		return NULL;
+	/* Anonymous memory: zeroed (as both drivers hand out) and committed lazily. */
+	bo->mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (bo->mem == MAP_FAILED) {
+		free(bo);
+		return NULL;
+	}
+	bo->size = size;
+	bo->flags = flags;
+	bo->handle = handle_alloc(k);
+	bo->obj_addr = k->next_token;
+	k->next_token += OBJ_TOKEN_STEP;
+	k->mem_used += size;
+	return bo;
+}
+
+int kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out)
+{
+	struct kbo *bo;
+	uint32_t iova;
+	size_t at;
+
+	if (!size)
+		return -EINVAL;
+	if (size > KMOD_IOVA_END)
+		return -ENOMEM;
+	size = (size + KMOD_PAGE_BYTES - 1) & ~(uint64_t)(KMOD_PAGE_BYTES - 1);
+	if (size > k->mem_budget - k->mem_used || iova_alloc(k, size, &iova, &at))
+		return -ENOMEM;
+	bo = bo_new(k, size, flags);
+	if (!bo)
+		return -ENOMEM;
+	bo->iova = iova;
+	if (list_insert(&k->live, at, bo)) {
+		bo_free(k, bo);
+		return -ENOMEM;
+	}
+	*out = bo;
+	return 0;
+}
+
+uint64_t kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo)
+{
+	if (!bo->mmap_offset) {
+		bo->mmap_offset = k->next_offset;
+		k->next_offset += bo->size;
+	}
+	return bo->mmap_offset;
+}
+
+int kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle)
+{
+	size_t at;
+	struct kbo *bo = bo_find(k, handle, &at);
+
+	if (!bo)
+		return -EINVAL;
+	list_remove(&k->live, at);
+	bo->handle = 0;
+	if (!bo->maps) {
+		bo_free(k, bo);
+		return 0;
+	}
+	/* Without room to remember it, the memory stays for good rather than being
+	 * pulled from under the user's mapping. */
+	(void)list_insert(&k->zombies, k->zombies.n, bo);
+	return 0;
+}
+
+int rb_sim_kmod_mmap(struct rb_sim_kmod *k, size_t len, uint64_t offset, void **addr)
+{
+	int ret = -EINVAL;
+
+	pthread_mutex_lock(&k->lock);
+	for (size_t i = 0; i < k->live.n; i++) {
+		struct kbo *bo = k->live.v[i];
+
+		if (!bo->mmap_offset || bo->mmap_offset != offset)
+			continue;
+		if (len && len <= bo->size) { /* DRM refuses a mapping larger than the object */
+			bo->maps++;
+			*addr = bo->mem;
+			ret = 0;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+static struct kbo *mapped_bo(struct bo_list *l, void *addr, size_t *at)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i]->mem == addr && l->v[i]->maps) {
+			*at = i;
+			return l->v[i];
+		}
+	return NULL;
+}
+
+int rb_sim_kmod_munmap(struct rb_sim_kmod *k, void *addr, size_t len)
+{
+	struct kbo *bo;
+	size_t at;
+	int ret = 0;
+
+	pthread_mutex_lock(&k->lock);
+	if (!len) {
+		ret = -EINVAL;
+	} else if ((bo = mapped_bo(&k->live, addr, &at))) {
+		bo->maps--;
+	} else if ((bo = mapped_bo(&k->zombies, addr, &at))) {
+		if (--bo->maps == 0) {
+			list_remove(&k->zombies, at);
+			bo_free(k, bo);
+		}
+	} else {
+		ret = -EINVAL;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+/* ---- the scheduler's rounds ---- */
+
+bool kmod_run_round(struct rb_sim_kmod *k)
+{
+	struct rb_sim_core_result res[RB_SIM_MAX_CORES];
+	uint64_t kick[RB_SIM_MAX_CORES] = {0};
+	bool progress = false, reset = false;
+	uint32_t mask = 0;
+	int err = 0;
+
+	memset(res, 0, sizeof(res));
+	for (int c = 0; c < k->cores; c++) {
+		int r = k->ops->commit(k, c, &kick[c]);
+
+		progress |= r >= 0;
+		if (r > 0)
+			mask |= 1u << c;
+	}
+	if (mask)
+		err = rb_sim_npu_run_at(k->npu, mask, kick, res);
+	for (int c = 0; c < k->cores; c++) {
+		if (!(mask & (1u << c)))
+			continue;
+		if (err) {
+			res[c].status = RB_SIM_HANG;
+			snprintf(res[c].reason, sizeof(res[c].reason),
+				 "the emulated NPU failed: %s", strerror(-err));
+		}
+		reset |= k->ops->complete(k, c, &res[c], kick[c]);
+	}
+	if (reset)
+		kmod_reset_all(k);
+	k->ops->retire(k);
+	return progress;
+}
+
+/* ---- the generic entry points (sim.h) ---- */
+
+/* The DRM core looks at the number only (not the type or size); unknown: -EINVAL. Of
+ * the DRM core's own ioctls only VERSION (and GEM_CLOSE where the driver has it) is
+ * emulated. */
+static const struct kmod_ioctl *find_ioctl(const struct rb_sim_kmod *k, unsigned long request,
+					   struct kmod_ioctl *version)
+{
+	unsigned nr = _IOC_NR(request);
+
+	if (nr == _IOC_NR(DRM_IOCTL_VERSION)) {
+		version->cmd = DRM_IOCTL_VERSION;
+		version->fn = k->ops->version;
+		return version;
+	}
+	return k->ops->find_ioctl(nr);
+}
+
+/* Copies in the bytes the caller's size gives when both sides say "in", out likewise,
+ * through a zeroed kernel buffer as large as the larger of the two structs. */
+int rb_sim_kmod_ioctl(struct rb_sim_kmod *k, unsigned long request, void *arg)
+{
+	struct kmod_ioctl version;
+	const struct kmod_ioctl *io = find_ioctl(k, request, &version);
+	unsigned char stack[128];
+	size_t in, out, ksize;
+	void *kbuf = stack;
+	int ret;
+
+	if (!io || !io->fn)
+		return -EINVAL;
+	in = out = _IOC_SIZE(request);
+	if (!(request & io->cmd & IOC_IN))
+		in = 0;
+	if (!(request & io->cmd & IOC_OUT))
+		out = 0;
+	ksize = kmod_max(kmod_max(in, out), _IOC_SIZE(io->cmd));
+	if ((in || out) && !arg)
+		return -EFAULT;
+	if (ksize > sizeof(stack) && !(kbuf = malloc(ksize)))
+		return -ENOMEM;
+	memset(kbuf, 0, ksize);
+	if (in)
+		memcpy(kbuf, arg, in);
+	pthread_mutex_lock(&k->lock);
+	ret = io->fn(k, kbuf);
+	pthread_mutex_unlock(&k->lock);
+	if (out)
+		memcpy(arg, kbuf, out);
+	if (kbuf != stack)
+		free(kbuf);
+	return ret;
+}
+
+int rb_sim_kmod_wait(struct rb_sim_kmod *k, int fence_fd, int timeout_ms)
+{
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&k->lock);
+	if (k->ops->wait)
+		ret = k->ops->wait(k, fence_fd, timeout_ms);
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+int rb_sim_kmod_close_fd(struct rb_sim_kmod *k, int fd)
+{
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&k->lock);
+	if (k->ops->close_fd)
+		ret = k->ops->close_fd(k, fd);
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *k)
+{
+	return atomic_load(&k->now);
+}
+
+const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *k)
+{
+	return k->last_fault;
+}
+
+const char *rb_sim_kmod_log(const struct rb_sim_kmod *k)
+{
+	return k->log;
+}
+
+void rb_sim_kmod_set_mmio_trace(struct rb_sim_kmod *k, rb_sim_mmio_trace_fn *fn, void *ctx)
+{
+	pthread_mutex_lock(&k->lock);
+	k->trace = fn;
+	k->trace_ctx = ctx;
+	pthread_mutex_unlock(&k->lock);
+}
+
+/* ---- lifecycle ---- */
+
+static uint64_t ns(double v)
+{
+	return (uint64_t)llround(v);
+}
+
+/* The NPU accepted the profile (rb_sim_npu_new), so it is there. */
+static void set_costs(struct rb_sim_kmod *k, const struct rb_soc_profile *soc)
+{
+	k->cost.submit = ns(soc->submit_ioctl_ns);
+	k->cost.commit = ns(soc->submit_commit_ns);
+	k->cost.irq = ns(soc->submit_irq_ns);
+	k->cost.wake = ns(soc->submit_wake_ns);
+	k->freq_hz = (uint64_t)llround(soc->clock_mhz * 1e6);
+}
+
+static struct rb_sim_kmod *new_failed(struct rb_sim_kmod *k, int err, const char *what)
+{
+	char why[256];
+
+	/* the NPU says what is wrong with the configuration, if it was that */
+	snprintf(why, sizeof(why), "%s", *rb_last_error() ? rb_last_error() : strerror(err));
+	if (k) {
+		pthread_mutex_destroy(&k->lock);
+		free(k);
+	}
+	rb_set_error(-err, "cannot create the emulated %s: %s", what, why);
+	errno = err;
+	return NULL;
+}
+
+struct rb_sim_kmod *kmod_new(const struct rb_sim_config *cfg, const struct kmod_ops *ops)
+{
+	struct rb_sim_kmod *k;
+
+	if (cfg->cores < 1 || cfg->cores > RB_SIM_MAX_CORES) {
+		rb_set_error(-EINVAL, "emulator: %d NPU cores asked for; RK3588 has 3 (1 to 3)",
+			     cfg->cores);
+		errno = EINVAL;
+		return NULL;
+	}
+	rb_set_error(0, "%s", "");
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return new_failed(NULL, ENOMEM, ops->name);
+	pthread_mutex_init(&k->lock, NULL);
+	k->ops = ops;
+	k->mem_budget = cfg->mem_budget ? cfg->mem_budget : DEFAULT_BUDGET;
+	k->next_token = OBJ_TOKEN_START;
+	k->next_offset = MMAP_OFFSET_START;
+	k->iommu.map = iommu_map;
+	k->iommu.ctx = k;
+	k->npu = rb_sim_npu_new(cfg, &k->iommu);
+	if (!k->npu)
+		return new_failed(k, errno ? errno : ENOMEM, "NPU");
+	k->cores = rb_sim_npu_cores(k->npu);
+	set_costs(k, cfg->soc ? cfg->soc : rb_soc_default());
+	return k;
+}
+
+static void free_bos(struct rb_sim_kmod *k, struct bo_list *l)
+{
+	while (l->n)
+		bo_free(k, l->v[--l->n]);
+	free(l->v);
+}
+
+void rb_sim_kmod_free(struct rb_sim_kmod *k)
+{
+	if (!k)
+		return;
+	if (k->ops->release)
+		k->ops->release(k);
+	free_bos(k, &k->live);
+	free_bos(k, &k->zombies);
+	rb_sim_npu_free(k->npu);
+	pthread_mutex_destroy(&k->lock);
+	free(k);
+}

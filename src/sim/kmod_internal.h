@@ -1,0 +1,134 @@
+/* What the emulated kernels (kmod_rknpu.c: vendor rknpu; kmod_rocket.c: mainline rocket)
+ * share, in kmod_common.c: one piece of code per idea.
+ *  - the DRM core's side: ioctl dispatch with the copy in and out of the bytes both
+ *    sides know, DRM_IOCTL_VERSION's string fields, GEM-like buffer objects with handles
+ *    and fake mmap offsets in a 32-bit NPU address space, mmap and munmap, the IOMMU
+ *    the NPU reaches them through, a memory budget;
+ *  - the virtual clock, the fault log ("dmesg"), traced MMIO, the profile's fixed costs;
+ *  - the scheduler's rounds: every core that has work commits its next kick, the cores
+ *    run together in one rb_sim_npu_run_at (sharing DDR bandwidth), then each core's
+ *    completion is handled and jobs that ended are retired.
+ * Each kernel fills a struct kmod_ops with what differs (its ioctls, commit sequence,
+ * completion check, fences) and keeps its own state behind `drv`.
+ * Locking: every entry point in sim.h takes `lock`; ops run with it held. */
+#ifndef RB_SIM_KMOD_INTERNAL_H
+#define RB_SIM_KMOD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <drm.h>
+
+#include "core/error.h"
+#include "npu/regs.h"
+#include "sim/sim.h"
+
+#define KMOD_PAGE_BYTES 4096u
+#define KMOD_IOVA_END   (UINT64_C(1) << 32)
+#define KMOD_MS_NS      UINT64_C(1000000)
+
+struct kbo {
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t iova;
+	unsigned maps; /* live user mappings */
+	uint64_t size; /* page-aligned */
+	uint64_t obj_addr;
+	uint64_t mmap_offset; /* 0 until mapped */
+	uint64_t fence_ns;    /* rocket: when the last job using it ends */
+	void *mem;
+};
+
+struct bo_list {
+	struct kbo **v;
+	size_t n, cap;
+};
+
+/* Per-submit costs in ns, from the hardware profile's submit.* (soc.h). */
+struct kmod_costs {
+	uint64_t submit, commit, irq, wake;
+};
+
+typedef int kmod_ioctl_fn(struct rb_sim_kmod *k, void *arg);
+
+struct kmod_ioctl {
+	unsigned long cmd;
+	kmod_ioctl_fn *fn;
+};
+
+struct kmod_ops {
+	const char *name; /* "rknpu", "rocket": for messages */
+	/* The driver's ioctl with number DRM_COMMAND_BASE + nr, NULL if none. */
+	const struct kmod_ioctl *(*find_ioctl)(unsigned nr);
+	kmod_ioctl_fn *version; /* DRM_IOCTL_VERSION */
+	int (*wait)(struct rb_sim_kmod *k, int fence_fd, int timeout_ms);
+	int (*close_fd)(struct rb_sim_kmod *k, int fd);
+	/* A round: commit the next kick on `core` (1 kicked, 0 there was work but it
+	 * failed before the kick, -1 nothing to do); handle its end (true: reset the NPU);
+	 * retire the jobs that ended. */
+	int (*commit)(struct rb_sim_kmod *k, int core, uint64_t *kick_ns);
+	bool (*complete)(struct rb_sim_kmod *k, int core, const struct rb_sim_core_result *r,
+			 uint64_t kick_ns);
+	void (*retire)(struct rb_sim_kmod *k);
+	void (*release)(struct rb_sim_kmod *k); /* frees `drv` */
+};
+
+struct rb_sim_kmod {
+	const struct kmod_ops *ops;
+	void *drv; /* the driver's own state */
+	pthread_mutex_t lock;
+	struct kmod_costs cost;
+	uint64_t freq_hz; /* the profile's clock */
+	struct rb_sim_npu *npu;
+	struct rb_sim_iommu iommu;
+	int cores;
+	struct bo_list live;    /* sorted by iova */
+	struct bo_list zombies; /* destroyed, still mmapped */
+	uint64_t mem_used, mem_budget;
+	uint64_t next_token, next_offset;
+	_Atomic uint64_t now;
+	char last_fault[512];
+	char log[8192]; /* every fault and reset, a line each (oldest dropped) */
+	size_t log_len;
+	rb_sim_mmio_trace_fn *trace;
+	void *trace_ctx;
+};
+
+struct rb_sim_kmod *kmod_new(const struct rb_sim_config *cfg, const struct kmod_ops *ops);
+
+static inline uint64_t kmod_max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+void kmod_advance_to(struct rb_sim_kmod *k, uint64_t t);
+/* Records why a job failed (rb_sim_kmod_last_fault) and logs it. */
+void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
+/* Appends a line to the kernel log, stamped with the virtual time like dmesg. */
+void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
+void kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value);
+uint32_t kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg);
+/* CNA/CORE S_POINTER: both ping-pong enables, pointer mode, the core index in bit 28+. */
+uint32_t kmod_s_pointer(int core);
+/* PC TASK_CON: ((0x6 | pingpong) << 12) | tasks (§a.3). */
+uint32_t kmod_task_con(bool pingpong, uint32_t tasks);
+/* DRM's string field of DRM_IOCTL_VERSION: copies what fits, reports the full length. */
+void kmod_copy_field(char *buf, __kernel_size_t *len, const char *value);
+
+/* Buffer objects: a page-aligned object placed top-down in the NPU address space (0 is
+ * never an address), with the lowest free handle; -EINVAL/-ENOMEM. */
+int kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out);
+struct kbo *kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle);
+struct kbo *kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr);
+/* The BO's fake mmap offset, made on first use. */
+uint64_t kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo);
+/* The handle and the NPU range go at once; the memory stays while it is mmapped. */
+int kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle);
+
+/* Runs one round (see the top); false if no core had anything to do. */
+bool kmod_run_round(struct rb_sim_kmod *k);
+void kmod_reset_all(struct rb_sim_kmod *k);
+
+#endif

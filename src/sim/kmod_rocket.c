@@ -1,0 +1,481 @@
+/* The emulated mainline rocket kernel driver (drivers/accel/rocket, npu-facts §d.2 and
+ * §a.3) on the emulated NPU (sim.h). Written from the documented behaviour; the driver
+ * is GPL-2.0 and none of its code is used. What it shares with the emulated vendor
+ * kernel (buffer objects, IOMMU, mmap, clock, scheduler rounds) is in kmod_common.c.
+ *
+ * What it reproduces:
+ *  - CREATE_BO (handle, NPU address, mmap offset), DRM_IOCTL_GEM_CLOSE, PREP_BO (wait
+ *    for the jobs using the BO until an absolute deadline on the clock: -ETIMEDOUT, or
+ *    -EBUSY when the deadline has already passed) and FINI_BO (a handle check: emulated
+ *    memory is coherent), DRM_IOCTL_VERSION with the name "rocket";
+ *  - SUBMIT of jobs, each a list of tasks {regcmd address, regcmd_count with the tail}
+ *    and in/out BO handles; a job's tasks run in order on one core, one task per kick:
+ *    the commit of §a.3 (PC_REGISTER_AMOUNTS = (count + 1)/2 − 1, INTERRUPT_MASK 0x300,
+ *    TASK_CON 0x7001: one task) is written for every task, and the interrupt handler
+ *    (DPU_0/DPU_1 in RAW_STATUS) commits the next;
+ *  - the drm_sched entity of the fd: a job goes to the least busy core only when every
+ *    earlier job of the fd has finished, else to the core of the previous one — so
+ *    the jobs of one fd run one after another on one core, as RUS measured ("1 fd
+ *    serializes, N fds parallelize");
+ *  - the NPU under this kernel needs DPU_RDMA programmed (rdma_required, §a.6);
+ *  - a job that does not finish within 500 ms (a hang, an IOMMU fault, which stalls
+ *    the DMA) is timed out at its first kick + 500 ms, its core reset (10 µs) and its
+ *    remaining tasks dropped. Its BOs' fences signal anyway, so PREP_BO still succeeds
+ *    (dma_resv waits for a signal, not for success): userspace only sees outputs left
+ *    untouched. The kernel log (rb_sim_kmod_log, rb_sim_kmod_last_fault) says what
+ *    happened. There is no reset ioctl.
+ *
+ * Time is virtual as in the vendor kernel: jobs queue at SUBMIT and run when someone
+ * waits (PREP_BO), in rounds where the cores that have a task run together. Choices
+ * where the driver's behaviour is unknown: BOs are placed
+ * top-down below 4 GiB like the vendor kernel's (a board bump-allocates from the
+ * aperture start, so 0 is a valid address there: userspace must not assume either). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dev/rocket.h"
+#include "sim/kmod_internal.h"
+
+/* Mainline's drm_driver sets name "rocket" and desc "rocket DRM" but no version (its
+ * comment says "1.0 - initial interface"), so DRM_IOCTL_VERSION reports 0.0.0 [ROCKET
+ * drivers/accel/rocket/rocket_drv.c]; drivers have no date any more and the DRM core
+ * answers "0" (libdrm's drmGetVersion needs a non-empty one). */
+#define DRV_MAJOR 0
+#define DRV_MINOR 0
+#define DRV_PATCH 0
+#define DRV_DATE  "0"
+#define DRV_DESC  "rocket DRM"
+
+#define JOB_TIMEOUT_NS (500 * KMOD_MS_NS) /* §a.3 */
+#define CORE_RESET_NS  10000u             /* reset lines held 10 µs (§a.3) */
+#define INT_DPU        0x300u             /* DPU_0 | DPU_1 */
+#define INT_CLEAR_ALL  0x1ffffu
+
+struct rjob {
+	struct rjob *next; /* the core's FIFO */
+	int core;
+	struct drm_rocket_task *tasks;
+	uint32_t n_tasks, done;
+	uint32_t *bos; /* in handles, then out handles */
+	uint32_t n_bos;
+	uint64_t submit_ns, first_kick_ns;
+	bool finished;
+};
+
+/* The driver's own state (k->drv). */
+struct rocket {
+	struct rjob *head[RB_SIM_MAX_CORES], *tail[RB_SIM_MAX_CORES];
+	uint64_t core_free[RB_SIM_MAX_CORES]; /* when each core can take a kick */
+	int entity_core;                      /* where the fd's jobs go while some run */
+};
+
+static struct rocket *rt(const struct rb_sim_kmod *k)
+{
+	return k->drv;
+}
+
+static uint64_t now(const struct rb_sim_kmod *k)
+{
+	return atomic_load(&k->now);
+}
+
+/* ---- buffer objects ---- */
+
+static int ioctl_create_bo(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_rocket_create_bo *a = arg;
+	struct kbo *bo;
+	int err = kmod_bo_create(k, a->size, 0, &bo);
+
+	if (err)
+		return err;
+	a->handle = bo->handle;
+	a->dma_address = bo->iova;
+	a->offset = kmod_bo_mmap_offset(k, bo);
+	return 0;
+}
+
+static int ioctl_gem_close(struct rb_sim_kmod *k, void *arg)
+{
+	return kmod_bo_destroy(k, ((struct drm_gem_close *)arg)->handle);
+}
+
+static int ioctl_fini_bo(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_rocket_fini_bo *a = arg;
+
+	if (a->reserved)
+		return -EINVAL;
+	return kmod_bo_by_handle(k, a->handle) ? 0 : -ENOENT;
+}
+
+static void run_pending(struct rb_sim_kmod *k);
+
+/* Waits for the fences of every job that uses the BO, until the absolute deadline. */
+static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_rocket_prep_bo *a = arg;
+	struct kbo *bo = kmod_bo_by_handle(k, a->handle);
+	uint64_t ready, deadline;
+
+	if (!bo)
+		return -ENOENT;
+	if (a->reserved)
+		return -EINVAL;
+	run_pending(k);
+	ready = bo->fence_ns ? bo->fence_ns + k->cost.wake : 0;
+	if (ready <= now(k))
+		return 0;
+	deadline = a->timeout_ns > 0 ? (uint64_t)a->timeout_ns : 0;
+	if (deadline <= now(k))
+		return -EBUSY;
+	if (ready > deadline) {
+		kmod_advance_to(k, deadline);
+		return -ETIMEDOUT;
+	}
+	kmod_advance_to(k, ready);
+	return 0;
+}
+
+/* ---- jobs ---- */
+
+static void job_free(struct rjob *job)
+{
+	if (!job)
+		return;
+	free(job->tasks);
+	free(job->bos);
+	free(job);
+}
+
+static bool fd_busy(const struct rb_sim_kmod *k)
+{
+	for (int c = 0; c < k->cores; c++)
+		if (rt(k)->head[c])
+			return true;
+	return false;
+}
+
+/* drm_sched_entity_select_rq: stay on the previous core while the fd has jobs
+ * running, else the core with the fewest tasks queued (the lowest on a tie). */
+static int pick_core(const struct rb_sim_kmod *k)
+{
+	uint64_t load[RB_SIM_MAX_CORES] = {0};
+	int best = 0;
+
+	if (fd_busy(k))
+		return rt(k)->entity_core;
+	for (int c = 0; c < k->cores; c++)
+		for (const struct rjob *j = rt(k)->head[c]; j; j = j->next)
+			load[c] += j->n_tasks - j->done;
+	for (int c = 1; c < k->cores; c++)
+		if (load[c] < load[best])
+			best = c;
+	return best;
+}
+
+static void enqueue(struct rb_sim_kmod *k, struct rjob *job)
+{
+	struct rocket *r = rt(k);
+
+	job->core = pick_core(k);
+	r->entity_core = job->core;
+	if (r->tail[job->core])
+		r->tail[job->core]->next = job;
+	else
+		r->head[job->core] = job;
+	r->tail[job->core] = job;
+}
+
+static int copy_tasks(const struct drm_rocket_job *uj, struct rjob *job)
+{
+	const char *src = (const char *)(uintptr_t)uj->tasks;
+
+	if (!uj->task_count || uj->task_struct_size < sizeof(struct drm_rocket_task) || !src)
+		return -EINVAL;
+	job->tasks = calloc(uj->task_count, sizeof(*job->tasks));
+	if (!job->tasks)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < uj->task_count; i++) {
+		memcpy(&job->tasks[i], src + (size_t)i * uj->task_struct_size,
+		       sizeof(job->tasks[i]));
+		if (!job->tasks[i].regcmd_count)
+			return -EINVAL;
+	}
+	job->n_tasks = uj->task_count;
+	return 0;
+}
+
+/* In and out handles must all name live BOs (drm_gem_objects_lookup: -ENOENT). */
+static int copy_bos(const struct rb_sim_kmod *k, const struct drm_rocket_job *uj, struct rjob *job)
+{
+	const uint32_t *in = (const uint32_t *)(uintptr_t)uj->in_bo_handles;
+	const uint32_t *out = (const uint32_t *)(uintptr_t)uj->out_bo_handles;
+	uint64_t n = (uint64_t)uj->in_bo_handle_count + uj->out_bo_handle_count;
+
+	if ((uj->in_bo_handle_count && !in) || (uj->out_bo_handle_count && !out))
+		return -EFAULT;
+	job->bos = calloc(n ? n : 1, sizeof(*job->bos));
+	if (!job->bos)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < uj->in_bo_handle_count; i++)
+		job->bos[job->n_bos++] = in[i];
+	for (uint32_t i = 0; i < uj->out_bo_handle_count; i++)
+		job->bos[job->n_bos++] = out[i];
+	for (uint32_t i = 0; i < job->n_bos; i++)
+		if (!kmod_bo_by_handle(k, job->bos[i]))
+			return -ENOENT;
+	return 0;
+}
+
+static int new_job(struct rb_sim_kmod *k, const struct drm_rocket_job *uj, struct rjob **out)
+{
+	struct rjob *job = calloc(1, sizeof(*job));
+	int err = job ? 0 : -ENOMEM;
+
+	if (!err)
+		err = copy_tasks(uj, job);
+	if (!err)
+		err = copy_bos(k, uj, job);
+	if (err) {
+		job_free(job);
+		return err;
+	}
+	*out = job;
+	return 0;
+}
+
+/* Every job is checked before any is queued, so a bad SUBMIT queues nothing. */
+static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_rocket_submit *a = arg;
+	const char *src = (const char *)(uintptr_t)a->jobs;
+	struct rjob **jobs;
+	int err = 0;
+
+	if (a->reserved || !a->job_count || a->job_struct_size < sizeof(struct drm_rocket_job) ||
+	    !src)
+		return -EINVAL;
+	jobs = calloc(a->job_count, sizeof(*jobs));
+	if (!jobs)
+		return -ENOMEM;
+	for (uint32_t i = 0; !err && i < a->job_count; i++) {
+		struct drm_rocket_job uj;
+
+		memcpy(&uj, src + (size_t)i * a->job_struct_size, sizeof(uj));
+		err = new_job(k, &uj, &jobs[i]);
+	}
+	kmod_advance_to(k, now(k) + k->cost.submit);
+	for (uint32_t i = 0; i < a->job_count; i++) {
+		if (err) {
+			job_free(jobs[i]);
+			continue;
+		}
+		jobs[i]->submit_ns = now(k);
+		enqueue(k, jobs[i]);
+	}
+	free(jobs);
+	return err;
+}
+
+/* ---- the commit, one task per kick (§a.3) ---- */
+
+static void write_commit(struct rb_sim_kmod *k, int c, const struct drm_rocket_task *t)
+{
+	uint32_t slave = 0;
+
+	rb_field_pack(RB_FIELD_PC_BASE_ADDRESS_PC_SEL, 1, &slave);
+	kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, slave);
+	kmod_wr(k, c, RB_REG_CNA_S_POINTER, kmod_s_pointer(c));
+	kmod_wr(k, c, RB_REG_CORE_S_POINTER, kmod_s_pointer(c));
+	kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, t->regcmd);
+	kmod_wr(k, c, RB_REG_PC_REGISTER_AMOUNTS, (t->regcmd_count + 1) / 2 - 1);
+	kmod_wr(k, c, RB_REG_PC_INTERRUPT_MASK, INT_DPU);
+	kmod_wr(k, c, RB_REG_PC_INTERRUPT_CLEAR, INT_DPU);
+	kmod_wr(k, c, RB_REG_PC_TASK_CON, kmod_task_con(true, 1));
+	kmod_wr(k, c, RB_REG_PC_TASK_DMA_BASE_ADDR, 0);
+	kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 1);
+}
+
+static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
+{
+	struct rocket *r = rt(k);
+	struct rjob *job = r->head[core];
+	uint64_t start;
+
+	if (!job)
+		return -1;
+	start = kmod_max(job->submit_ns, r->core_free[core]);
+	if (!job->done)
+		job->first_kick_ns = start + k->cost.commit;
+	write_commit(k, core, &job->tasks[job->done]);
+	*kick_ns = start + k->cost.commit;
+	return 1;
+}
+
+/* The job's end: the fences of its BOs signal (successful or not). */
+static void job_end(struct rb_sim_kmod *k, struct rjob *job, uint64_t end_ns)
+{
+	job->finished = true;
+	rt(k)->core_free[job->core] = end_ns;
+	for (uint32_t i = 0; i < job->n_bos; i++) {
+		struct kbo *bo = kmod_bo_by_handle(k, job->bos[i]);
+
+		if (bo)
+			bo->fence_ns = kmod_max(bo->fence_ns, end_ns);
+	}
+}
+
+/* Why a kicked task did not complete, or "" if it did. */
+static void check_task(struct rb_sim_kmod *k, int core, const struct rjob *job,
+		       const struct rb_sim_core_result *res, uint64_t irq_ns, char *why,
+		       size_t size)
+{
+	uint32_t raw = kmod_rd(k, core, RB_REG_PC_INTERRUPT_RAW_STATUS);
+
+	why[0] = '\0';
+	if (res->status == RB_SIM_HANG)
+		snprintf(why, size, "hang: %s", res->reason);
+	else if (res->status == RB_SIM_IOMMU_FAULT)
+		snprintf(why, size, "iommu fault: %s", res->reason);
+	else if (res->status != RB_SIM_DONE)
+		snprintf(why, size, "the core did not start");
+	else if (!(raw & INT_DPU))
+		snprintf(why, size, "no DPU interrupt (raw status 0x%x)", raw);
+	else if (irq_ns - job->first_kick_ns > JOB_TIMEOUT_NS)
+		snprintf(why, size, "the job needs %" PRIu64 " us, more than 500 ms",
+			 (irq_ns - job->first_kick_ns) / 1000);
+}
+
+/* The interrupt handler, or the scheduler's timeout with a reset of the core. */
+static bool op_complete(struct rb_sim_kmod *k, int core, const struct rb_sim_core_result *res,
+			uint64_t kick_ns)
+{
+	struct rjob *job = rt(k)->head[core];
+	uint64_t irq_ns = kick_ns + res->elapsed_ns + k->cost.irq;
+	char why[320];
+
+	check_task(k, core, job, res, irq_ns, why, sizeof(why));
+	if (why[0]) {
+		uint64_t end = job->first_kick_ns + JOB_TIMEOUT_NS;
+
+		kmod_fault(k,
+			   "rocket: core %d, task %u of %u: %s; job timed out after 500 ms, core "
+			   "reset",
+			   core, job->done + 1, job->n_tasks, why);
+		rb_sim_npu_reset(k->npu, core);
+		job_end(k, job, end + CORE_RESET_NS);
+		return false;
+	}
+	kmod_wr(k, core, RB_REG_PC_INTERRUPT_MASK, 0);
+	kmod_wr(k, core, RB_REG_PC_OPERATION_ENABLE, 0);
+	kmod_wr(k, core, RB_REG_PC_INTERRUPT_CLEAR, INT_CLEAR_ALL);
+	rt(k)->core_free[core] = irq_ns;
+	if (++job->done == job->n_tasks)
+		job_end(k, job, irq_ns);
+	return false;
+}
+
+static void op_retire(struct rb_sim_kmod *k)
+{
+	struct rocket *r = rt(k);
+
+	for (int c = 0; c < k->cores; c++)
+		while (r->head[c] && r->head[c]->finished) {
+			struct rjob *job = r->head[c];
+
+			r->head[c] = job->next;
+			if (!r->head[c])
+				r->tail[c] = NULL;
+			job_free(job);
+		}
+}
+
+static void run_pending(struct rb_sim_kmod *k)
+{
+	while (kmod_run_round(k))
+		;
+}
+
+/* ---- VERSION, dispatch, lifecycle ---- */
+
+static int ioctl_version(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_version *v = arg;
+
+	(void)k;
+	v->version_major = DRV_MAJOR;
+	v->version_minor = DRV_MINOR;
+	v->version_patchlevel = DRV_PATCH;
+	kmod_copy_field(v->name, &v->name_len, ROCKET_DRIVER_NAME);
+	kmod_copy_field(v->date, &v->date_len, DRV_DATE);
+	kmod_copy_field(v->desc, &v->desc_len, DRV_DESC);
+	return 0;
+}
+
+static const struct kmod_ioctl drv_ioctls[] = {
+    [DRM_ROCKET_CREATE_BO] = {DRM_IOCTL_ROCKET_CREATE_BO, ioctl_create_bo},
+    [DRM_ROCKET_SUBMIT] = {DRM_IOCTL_ROCKET_SUBMIT, ioctl_submit},
+    [DRM_ROCKET_PREP_BO] = {DRM_IOCTL_ROCKET_PREP_BO, ioctl_prep_bo},
+    [DRM_ROCKET_FINI_BO] = {DRM_IOCTL_ROCKET_FINI_BO, ioctl_fini_bo},
+};
+
+static const struct kmod_ioctl gem_close_ioctl = {DRM_IOCTL_GEM_CLOSE, ioctl_gem_close};
+
+static const struct kmod_ioctl *op_find_ioctl(unsigned nr)
+{
+	if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE))
+		return &gem_close_ioctl;
+	if (nr >= DRM_COMMAND_BASE &&
+	    nr - DRM_COMMAND_BASE < sizeof(drv_ioctls) / sizeof(drv_ioctls[0]))
+		return &drv_ioctls[nr - DRM_COMMAND_BASE];
+	return NULL;
+}
+
+static void op_release(struct rb_sim_kmod *k)
+{
+	struct rocket *r = rt(k);
+
+	if (!r)
+		return;
+	for (int c = 0; c < RB_SIM_MAX_CORES; c++)
+		while (r->head[c]) {
+			struct rjob *job = r->head[c];
+
+			r->head[c] = job->next;
+			job_free(job);
+		}
+	free(r);
+}
+
+static const struct kmod_ops rocket_ops = {
+    .name = "rocket kernel",
+    .find_ioctl = op_find_ioctl,
+    .version = ioctl_version,
+    .commit = op_commit,
+    .complete = op_complete,
+    .retire = op_retire,
+    .release = op_release,
+};
+
+struct rb_sim_kmod *rb_sim_kmod_rocket_new(const struct rb_sim_config *cfg)
+{
+	struct rb_sim_config mainline = *cfg;
+	struct rb_sim_kmod *k;
+
+	mainline.rdma_required = true;
+	k = kmod_new(&mainline, &rocket_ops);
+	if (!k)
+		return NULL;
+	k->drv = calloc(1, sizeof(struct rocket));
+	if (!k->drv) {
+		rb_sim_kmod_free(k);
+		rb_set_error(-ENOMEM, "cannot create the emulated rocket kernel: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	return k;
+}
