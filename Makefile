@@ -6,6 +6,8 @@
 #   make bench        build the benchmarks under bench/ (build/bench-*)
 #   make calibrate    run the emulator's timing model on the published anchors and
 #                     write bench/calibration.md (fails when a target is missed)
+#   make fuzz         build the fuzz targets with clang's libFuzzer and run each for
+#                     FUZZ_SECONDS (default 30); fails on any finding (tests/fuzz/fuzz.mk)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 #
@@ -124,7 +126,9 @@ $(BUILD)/tests/consumer: tests/consumer/consumer.c $(LIB)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -Iinclude $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer
+include tests/fuzz/fuzz.mk
+
+check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) DEVICE=$(DEVICE) BASELINE=$(BASELINE) sh tests/run-tests.sh $(TESTS)
 
 # Refreshes the emulator's regression baseline, deliberately (review the diff).
