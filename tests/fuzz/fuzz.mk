@@ -26,7 +26,7 @@ FUZZ_REPLAYS := $(FUZZ_ALL:%=$(BUILD)/tests/fuzz-replay-%)
 # Not in the recursive make itself, where $(LIB) is this very file.
 ifneq ($(FUZZ_SUBMAKE),1)
 $(FUZZ_LIB): FORCE
-	@$(MAKE) --no-print-directory CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) SANITIZE= CROSS= \
+	@$(MAKE) -s --no-print-directory CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) SANITIZE= CROSS= \
 		SANFLAGS='$(FUZZ_SAN) -fsanitize=fuzzer-no-link' FUZZ_SUBMAKE=1 $@
 endif
 
