@@ -11,6 +11,10 @@
 # corpora (tests/fuzz/corpus/) are never written. `make check` replays every corpus and
 # regression input through the same targets built with the normal compiler
 # (build/tests/fuzz-replay-<target>, tests/e2e/fuzz_replay.sh).
+#
+# The checked-in corpora are the hand-written seeds plus what a 10-minute campaign
+# found, minimized to one input per new edge, which keeps them small:
+#   build/fuzz/fuzz-T -merge=1 -use_counters=0 NEW_DIR SEEDS_DIR CAMPAIGN_CORPUS_DIR
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
