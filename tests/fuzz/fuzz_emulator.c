@@ -4,8 +4,10 @@
  * Input: a 16-byte header, task descriptors, then the regcmd program:
  *   [0]      bit 0 model_only, bit 1 non-blocking with an out-fence, bit 2 PINGPONG,
  *            bit 3 a second submit of the same tasks after the first (FENCE_IN when
- *            non-blocking)
- *   [1]      core_mask (& 7)          [2] task_start (% 8)     [3] task_number (% 9)
+ *            non-blocking); then, with the jobs in flight: bit 4 ACT_RESET, bit 5
+ *            the data buffer destroyed, bit 6 the task buffer destroyed
+ *   [1]      core_mask (bits 0-2; bits 3-5: of the second submit)
+ *   [2]      task_start (% 8)         [3] task_number (% 9)
  *   [4]      timeout, 1 + x % 16 ms   [5] descriptors that follow (% 9)
  *   [6..15]  subcore_task[0..4]: start (% 8), number (% 9) byte pairs
  *   then     40-byte struct rknpu_task each; a regcmd_addr below REGCMD_BYTES is an
@@ -72,6 +74,7 @@ static void bo_destroy(struct rb_sim_kmod *k, struct bo *bo)
 		rb_sim_kmod_munmap(k, bo->map, bo->size);
 	if (bo->handle)
 		rb_sim_kmod_ioctl(k, DRM_IOCTL_RKNPU_MEM_DESTROY, &d);
+	memset(bo, 0, sizeof(*bo));
 }
 
 /* Descriptors into the task buffer, the program into its buffer, a fixed pattern of
@@ -110,14 +113,28 @@ static int submit(struct rb_sim_kmod *k, const struct rknpu_submit *tmpl, int fe
 	return s.fence_fd;
 }
 
-static void run(struct rb_sim_kmod *k, const uint8_t h[HEADER_BYTES], uint64_t task_obj)
+/* What a caller may do while its jobs are in flight (they run at the next wait). */
+static void meddle(struct rb_sim_kmod *k, uint8_t flags, struct bo *tasks, struct bo *data)
+{
+	struct rknpu_action reset = {.flags = RKNPU_ACT_RESET};
+
+	if (flags & 0x10)
+		FUZZ_CHECK(rb_sim_kmod_ioctl(k, DRM_IOCTL_RKNPU_ACTION, &reset) <= 0);
+	if (flags & 0x20)
+		bo_destroy(k, data);
+	if (flags & 0x40)
+		bo_destroy(k, tasks);
+}
+
+static void run(struct rb_sim_kmod *k, const uint8_t h[HEADER_BYTES], struct bo *tasks,
+		struct bo *data)
 {
 	struct rknpu_submit s = {
 	    .flags = RKNPU_JOB_PC,
 	    .timeout = 1u + h[4] % 16u,
 	    .task_start = h[2] % MAX_DESC,
 	    .task_number = h[3] % (MAX_DESC + 1),
-	    .task_obj_addr = task_obj,
+	    .task_obj_addr = tasks->obj_addr,
 	    .core_mask = h[1] & 7u,
 	    .fence_fd = -1,
 	};
@@ -132,8 +149,10 @@ static void run(struct rb_sim_kmod *k, const uint8_t h[HEADER_BYTES], uint64_t t
 		s.subcore_task[i] = (struct rknpu_subcore_task){h[6 + 2 * i] % MAX_DESC,
 								h[7 + 2 * i] % (MAX_DESC + 1)};
 	fence = submit(k, &s, -1);
+	s.core_mask = (h[1] >> 3) & 7u;
 	if (h[0] & 8)
 		second = submit(k, &s, fence);
+	meddle(k, h[0], tasks, data);
 	if (second >= 0) {
 		rb_sim_kmod_wait(k, second, 1000);
 		rb_sim_kmod_close_fd(k, second);
@@ -166,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(bo_create(k, TASK_BYTES, RKNPU_MEM_KERNEL_MAPPING, &tasks) == 0);
 	FUZZ_CHECK(bo_create(k, DATA_BYTES, 0, &buf) == 0);
 	fill(&in, &regcmd, &tasks, &buf, h[5] % (MAX_DESC + 1));
-	run(k, h, tasks.obj_addr);
+	run(k, h, &tasks, &buf);
 	bo_destroy(k, &buf);
 	bo_destroy(k, &tasks);
 	bo_destroy(k, &regcmd);
