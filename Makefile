@@ -10,6 +10,8 @@
 #                     user emulation (NEON paths; needs scripts/install-deps.sh --aarch64)
 #   make lint         cppcheck and a focused clang-tidy set over every C file (must be clean)
 #   make format-check every C file formatted by the checked-in .clang-format
+#   make fuzz         build the fuzz targets with clang's libFuzzer and run each for
+#                     FUZZ_SECONDS (default 30); fails on any finding (tests/fuzz/fuzz.mk)
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 #
@@ -151,7 +153,10 @@ $(BUILD)/tests/consumer: tests/consumer/consumer.c $(LIB)
 # RUNNER runs the test programs (check-aarch64 sets it to qemu user emulation).
 RUNNER ?=
 
-check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE)
+include tests/fuzz/fuzz.mk
+
+check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE) \
+		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
 		sh tests/run-tests.sh $(TESTS)
 

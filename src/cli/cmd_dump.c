@@ -1,5 +1,4 @@
 /* rknn-bench dump: decode a register program (regcmd) into text. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -40,26 +39,6 @@ static const struct option dump_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-struct words {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static int words_add(struct words *w, uint64_t word)
-{
-	uint64_t *v;
-
-	if (w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 256;
-		v = realloc(w->v, w->cap * sizeof(*v));
-		if (!v)
-			return rb_error("out of memory for %zu words", w->cap);
-		w->v = v;
-	}
-	w->v[w->n++] = word;
-	return 0;
-}
-
 /* Reads a whole stream; returns 0 or -1 with a message naming `label`. */
 static int read_all(FILE *f, const char *label, char **data, size_t *len)
 {
@@ -88,75 +67,8 @@ static int read_all(FILE *f, const char *label, char **data, size_t *len)
 	return 0;
 }
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-/* One line of the hex format: blank, a comment, or "[0x]<16 hex digits> [# comment]".
- * Returns 1 with *word set, 0 for a line without a word, -1 if the line is invalid. */
-static int parse_line(const char *line, size_t len, uint64_t *word)
-{
-	size_t i = 0, digits = 0;
-	uint64_t v = 0;
-
-	while (i < len && is_blank(line[i]))
-		i++;
-	if (i == len || line[i] == '#')
-		return 0;
-	if (len - i > 2 && line[i] == '0' && (line[i + 1] == 'x' || line[i + 1] == 'X'))
-		i += 2;
-	for (; i < len && isxdigit((unsigned char)line[i]); i++, digits++) {
-		int c = tolower((unsigned char)line[i]);
-
-		v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
-	}
-	while (i < len && is_blank(line[i]))
-		i++;
-	if (digits != 16 || (i < len && line[i] != '#'))
-		return -1;
-	*word = v;
-	return 1;
-}
-
-static int parse_hex(const char *data, size_t len, const char *label, struct words *w)
-{
-	size_t line_no = 0;
-
-	for (const char *p = data, *end = data + len; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		uint64_t word;
-		int ret = parse_line(p, n, &word);
-
-		line_no++;
-		if (ret < 0)
-			return rb_error("%s:%zu: '%.*s' is not a 64-bit word of 16 hex digits",
-					label, line_no, (int)(n > 40 ? 40 : n), p);
-		if (ret > 0 && words_add(w, word) < 0)
-			return -1;
-		p += n + 1;
-	}
-	return 0;
-}
-
-static int parse_binary(const unsigned char *data, size_t len, const char *label, struct words *w)
-{
-	if (len % 8)
-		return rb_error("%s: %zu bytes is not a whole number of 8-byte words", label, len);
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t v = 0;
-
-		for (int b = 7; b >= 0; b--) /* little-endian (§a.1) */
-			v = v << 8 | data[i + (size_t)b];
-		if (words_add(w, v) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Reads the program of `path` ("-" = standard input) into w. */
-static int load_words(const char *path, bool binary, struct words *w)
+/* Reads the program of `path` ("-" = standard input). */
+static int load_words(const char *path, bool binary, uint64_t **words, size_t *n)
 {
 	bool std_in = strcmp(path, "-") == 0;
 	const char *label = std_in ? "<stdin>" : path;
@@ -172,19 +84,14 @@ static int load_words(const char *path, bool binary, struct words *w)
 		fclose(f);
 	if (ret < 0)
 		return ret;
-	if (binary)
-		ret = parse_binary((const unsigned char *)data, len, label, w);
-	else
-		ret = parse_hex(data, len, label, w);
+	ret = rb_regcmd_parse(data, len, binary, label, words, n);
 	free(data);
-	if (ret == 0 && w->n == 0)
-		ret = rb_error("'%s' holds no words", label);
-	return ret;
+	return ret < 0 ? rb_error("%s", rb_last_error()) : 0;
 }
 
 int cmd_dump(int argc, char **argv)
 {
-	struct words w = {0};
+	uint64_t *words = NULL;
 	bool binary = false, strict = false;
 	size_t flagged, n;
 	int c;
@@ -205,13 +112,10 @@ int cmd_dump(int argc, char **argv)
 	if (argc - optind > 1)
 		return rb_error("dump reads one program; see 'rknn-bench dump --help'"),
 		       RB_EXIT_USAGE;
-	if (load_words(optind < argc ? argv[optind] : "-", binary, &w) < 0) {
-		free(w.v);
+	if (load_words(optind < argc ? argv[optind] : "-", binary, &words, &n) < 0)
 		return RB_EXIT_USAGE;
-	}
-	n = w.n;
-	flagged = rb_decode_print(stdout, w.v, w.n);
-	free(w.v);
+	flagged = rb_decode_print(stdout, words, n);
+	free(words);
 	if (fflush(stdout) != 0)
 		return cli_fail(RB_EXIT_USAGE, "cannot write the output: %s", strerror(errno));
 	if (flagged && strict)

@@ -1,11 +1,15 @@
 /* The regcmd decoder: 64-bit words back to "BLOCK.REGISTER field=value ..." text, with
  * every word the database does not explain flagged (npu-facts.md §a.1). */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "npu/regcmd.h"
 #include "npu/regs.h"
 
@@ -196,4 +200,117 @@ size_t rb_decode_print(FILE *f, const uint64_t *words, size_t n)
 		fprintf(f, "%3zu %016" PRIx64 " %s\n", i, words[i], text);
 	}
 	return flagged;
+}
+
+/* ---- reading a program (rknn-bench dump's input) ---- */
+
+struct words {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int words_add(struct words *w, uint64_t word, const char *label)
+{
+	uint64_t *v;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+
+		v = realloc(w->v, cap * sizeof(*v));
+		if (!v)
+			return rb_set_error(-ENOMEM, "out of memory for %zu words of '%s'", cap,
+					    label);
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n++] = word;
+	return 0;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* One line of the hex format: blank, a comment, or "[0x]<16 hex digits> [# comment]".
+ * Returns 1 with *word set, 0 for a line without a word, -1 if the line is invalid. */
+static int parse_line(const char *line, size_t len, uint64_t *word)
+{
+	size_t i = 0, digits = 0;
+	uint64_t v = 0;
+
+	while (i < len && is_blank(line[i]))
+		i++;
+	if (i == len || line[i] == '#')
+		return 0;
+	if (len - i > 2 && line[i] == '0' && (line[i + 1] == 'x' || line[i + 1] == 'X'))
+		i += 2;
+	for (; i < len && isxdigit((unsigned char)line[i]); i++, digits++) {
+		int c = tolower((unsigned char)line[i]);
+
+		v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
+	}
+	while (i < len && is_blank(line[i]))
+		i++;
+	if (digits != 16 || (i < len && line[i] != '#'))
+		return -1;
+	*word = v;
+	return 1;
+}
+
+static int parse_hex(const char *data, size_t len, const char *label, struct words *w)
+{
+	size_t line_no = 0;
+
+	for (const char *p = data, *end = data + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		uint64_t word;
+		int ret = parse_line(p, n, &word);
+
+		line_no++;
+		if (ret < 0)
+			return rb_set_error(-EINVAL,
+					    "%s:%zu: '%.*s' is not a 64-bit word of 16 hex digits",
+					    label, line_no, (int)(n > 40 ? 40 : n), p);
+		if (ret > 0 && (ret = words_add(w, word, label)) < 0)
+			return ret;
+		p += n + 1;
+	}
+	return 0;
+}
+
+static int parse_binary(const unsigned char *data, size_t len, const char *label, struct words *w)
+{
+	int ret = 0;
+
+	if (len % 8)
+		return rb_set_error(-EINVAL, "%s: %zu bytes is not a whole number of 8-byte words",
+				    label, len);
+	for (size_t i = 0; ret == 0 && i < len; i += 8) {
+		uint64_t v = 0;
+
+		for (int b = 7; b >= 0; b--) /* little-endian (§a.1) */
+			v = v << 8 | data[i + (size_t)b];
+		ret = words_add(w, v, label);
+	}
+	return ret;
+}
+
+int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label,
+		    uint64_t **words, size_t *n)
+{
+	struct words w = {0};
+	int ret = binary ? parse_binary((const unsigned char *)data, len, label, &w)
+			 : parse_hex(data, len, label, &w);
+
+	if (ret == 0 && w.n == 0)
+		ret = rb_set_error(-EINVAL, "'%s' holds no words", label);
+	if (ret < 0) {
+		free(w.v);
+		return ret;
+	}
+	*words = w.v;
+	*n = w.n;
+	return 0;
 }

@@ -18,6 +18,7 @@
 #ifndef RB_NPU_REGCMD_H
 #define RB_NPU_REGCMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,5 +106,13 @@ int rb_decode_format(const struct rb_decoded *d, char *buf, size_t size);
 /* Writes "INDEX WORD TEXT" lines for a program to out; returns the number of flagged
  * words (status != OK). */
 size_t rb_decode_print(FILE *out, const uint64_t *words, size_t n);
+
+/* Reads a program from the text of a file (`label` names it in messages): with
+ * `binary`, raw little-endian 64-bit words; else one word per line as 16 hex digits,
+ * '0x' optional (the format of 'rknn-bench regcmd --format hex'), blank lines and '#'
+ * comments ignored. 0 with *words (free()) holding *n >= 1 words, or -EINVAL / -ENOMEM
+ * with a message naming the label and line. */
+int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label,
+		    uint64_t **words, size_t *n);
 
 #endif

@@ -33,6 +33,7 @@
 #include "sim/npu_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SIM_X86 1
 #endif
@@ -337,6 +338,16 @@ __attribute__((target("avx2"))) static void i8_avx2(float *dst, const uint8_t *s
 }
 #endif
 
+#if defined(SIM_X86)
+/* CPUID leaf 1, ECX: clang 14's __builtin_cpu_supports does not know "f16c". */
+static bool has_f16c(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 static atomic_int force_portable;
 
 void rb_sim_gemm_force_portable(int on)
@@ -354,7 +365,7 @@ static struct kern_ops pick_kernel(void)
 	if (!atomic_load(&force_portable) && __builtin_cpu_supports("avx2") &&
 	    __builtin_cpu_supports("fma"))
 		o = (struct kern_ops){kern_avx2, 3, 4, i8_avx2, NULL, NULL};
-	if (o.fn == kern_avx2 && __builtin_cpu_supports("f16c")) {
+	if (o.fn == kern_avx2 && has_f16c()) {
 		o.direct_f16 = kern_direct_f16;
 		o.direct_i8 = kern_direct_i8;
 	}

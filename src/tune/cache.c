@@ -262,44 +262,46 @@ static int read_all(struct rb_tune_cache *c, const char *data, size_t len, size_
 	return ret;
 }
 
-static int open_existing(struct rb_tune_cache *c, const struct rb_tune_header *h)
+int rb_tune_cache_parse(struct rb_tune_cache *c, const char *path, const char *data, size_t len,
+			const struct rb_tune_header *h, size_t *valid)
 {
-	char *data = NULL;
-	size_t len = 0, good = 0;
-	int ret = rb_file_read(c->path, &data, &len);
+	int ret;
 
-	if (ret < 0)
-		return ret;
-	ret = read_all(c, data, len, &good, h);
-	if (ret == 0 && good == 0 && c->dropped_last_line)
+	memset(c, 0, sizeof(*c));
+	*valid = 0;
+	c->path = strdup(path);
+	if (!c->path)
+		return rb_set_error(-ENOMEM, "out of memory");
+	ret = read_all(c, data, len, valid, h);
+	if (ret == 0 && *valid == 0 && c->dropped_last_line)
 		ret = rb_set_error(-ESTALE,
 				   "cache '%s' has no complete header line: delete it or give "
 				   "another --cache",
 				   c->path);
-	free(data);
-	if (ret == 0 && good < len && truncate(c->path, (off_t)good) != 0)
-		ret = rb_set_error(-errno, "cannot drop the truncated last line of '%s': %s",
-				   c->path, strerror(errno));
 	return ret;
 }
 
 int rb_tune_cache_open(struct rb_tune_cache *c, const char *path, const struct rb_tune_header *h)
 {
-	FILE *probe;
+	FILE *probe = fopen(path, "r");
 	bool fresh = true;
+	char *data = NULL;
+	size_t len = 0, good = 0;
 	int ret = 0;
 
-	memset(c, 0, sizeof(*c));
-	c->path = strdup(path);
-	if (!c->path)
-		return rb_set_error(-ENOMEM, "out of memory");
-	probe = fopen(path, "r");
 	if (probe) {
 		fresh = fgetc(probe) == EOF;
 		fclose(probe);
 	}
+	memset(c, 0, sizeof(*c));
 	if (!fresh)
-		ret = open_existing(c, h);
+		ret = rb_file_read(path, &data, &len);
+	if (ret == 0)
+		ret = rb_tune_cache_parse(c, path, data, len, h, &good);
+	free(data);
+	if (ret == 0 && good < len && truncate(path, (off_t)good) != 0)
+		ret = rb_set_error(-errno, "cannot drop the truncated last line of '%s': %s",
+				   path, strerror(errno));
 	if (ret == 0) {
 		c->f = fopen(path, fresh ? "w" : "a");
 		if (!c->f)

@@ -386,6 +386,34 @@ static void test_task_refusals(void **state)
 	expect_invalid(t, "int8 in, fp16 out is not supported");
 }
 
+/* dump's reader: hex lines with comments and 0x, raw little-endian words, refusals. */
+static void test_parse_program(void **state)
+{
+	static const char hex[] = "# a comment\n\n0x0201000000501010  # note\n"
+				  "  0000000000000000\n00810000001D0008";
+	static const unsigned char bin[] = {0x10, 0x10, 0x50, 0, 0, 0, 0x01, 0x02};
+	uint64_t *w = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(rb_regcmd_parse(hex, sizeof(hex) - 1, false, "p.hex", &w, &n), 0);
+	assert_int_equal(n, 3);
+	assert_true(w[0] == UINT64_C(0x0201000000501010) && w[1] == 0 &&
+		    w[2] == UINT64_C(0x00810000001d0008));
+	free(w);
+	assert_int_equal(rb_regcmd_parse((const char *)bin, 8, true, "p.bin", &w, &n), 0);
+	assert_true(n == 1 && w[0] == UINT64_C(0x0201000000501010));
+	free(w);
+	assert_int_equal(rb_regcmd_parse((const char *)bin, 7, true, "p.bin", &w, &n), -EINVAL);
+	assert_string_equal(rb_last_error(),
+			    "p.bin: 7 bytes is not a whole number of 8-byte words");
+	assert_int_equal(rb_regcmd_parse("12345\n", 6, false, "p.hex", &w, &n), -EINVAL);
+	assert_string_equal(rb_last_error(),
+			    "p.hex:1: '12345' is not a 64-bit word of 16 hex digits");
+	assert_int_equal(rb_regcmd_parse("# only\n", 7, false, "p.hex", &w, &n), -EINVAL);
+	assert_string_equal(rb_last_error(), "'p.hex' holds no words");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +431,7 @@ int main(void)
 	    cmocka_unit_test(test_chain_refusals),
 	    cmocka_unit_test(test_field_overflow_names_field),
 	    cmocka_unit_test(test_task_refusals),
+	    cmocka_unit_test(test_parse_program),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -348,6 +348,34 @@ static void test_cache_corrupt(void **state)
 	assert_int_equal(lines(path), 2);
 }
 
+/* The in-memory reader _open uses: records, the valid prefix, a dropped last line. */
+static void test_cache_parse(void **state)
+{
+	static const char text[] =
+	    "{\"schema\":\"rknn-bench-tune-cache/1\",\"tool_version\":\"0.1.0\",\"device\":"
+	    "\"sim\",\"driver\":\"0.9.8\",\"soc\":\"rk3588\",\"space\":\"0123456789abcdef\","
+	    "\"space_desc\":\"\",\"measure\":\"seed=1\"}\n"
+	    "{\"kind\":\"cpu\",\"shape\":\"1x2048x8192 fp16\",\"config\":\"cpu\",\"launch\":"
+	    "\"-\",\"status\":\"ok\",\"median_us\":5,\"verify\":\"\",\"reason\":\"\"}\n"
+	    "{\"kind\":\"run\"";
+	struct rb_tune_header h;
+	struct rb_tune_cache c;
+	size_t valid;
+
+	(void)state;
+	header(&h, "sim");
+	assert_int_equal(rb_tune_cache_parse(&c, "mem", text, sizeof(text) - 1, &h, &valid), 0);
+	assert_int_equal(c.count, 1);
+	assert_true(c.dropped_last_line);
+	assert_int_equal(valid, strrchr(text, '\n') - text + 1);
+	assert_non_null(rb_tune_cache_find(&c, RB_TUNE_CPU, "1x2048x8192 fp16", "cpu", "-"));
+	assert_null(c.f);
+	rb_tune_cache_close(&c);
+	assert_int_equal(rb_tune_cache_parse(&c, "mem", "{\"kind\"", 8, &h, &valid), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "cache 'mem' has no complete header line"));
+	rb_tune_cache_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +385,7 @@ int main(void)
 	    cmocka_unit_test(test_space_extend),
 	    cmocka_unit_test(test_space_errors),
 	    cmocka_unit_test(test_shuffle),
+	    cmocka_unit_test(test_cache_parse),
 	    cmocka_unit_test_setup_teardown(test_cache_resume, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cache_truncated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cache_mismatch, setup, teardown),
