@@ -56,7 +56,8 @@ static const char tune_usage[] =
     "  --verbose            one line per config evaluated (stderr)\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM stops after the config being measured: results stay in\n"
-    "the cache, no tuned JSON is written (exit 130, 143). Exit codes: 0 ok, 1 a shape has no verified config,\n"
+    "the cache, no tuned JSON is written (exit 130, 143). Exit codes: 0 ok, 1 a shape has no "
+    "verified config,\n"
     "2 usage or input error (or a cache from another setup), 3 device error.\n";
 
 enum {

@@ -297,8 +297,8 @@ static int parse_binary(const unsigned char *data, size_t len, const char *label
 	return ret;
 }
 
-int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label,
-		    uint64_t **words, size_t *n)
+int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label, uint64_t **words,
+		    size_t *n)
 {
 	struct words w = {0};
 	int ret = binary ? parse_binary((const unsigned char *)data, len, label, &w)

@@ -219,7 +219,7 @@ static cJSON *npu_config(const struct rb_engine *e)
 				ne->dev.driver == RB_DRIVER_ROCKET ? "rocket" : "rknpu");
 	cJSON_AddNumberToObject(config, "driver_version",
 				ne->dev.driver == RB_DRIVER_ROCKET ? ne->dev.rocket.drv_version
-								: ne->dev.drv.drv_version);
+								   : ne->dev.drv.drv_version);
 	if (ne->planned)
 		add_limits(config, e, &ne->plan);
 	if (ne->dev.modeled)

@@ -370,9 +370,9 @@ static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t
 	const struct rknpu_task *desc = job->tasks.map;
 
 	if (is_rocket(job))
-		return (struct rb_validate_task){
-		    job->rocket_tasks[i].regcmd,
-		    job->rocket_tasks[i].regcmd_count - RB_REGCMD_TAIL_WORDS};
+		return (struct rb_validate_task){job->rocket_tasks[i].regcmd,
+						 job->rocket_tasks[i].regcmd_count -
+						     RB_REGCMD_TAIL_WORDS};
 	return (struct rb_validate_task){desc[i].regcmd_addr, desc[i].regcfg_amount};
 }
 

@@ -41,13 +41,13 @@ typedef bool (*rb_npu_phase_fn)(void *ctx, enum rb_npu_phase phase);
 
 struct rb_npu_device {
 	enum rb_npu_driver driver; /* the kernel driver under it (dev/discover.h) */
-	struct rb_rknpu drv;     /* driver RB_DRIVER_RKNPU */
-	struct rb_rocket rocket; /* driver RB_DRIVER_ROCKET */
-	const char *name;        /* "sim", "rknpu", "sim:rocket", "rocket" */
-	bool modeled;            /* times come from the emulator's model */
-	bool model_only;         /* emulator timing only: C is never written, so no data is
-				    packed or unpacked (inputs may hold no matrices) */
-	int timeout_ms;          /* per submit */
+	struct rb_rknpu drv;       /* driver RB_DRIVER_RKNPU */
+	struct rb_rocket rocket;   /* driver RB_DRIVER_ROCKET */
+	const char *name;          /* "sim", "rknpu", "sim:rocket", "rocket" */
+	bool modeled;              /* times come from the emulator's model */
+	bool model_only;           /* emulator timing only: C is never written, so no data is
+				      packed or unpacked (inputs may hold no matrices) */
+	int timeout_ms;            /* per submit */
 	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
 	rb_npu_phase_fn on_phase;
 	void *phase_ctx;

@@ -112,7 +112,7 @@ size_t rb_decode_print(FILE *out, const uint64_t *words, size_t n);
  * '0x' optional (the format of 'rknn-bench regcmd --format hex'), blank lines and '#'
  * comments ignored. 0 with *words (free()) holding *n >= 1 words, or -EINVAL / -ENOMEM
  * with a message naming the label and line. */
-int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label,
-		    uint64_t **words, size_t *n);
+int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label, uint64_t **words,
+		    size_t *n);
 
 #endif

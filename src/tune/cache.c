@@ -300,8 +300,8 @@ int rb_tune_cache_open(struct rb_tune_cache *c, const char *path, const struct r
 		ret = rb_tune_cache_parse(c, path, data, len, h, &good);
 	free(data);
 	if (ret == 0 && good < len && truncate(path, (off_t)good) != 0)
-		ret = rb_set_error(-errno, "cannot drop the truncated last line of '%s': %s",
-				   path, strerror(errno));
+		ret = rb_set_error(-errno, "cannot drop the truncated last line of '%s': %s", path,
+				   strerror(errno));
 	if (ret == 0) {
 		c->f = fopen(path, fresh ? "w" : "a");
 		if (!c->f)

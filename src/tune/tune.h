@@ -149,8 +149,8 @@ int rb_tune_cache_open(struct rb_tune_cache *cache, const char *path,
 /* The reading half of _open, on the text of an existing cache held in memory (path
  * names it in messages): sets up *cache (closed: no FILE; release with _close, also on
  * error) with the records read, and *valid to the length of the complete lines. */
-int rb_tune_cache_parse(struct rb_tune_cache *cache, const char *path, const char *data,
-			size_t len, const struct rb_tune_header *header, size_t *valid);
+int rb_tune_cache_parse(struct rb_tune_cache *cache, const char *path, const char *data, size_t len,
+			const struct rb_tune_header *header, size_t *valid);
 const struct rb_tune_record *rb_tune_cache_find(const struct rb_tune_cache *cache,
 						enum rb_tune_kind kind, const char *shape,
 						const char *config, const char *launch);

@@ -15,7 +15,10 @@ export RKNN_BENCH_DEVROOT="$TMP/nodev" # this machine's /dev never takes part
 fake() {
 	nodes=$1
 	shift 2
-	env RKNN_BENCH_FAKENODE="$nodes" LD_PRELOAD="$FAKE" "$@"
+	(
+		export RKNN_BENCH_FAKENODE="$nodes"
+		preload "$FAKE" "$@"
+	)
 }
 json() { "$JSONCHECK" "$1" "$2" 2>&1; }
 expect_json() { # FILE PATH WANTED DESCRIPTION
@@ -47,6 +50,11 @@ driver_tests() {
 		--top 4 --iters 2 --warmup 0 --quiet -o "$TMP/tuned-$drv.json"
 	expect_json "$TMP/tuned-$drv.json" pairs.0.measured.device $drv "$drv tune: measured on $drv"
 	expect_json "$TMP/tuned-$drv.json" pairs.0.measured.verify verified "$drv tune: verified"
+	if [ -n "${RUNNER:-}" ]; then
+		ok "$drv: strace shows the ioctl numbers # SKIP under $RUNNER strace sees the" \
+			"emulator, which does not forward ioctls it does not know"
+		return
+	fi
 	if ! command -v strace >/dev/null 2>&1; then
 		not_ok "$drv: strace shows the ioctl numbers" \
 			"strace is not installed (apt-get install strace)"
@@ -113,8 +121,7 @@ expect_json "$TMP/out" npu.emulated false "info json: not emulated"
 mkdir -p "$TMP/rocket/accel"
 : >"$TMP/rocket/accel/accel0"
 expect_exit 0 "auto finds the rocket accel node" -- \
-	env RKNN_BENCH_DEVROOT="$TMP/rocket" LD_PRELOAD="$FAKE" \
-	RKNN_BENCH_FAKENODE="$TMP/rocket/accel/accel0=rocket" \
+	fake "$TMP/rocket/accel/accel0=rocket" -- env RKNN_BENCH_DEVROOT="$TMP/rocket" \
 	"$RKNN_BENCH" run --shape 4x64x16 --iters 1 --warmup 0 --format json
 cp "$TMP/out" "$TMP/auto-rocket.json"
 expect_json "$TMP/auto-rocket.json" results.0.device rocket "auto: the rocket engine"
@@ -161,8 +168,8 @@ fi
 # auto on a board whose NPU node cannot be opened: the emulator, and why.
 mkdir -p "$TMP/busy/dri"
 : >"$TMP/busy/dri/card1"
-expect_exit 0 "auto with a busy NPU node falls back" -- env RKNN_BENCH_DEVROOT="$TMP/busy" \
-	RKNN_BENCH_FAKENODE="$TMP/busy/dri/card1=rknpu:ebusy" LD_PRELOAD="$FAKE" \
+expect_exit 0 "auto with a busy NPU node falls back" -- \
+	fake "$TMP/busy/dri/card1=rknpu:ebusy" -- env RKNN_BENCH_DEVROOT="$TMP/busy" \
 	"$RKNN_BENCH" run --shape 4x64x16 --iters 1 --warmup 0
 expect_grep "device busy.*\(using the emulator meanwhile\)" "$TMP/err" "auto: names the busy node"
 
@@ -174,10 +181,16 @@ leak_run() {
 		"$RKNN_BENCH" run --device rknpu:$RKNPU --shape 4x64x16 --config mask=0x1 \
 		--iters 10000 --warmup 0 >"$TMP/out" 2>"$TMP/err"
 }
+leak_desc="10,000 submits: no leak"
 case $BUILD in
 *san*) leak_run
 	rc=$? ;;
-*) if command -v valgrind >/dev/null 2>&1; then
+*) if [ -n "${RUNNER:-}" ]; then
+	# valgrind would check the emulator, not the program: the counts below still hold.
+	leak_desc="10,000 submits ran (valgrind would check $RUNNER, not the program)"
+	leak_run
+	rc=$?
+elif command -v valgrind >/dev/null 2>&1; then
 	leak_run valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
 		--error-exitcode=9
 	rc=$?
@@ -186,7 +199,7 @@ else
 	echo "valgrind is not installed (apt-get install valgrind)" >"$TMP/err"
 fi ;;
 esac
-[ "$rc" = 0 ] && ok "10,000 submits: no leak" || not_ok "10,000 submits: no leak" "exit $rc" \
+[ "$rc" = 0 ] && ok "$leak_desc" || not_ok "$leak_desc" "exit $rc" \
 	"$(head -c 1500 "$TMP/err")"
 submits=$(awk '$2 == "0xc0686441" {print $3}' "$TMP/stats.txt" 2>/dev/null)
 [ "${submits:-0}" -ge 10000 ] && ok "10,000 submits: $submits served" ||

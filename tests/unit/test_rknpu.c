@@ -60,6 +60,10 @@ static void test_host_missing_node(void **state)
 /* /dev/null is not an rknpu node: the driver says which ioctl failed and closes it. */
 static void test_host_not_rknpu(void **state)
 {
+	/* /dev/null answers ENOTTY; qemu-user (make check-aarch64 sets RUNNER) does not
+	 * forward ioctls it does not know and answers ENOSYS itself. */
+	const char *runner = getenv("RUNNER");
+	int want = runner && *runner ? -ENOSYS : -ENOTTY;
 	struct rb_transport t;
 	struct rb_rknpu dev;
 
@@ -67,11 +71,12 @@ static void test_host_not_rknpu(void **state)
 	assert_int_equal(rb_transport_open_host(&t, "/dev/null"), 0);
 	assert_string_equal(t.ops->name, "host");
 	assert_null(rb_transport_sim_kmod(&t));
-	assert_int_equal(rb_rknpu_open(&dev, &t), -ENOTTY);
+
+	assert_int_equal(rb_rknpu_open(&dev, &t), want);
 	assert_null(t.ops); /* taken over, and closed on failure */
 	assert_null(dev.tr.ops);
-	assert_string_equal(rb_last_error(),
-			    "RKNPU_ACTION GET_DRV_VERSION failed: Inappropriate ioctl for device");
+	assert_non_null(strstr(rb_last_error(), "RKNPU_ACTION GET_DRV_VERSION failed: "));
+	assert_non_null(strstr(rb_last_error(), strerror(-want)));
 }
 
 /* wait/close_fd/now_ns on ordinary fds: a pipe stands in for a fence. */
