@@ -1,12 +1,14 @@
 #!/bin/sh
 # Installs what rknn-bench needs to build and test, when it is missing and we can:
-# a C compiler, make, pkg-config, cJSON, libdrm and cmocka (Debian/Ubuntu packages).
-# Used by `make run` and `.ci/run`; safe to run again (does nothing when all is there).
-PACKAGES="build-essential pkg-config libcjson-dev libdrm-dev libcmocka-dev"
+# a C compiler, make, pkg-config, cJSON, libdrm and cmocka, and strace and valgrind for
+# the fake device node's tests (Debian/Ubuntu packages).
+# Used by `make run`; safe to run again (does nothing when all is there).
+PACKAGES="build-essential pkg-config libcjson-dev libdrm-dev libcmocka-dev strace valgrind"
 
 have_all() {
 	command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 &&
-		command -v pkg-config >/dev/null 2>&1 &&
+		command -v pkg-config >/dev/null 2>&1 && command -v strace >/dev/null 2>&1 &&
+		command -v valgrind >/dev/null 2>&1 &&
 		pkg-config --exists libcjson libdrm cmocka
 }
 
