@@ -70,6 +70,40 @@ int rb_conv_check_banks(const struct rb_conv *cv, uint32_t banks, char *why, siz
 	return -1;
 }
 
+static bool op_bit(uint32_t op, enum rb_field_id id)
+{
+	return rb_field_unpack(id, op) != 0;
+}
+
+int rb_conv_check_enable(uint32_t op, bool mrdma_disable, bool rdma_required, char *why,
+			 size_t size)
+{
+	if (!op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_CNA) ||
+	    !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_CORE) ||
+	    !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU))
+		snprintf(why, size,
+			 "op-enable 0x%x does not run CNA, CORE and DPU: only convolution tasks "
+			 "are modeled",
+			 op);
+	else if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU) ||
+		 op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU_RDMA))
+		snprintf(why, size, "op-enable 0x%x runs the PPU, which is not modeled", op);
+	else if (rdma_required && !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA))
+		snprintf(why, size,
+			 "op-enable 0x%x does not run DPU_RDMA: under the mainline rocket kernel "
+			 "the DPU then never finishes (npu-facts §a.6); program DPU_RDMA (plan "
+			 "flag mainline=1)",
+			 op);
+	else if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA) && !mrdma_disable)
+		snprintf(why, size,
+			 "op-enable 0x%x runs DPU_RDMA but DPU_RDMA.FEATURE_MODE_CFG.MRDMA_DISABLE "
+			 "is 0: the DPU waits for MRDMA data that was never set up",
+			 op);
+	else
+		return 0;
+	return -1;
+}
+
 uint32_t rb_conv_feature_groups(const struct rb_conv *cv)
 {
 	return (uint32_t)div_up(cv->channels, cv->c2_in);

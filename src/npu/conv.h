@@ -1,8 +1,8 @@
 /* What the registers of a convolution task say, as numbers, and the rules on them that
  * both the emulator and the validator apply: the CBUF bank sum and the DMA ranges
- * (npu-facts §b.2-§b.4, §c). The emulator (src/sim/hw_conv.c) enforces them while it
- * runs a task; the validator (validate.h) checks every task with them before a program
- * is submitted. One piece of code, so the two never disagree.
+ * (npu-facts §b.2-§b.4, §c) and what a task's op-enable may run (§a.6). The emulator
+ * (src/sim/hw_conv.c) enforces them while it runs a task; the validator (validate.h) checks every
+ * task with them before a program is submitted. One piece of code, so the two never disagree.
  *
  * Registers are read through a callback: the emulator reads the register group the
  * block executes, the validator the values the program wrote. Nothing here allocates
@@ -42,6 +42,12 @@ int64_t rb_conv_field(rb_conv_reg_fn *reg, const void *ctx, enum rb_field_id id)
 /* §c: DATA_BANK + WEIGHT_BANK must not exceed the CBUF's banks. 0, or -1 with
  * "CNA.CBUF_CON0: DATA_BANK 8 + WEIGHT_BANK 8 = 16 banks, the CBUF has 12" in why. */
 int rb_conv_check_banks(const struct rb_conv *cv, uint32_t banks, char *why, size_t size);
+
+/* §a.1, §a.6: what the op-enable word of a task runs. CNA, CORE and DPU (the only
+ * tasks modeled), no PPU; DPU_RDMA needs MRDMA_DISABLE set, and under mainline rocket
+ * (rdma_required) a task without DPU_RDMA never finishes. 0, or -1 with why. */
+int rb_conv_check_enable(uint32_t op_enable, bool mrdma_disable, bool rdma_required, char *why,
+			 size_t size);
 
 /* One DMA: [addr, addr + len) of the NPU address space (may pass 4 GiB). */
 struct rb_dma_range {

@@ -389,7 +389,8 @@ static int validate_programs(const struct rb_npu_job *job)
 				    job->n_submits,
 				    bufs,
 				    3,
-				    RB_NPU_CBUF_BANKS};
+				    RB_NPU_CBUF_BANKS,
+				    is_rocket(job)};
 	struct rb_validate_task *tasks = calloc(job->plan->n_tasks, sizeof(*tasks));
 	struct rb_validate_chain *chains = calloc(job->n_submits, sizeof(*chains));
 	int ret = tasks && chains ? 0 : rb_set_error(-ENOMEM, "out of memory for validation");

@@ -18,6 +18,7 @@ struct walk {
 	uint32_t task;         /* index in the job */
 	uint32_t addr, amount; /* where the current task is fetched from */
 	uint32_t next_addr, next_amount;
+	uint32_t op_enable; /* the current task's op-enable word */
 	uint32_t regs[RB_REG_COUNT];
 };
 
@@ -69,6 +70,8 @@ static int check_word(struct walk *w, uint64_t word, uint64_t i, uint64_t n)
 			      (unsigned long long)i, (unsigned long long)n, w->amount);
 	if (d.kind == RB_WORD_REG)
 		apply(w, &d);
+	if (d.kind == RB_WORD_OP_ENABLE)
+		w->op_enable = d.value;
 	return d.kind == RB_WORD_OP_ENABLE ? 1 : 0;
 }
 
@@ -147,7 +150,11 @@ static int check_task(const struct walk *w)
 
 	/* TASK_DMA_BASE_ADDR is 0 in every submit of this tool (§a.3). */
 	rb_conv_read(&cv, written, w->regs, 0);
-	if (rb_conv_check_banks(&cv, w->job->cbuf_banks, why, sizeof(why)))
+	if (rb_conv_check_enable(
+		w->op_enable,
+		rb_conv_field(written, w->regs, RB_FIELD_DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE),
+		w->job->rdma_required, why, sizeof(why)) ||
+	    rb_conv_check_banks(&cv, w->job->cbuf_banks, why, sizeof(why)))
 		return refuse(w, "%s", why);
 	return check_dma(w, &cv);
 }

@@ -8,6 +8,8 @@
  *  - every word decodes through the register database: a known target, a register at
  *    the offset, no value bits outside the register's fields (their widths), the sync
  *    and op-enable words well formed, op-enable the last word fetched;
+ *  - the op-enable word: CNA, CORE and DPU, no PPU, DPU_RDMA only with MRDMA_DISABLE,
+ *    and DPU_RDMA in every task under mainline rocket (rdma_required, §a.6);
  *  - DATA_BANK + WEIGHT_BANK within the CBUF;
  *  - every DMA range (feature per channel group, weights, output per sub-surface, as
  *    the emulator computes them) inside one data buffer of the job, and every output
@@ -24,6 +26,7 @@
 #ifndef RB_NPU_VALIDATE_H
 #define RB_NPU_VALIDATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +59,7 @@ struct rb_validate_job {
 	const struct rb_validate_buf *bufs; /* the data buffers */
 	size_t n_bufs;
 	uint32_t cbuf_banks;
+	bool rdma_required; /* mainline rocket: every task must run DPU_RDMA (§a.6) */
 };
 
 int rb_validate_job(const struct rb_validate_job *job);

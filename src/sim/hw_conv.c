@@ -61,39 +61,15 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
-static bool op_bit(uint32_t op, enum rb_field_id id)
-{
-	return rb_field_unpack(id, op) != 0;
-}
-
-/* §a.1, §a.6: what the kick runs. */
+/* §a.1, §a.6: what the kick runs (the rule is npu/conv.c's, shared with the validator). */
 static int check_enable(const struct rb_sim_exec *x, struct rb_sim_fault *f)
 {
-	uint32_t op = x->op_enable;
+	char why[256];
 
-	if (!op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_CNA) ||
-	    !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_CORE) ||
-	    !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU))
-		return rb_sim_hang(f,
-				   "op-enable 0x%x does not run CNA, CORE and DPU: only "
-				   "convolution tasks are modeled",
-				   op);
-	if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU) ||
-	    op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_PPU_RDMA))
-		return rb_sim_hang(f, "op-enable 0x%x runs the PPU, which is not modeled", op);
-	if (x->npu->rdma_required && !op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA))
-		return rb_sim_hang(
-		    f,
-		    "op-enable 0x%x does not run DPU_RDMA: under the mainline rocket "
-		    "kernel the DPU then never finishes (npu-facts §a.6); program "
-		    "DPU_RDMA (plan flag mainline=1)",
-		    op);
-	if (op_bit(op, RB_FIELD_GLOBAL_OPERATION_ENABLE_DPU_RDMA) &&
-	    !FLD(x->core, DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE))
-		return rb_sim_hang(f,
-				   "op-enable 0x%x runs DPU_RDMA but %s is 0: the DPU waits "
-				   "for MRDMA data that was never set up",
-				   op, fname(RB_FIELD_DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE));
+	if (rb_conv_check_enable(x->op_enable,
+				 FLD(x->core, DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE),
+				 x->npu->rdma_required, why, sizeof(why)))
+		return rb_sim_hang(f, "%s", why);
 	return 0;
 }
 

@@ -38,11 +38,16 @@ expect_exit 2 "multicore launch is refused on rocket" -- \
 	$RUN --device sim:rocket --shape 64x256x128 --launch multicore
 expect_grep "rocket has none: use fences or threads" "$TMP/err" "multicore refusal says why"
 
-# The vendor program variant (no DPU_RDMA) on rocket: hangs, 500 ms timeout, core reset,
-# one retry, then a clear device error and no report.
-expect_exit 3 "vendor variant on sim:rocket is a device error" -- \
+# The vendor program variant (no DPU_RDMA) on rocket: the validator refuses it before
+# submit; past the validator it hangs, 500 ms timeout, core reset, one retry, then a
+# clear device error and no report.
+expect_exit 3 "vendor variant on sim:rocket is refused before submit" -- \
+	env RKNN_BENCH_DEBUG=fault_no_rdma $RUN --device sim:rocket --shape 64x256x128
+expect_grep 'cannot prepare: task 0 \(core [0-2]\): op-enable 0x[0-9a-f]+ does not run DPU_RDMA' \
+	"$TMP/err" "the validator names the task and DPU_RDMA"
+expect_exit 3 "vendor variant on sim:rocket past the validator is a device error" -- \
 	env RKNN_BENCH_DEBUG=fault_no_rdma $RUN --device sim:rocket --shape 64x256x128 \
-	-o "$TMP/nordma.json"
+	--unsafe-skip-validation -o "$TMP/nordma.json"
 expect_grep 'does not run DPU_RDMA' "$TMP/err" "the error names DPU_RDMA"
 expect_grep 'job timed out after 500 ms, core reset' "$TMP/err" "the kernel reset the core"
 expect_grep 'after a reset and one retry' "$TMP/err" "it was retried once"

@@ -67,8 +67,8 @@ static int setup(void **state)
 	f.bufs[1] = (struct rb_validate_buf){"B", B_ADDR, BUF};
 	f.bufs[2] = (struct rb_validate_buf){"C", C_ADDR, BUF};
 	f.job =
-	    (struct rb_validate_job){f.rc.words, RC_ADDR, f.rc.count * 8,   f.tasks, &f.chain, 1,
-				     f.bufs,     3,       RB_NPU_CBUF_BANKS};
+	    (struct rb_validate_job){f.rc.words, RC_ADDR, f.rc.count * 8,    f.tasks, &f.chain, 1,
+				     f.bufs,     3,       RB_NPU_CBUF_BANKS, false};
 	*state = &f;
 	return 0;
 }
@@ -222,6 +222,28 @@ static void test_op_enable_not_last(void **state)
 	expect_refusal(f, "op-enable is not the last word fetched");
 }
 
+/* Mainline rocket (§a.6): the vendor variant, which leaves DPU_RDMA off, never finishes
+ * there; the mainline variant passes. */
+static void test_rocket_needs_dpu_rdma(void **state)
+{
+	struct fixture *f = *state;
+	struct rb_npu_task t[N_TASKS];
+
+	f->job.rdma_required = true;
+	expect_refusal(f, "task 0 (core 1): op-enable 0xd does not run DPU_RDMA");
+	rb_regcmd_release(&f->rc);
+	for (uint32_t i = 0; i < N_TASKS; i++) {
+		t[i] = task(4 * i);
+		t[i].mainline = true;
+	}
+	assert_int_equal(rb_regcmd_build_chain(&f->rc, t, N_TASKS, RC_ADDR, f->lay), 0);
+	for (int i = 0; i < N_TASKS; i++)
+		f->tasks[i] = (struct rb_validate_task){f->lay[i].addr, f->lay[i].regcfg_amount};
+	f->job.regcmd = f->rc.words;
+	f->job.regcmd_bytes = f->rc.count * 8;
+	assert_int_equal(rb_validate_job(&f->job), 0);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -239,6 +261,7 @@ int main(void)
 	    T(test_last_task_chains_on),
 	    T(test_fetch_outside),
 	    T(test_op_enable_not_last),
+	    T(test_rocket_needs_dpu_rdma),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
