@@ -66,7 +66,7 @@ static int parse_option(struct info_args *a, int c, const char *arg)
 		a->device = arg;
 		return 0;
 	}
-	if (strcmp(arg, "text") && strcmp(arg, "json"))
+	if (strcmp(arg, "text") != 0 && strcmp(arg, "json") != 0)
 		return rb_error("--format '%s' must be text or json", arg);
 	a->json = strcmp(arg, "json") == 0;
 	return 0;

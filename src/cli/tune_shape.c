@@ -230,8 +230,10 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 {
 	size_t count = c->points.count, kept = 0;
 	struct ranked *rank = calloc(count ? count : 1, sizeof(*rank));
-	int ret = rank ? 0 : RB_EXIT_USAGE;
+	int ret = 0;
 
+	if (!rank) /* not qsort(NULL, ...) below */
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
 	phase(c, "model", count);
 	for (size_t i = 0; ret == 0 && i < count && !cli_stop_signal; i++, c->done++) {
 		double us = NAN;
@@ -367,10 +369,11 @@ static int tune_points(struct shape_ctx *c)
 {
 	size_t *order = calloc(c->points.count + 1, sizeof(*order));
 	size_t n = 0;
-	int ret = order ? 0 : RB_EXIT_USAGE;
+	int ret;
 
-	if (ret == 0)
-		ret = pick(c, order, &n);
+	if (!order)
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
+	ret = pick(c, order, &n);
 	if (ret == 0)
 		ret = run_candidates(c, order, n);
 	if (ret == 0 && !cli_stop_signal)

@@ -124,14 +124,21 @@ static int temp_name(const char *path, char **out)
 
 static mode_t current_umask(void)
 {
+	static const char key[] = "Umask:";
 	FILE *f = fopen("/proc/self/status", "re");
-	unsigned int mask;
-	char line[128];
+	unsigned long mask;
+	char line[128], *end;
 	mode_t m;
 
 	/* Linux shows the umask here; reading it leaves the process state alone */
 	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Umask: %o", &mask) == 1) {
+		const char *num = line + sizeof(key) - 1;
+
+		if (strncmp(line, key, sizeof(key) - 1) != 0)
+			continue;
+		errno = 0;
+		mask = strtoul(num, &end, 8);
+		if (!errno && end != num && mask <= 0777) {
 			fclose(f);
 			return (mode_t)mask;
 		}

@@ -15,16 +15,24 @@
 /* The MemAvailable line of a meminfo file, in bytes; 0 if absent. */
 static uint64_t meminfo_available(const char *path)
 {
+	static const char key[] = "MemAvailable:";
 	FILE *f = fopen(path, "r");
-	char line[256];
+	char line[256], *end;
 	unsigned long long kib;
 	uint64_t bytes = 0;
 
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+	while (fgets(line, sizeof(line), f)) {
+		const char *num = line + sizeof(key) - 1;
+
+		if (strncmp(line, key, sizeof(key) - 1) != 0)
+			continue;
+		errno = 0;
+		kib = strtoull(num, &end, 10);
+		if (!errno && end != num)
 			bytes = rb_mul_sat(kib, 1024);
+	}
 	fclose(f);
 	return bytes;
 }
@@ -60,10 +68,10 @@ const char *rb_limits_bytes(uint64_t bytes, char *buf, size_t size)
 		snprintf(buf, size, "%" PRIu64 " bytes", bytes);
 		return buf;
 	}
-	while (v >= 1024 && u < 5) {
+	do { /* bytes >= 1024: at least KiB */
 		v /= 1024;
 		u++;
-	}
+	} while (v >= 1024 && u < 5);
 	snprintf(buf, size, "%.1f %s", v, units[u]);
 	return buf;
 }

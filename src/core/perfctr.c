@@ -50,13 +50,17 @@ const char *rb_phase_name(enum rb_phase phase)
 static int read_paranoid(void)
 {
 	FILE *f = fopen(PARANOID_PATH, "r");
-	int v = INT_MIN;
+	char line[32], *end;
+	long v;
 
-	if (f && fscanf(f, "%d", &v) != 1)
-		v = INT_MIN;
-	if (f)
-		fclose(f);
-	return v;
+	if (!f)
+		return INT_MIN;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	errno = 0;
+	v = strtol(line, &end, 10);
+	return errno || end == line || v <= INT_MIN || v > INT_MAX ? INT_MIN : (int)v;
 }
 
 void rb_perfctr_reason(char *buf, size_t size, int err, int paranoid)

@@ -945,7 +945,8 @@ static int limit_threads(const struct gemm_args *g, int threads)
 	return most < threads ? (int)most : threads;
 }
 
-static int plan_tasks(const struct gemm_args *g, int threads, struct gemm_task **out)
+/* The tasks of a tm x tn grid, *count of them; NULL when out of memory. */
+static struct gemm_task *plan_tasks(const struct gemm_args *g, int threads, int *count)
 {
 	int gemv = g->m == 1, tm = 1, tn = 1;
 	struct gemm_task *tasks;
@@ -956,18 +957,18 @@ static int plan_tasks(const struct gemm_args *g, int threads, struct gemm_task *
 		choose_grid(g, threads, &tm, &tn);
 	tasks = calloc((size_t)(tm * tn), sizeof(*tasks));
 	if (!tasks)
-		return -ENOMEM;
+		return NULL;
 	for (int i = 0; i < tm * tn; i++) {
 		tasks[i].args = g;
 		share(g->m, MR, tm, i / tn, &tasks[i].m0, &tasks[i].m1);
 		share(g->n, gemv ? GEMV_ALIGN : NR, tn, i % tn, &tasks[i].n0, &tasks[i].n1);
 		if (alloc_task(&tasks[i], g->k, gemv)) {
 			free_tasks(tasks, i + 1);
-			return -ENOMEM;
+			return NULL;
 		}
 	}
-	*out = tasks;
-	return tm * tn;
+	*count = tm * tn;
+	return tasks;
 }
 
 static int check_dims(int64_t m, int64_t k, int64_t n)
@@ -987,9 +988,9 @@ static int run_gemm(const struct gemm_args *g, int threads)
 
 	if (count)
 		return count;
-	count = plan_tasks(g, limit_threads(g, rb_ref_threads(threads)), &tasks);
-	if (count < 0)
-		return rb_set_error(count, "out of memory for the reference gemm %lldx%lldx%lld",
+	tasks = plan_tasks(g, limit_threads(g, rb_ref_threads(threads)), &count);
+	if (!tasks)
+		return rb_set_error(-ENOMEM, "out of memory for the reference gemm %lldx%lldx%lld",
 				    (long long)g->m, (long long)g->k, (long long)g->n);
 	run_tasks(tasks, count, g->m == 1 ? run_gemv : run_blocked);
 	free_tasks(tasks, count);

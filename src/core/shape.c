@@ -83,7 +83,7 @@ static const char *quote(char *buf, size_t size, const char *s, size_t n, char q
 		char esc[8];
 		int w;
 
-		if (ch == q || ch == '\\')
+		if (ch == (unsigned char)q || ch == '\\')
 			w = snprintf(esc, sizeof(esc), "\\%c", ch);
 		else if (ch == '\n')
 			w = snprintf(esc, sizeof(esc), "\\n");

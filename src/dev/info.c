@@ -243,7 +243,7 @@ static void read_policies(struct rb_host_info *host, const char *root)
 	if (!dir)
 		return;
 	while ((e = readdir(dir)) && host->n_policies < RB_INFO_MAX_POLICIES) {
-		if (strncmp(e->d_name, "policy", 6) || !e->d_name[6])
+		if (strncmp(e->d_name, "policy", 6) != 0 || !e->d_name[6])
 			continue;
 		read_policy(&host->policies[host->n_policies++], root, e->d_name);
 	}
@@ -282,7 +282,7 @@ static void check_cpu(const struct rb_host_info *host, struct rb_info_warnings *
 	for (size_t i = 0; i < host->n_policies; i++) {
 		const struct rb_cpufreq_policy *p = &host->policies[i];
 
-		if (strcmp(p->governor, "performance") && strcmp(p->governor, "unknown"))
+		if (strcmp(p->governor, "performance") != 0 && strcmp(p->governor, "unknown") != 0)
 			warn(w,
 			     "CPU %s governor is '%s', not 'performance': host times vary "
 			     "(echo performance > .../cpufreq/%s/scaling_governor)",
@@ -299,7 +299,7 @@ static void check_ddr(const struct rb_devfreq_info *d, struct rb_info_warnings *
 {
 	if (!d->present)
 		return;
-	if (strcmp(d->governor, "unknown") && !pinned_governor(d->governor))
+	if (strcmp(d->governor, "unknown") != 0 && !pinned_governor(d->governor))
 		warn(w,
 		     "DDR governor is '%s', not 'userspace' or 'performance': numbers halve "
 		     "with an unpinned DDR (pin /sys/class/devfreq/dmc at its top frequency)",

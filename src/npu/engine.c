@@ -86,7 +86,7 @@ const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_
 			return engines[i];
 	for (size_t i = 0; device[len] == ':' && engines[i]; i++) {
 		if (!takes_path(engines[i]) || strlen(engines[i]->name) != len ||
-		    strncmp(engines[i]->name, device, len))
+		    strncmp(engines[i]->name, device, len) != 0)
 			continue;
 		opts->path = device + len + 1;
 		return engines[i];

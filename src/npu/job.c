@@ -86,7 +86,9 @@ int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
 
 	if (ret == 0)
 		ret = rb_transport_open_host(&tr, node.path);
-	return ret < 0 ? ret : device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU);
+	if (ret == 0)
+		ret = device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU);
+	return ret;
 }
 
 int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
@@ -110,7 +112,9 @@ int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
 
 	if (ret == 0)
 		ret = rb_transport_open_host(&tr, node.path);
-	return ret < 0 ? ret : device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET);
+	if (ret == 0)
+		ret = device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET);
+	return ret;
 }
 
 void rb_npu_device_close(struct rb_npu_device *dev)
@@ -586,15 +590,16 @@ static void fill_multicore(const struct rb_npu_job *job, size_t round, uint32_t 
 
 		if (seen[s->core]++ != round || !(mask & (1u << s->core)))
 			continue;
-		if (!*first)
+		if (!*first) {
 			*first = s;
+			sub->task_start = s->task_start;
+		}
 		sub->subcore_task[idx].task_start = s->task_start;
 		sub->subcore_task[idx].task_number = s->task_number;
 		sub->task_number += s->task_number;
 	}
 	sub->flags = RKNPU_JOB_PC | RKNPU_JOB_PINGPONG | RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
 	sub->timeout = (uint32_t)job->dev->timeout_ms;
-	sub->task_start = (*first)->task_start;
 	sub->task_obj_addr = job->tasks.rknpu.obj_addr;
 	sub->core_mask = rb_fault_core_mask(mask);
 	sub->fence_fd = -1;

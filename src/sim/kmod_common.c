@@ -352,10 +352,10 @@ int rb_sim_kmod_munmap(struct rb_sim_kmod *k, void *addr, size_t len)
 	size_t at;
 	int ret = 0;
 
+	if (!len)
+		return -EINVAL;
 	pthread_mutex_lock(&k->lock);
-	if (!len) {
-		ret = -EINVAL;
-	} else if ((bo = mapped_bo(&k->live, addr, &at))) {
+	if ((bo = mapped_bo(&k->live, addr, &at))) {
 		bo->maps--;
 	} else if ((bo = mapped_bo(&k->zombies, addr, &at))) {
 		if (--bo->maps == 0) {

@@ -1,6 +1,5 @@
 # End-to-end tests of `rknn-bench compare`: the regression gate between two reports.
 . tests/e2e/lib.sh
-JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
 SHAPES="--shape 1x256x512 --shape 4x64x64"
 
 # scale FACTOR FILE: the report with every median and raw sample multiplied by FACTOR

@@ -4,7 +4,6 @@
 # discovery and its messages; no leak over 10,000 submits.
 . tests/e2e/lib.sh
 BUILD=${BUILD:-build}
-JSONCHECK=$BUILD/tests/jsoncheck
 FAKE=$(pwd)/$BUILD/tests/libfakenode.so
 RKNPU=/dev/dri/card1
 # ASan must come first in a sanitized binary's library list; the preload comes before it.

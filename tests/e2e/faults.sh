@@ -4,7 +4,6 @@
 . tests/e2e/lib.sh
 # 1x2048x8192 gives every core a chain of many tasks, so a chained tail exists.
 SHAPE="--shape 1x2048x8192"
-JSONCHECK=${BUILD:-build}/tests/jsoncheck
 
 while IFS='|' read -r flag opts code text; do
 	flag=$(echo "$flag" | tr -d ' ')

@@ -10,6 +10,6 @@ for src in tests/fuzz/fuzz_*.c; do
 	t=${t#fuzz_}
 	set -- tests/fuzz/corpus/"$t"
 	[ -d tests/fuzz/regressions/"$t" ] && set -- "$@" tests/fuzz/regressions/"$t"
-	expect_exit 0 "fuzz replay $t" -- "$BUILD/tests/fuzz-replay-$t" "$@"
+	expect_exit 0 "fuzz replay $t" -- built "$BUILD/tests/fuzz-replay-$t" "$@"
 	expect_grep '^[1-9][0-9]* inputs$' "$TMP/out" "fuzz replay $t ran its inputs"
 done

@@ -1,7 +1,6 @@
 #!/bin/sh
 # rknn-bench info: the emulated driver, device errors, host warnings from a sysfs fixture.
 . tests/e2e/lib.sh
-JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
 FIXTURE=tests/fixtures/sysfs-rock5b
 export RKNN_BENCH_SYSFS="$FIXTURE"
 

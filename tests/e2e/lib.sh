@@ -1,6 +1,10 @@
 # Helpers for end-to-end tests of the rknn-bench binary; each check prints one TAP line.
 # Sourced by tests/e2e/*.sh, which run from the top of the tree with $RKNN_BENCH set.
+# The programs of $BUILD come as variables (tests/run-tests.sh points them at wrappers
+# under a RUNNER); any other one runs through `built`.
 RKNN_BENCH=${RKNN_BENCH:-build/rknn-bench}
+JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
+CONSUMER=${CONSUMER:-${BUILD:-build}/tests/consumer}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 n=0
@@ -25,6 +29,12 @@ expect_grep() {
 	if grep -qE -- "$1" "$2"; then ok "$3"; else
 		not_ok "$3" "no line matches '$1' in $2:" "$(head -c 600 "$2")"
 	fi
+}
+
+# built PROGRAM ARGS...: runs a program of $BUILD, through $RUNNER when there is one
+# (make check-aarch64).
+built() {
+	$RUNNER "$@"
 }
 
 # preload LIBRARY COMMAND...: runs COMMAND with LIBRARY preloaded into the program under

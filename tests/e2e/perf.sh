@@ -1,6 +1,5 @@
 # End-to-end tests of run --perf, --phase, --no-verify, stop signals, scripts/perf-stat.sh.
 . tests/e2e/lib.sh
-JSONCHECK=${BUILD:-build}/tests/jsoncheck
 SHAPE="--shape 64x256x128"
 FAST="--iters 3 --warmup 0"
 

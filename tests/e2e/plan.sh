@@ -1,7 +1,6 @@
 # End-to-end tests of `rknn-bench plan`: plans print, JSON parses and adds up, bad
 # configs exit 2 naming the constraint.
 . tests/e2e/lib.sh
-JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
 
 # Text plans of decode and prefill shapes with the default config.
 expect_exit 0 "plan 1x2048x8192" -- $RKNN_BENCH plan --shape 1x2048x8192

@@ -3,7 +3,6 @@
 # launch mode rocket lacks as failed), the vendor program variant fails naming DPU_RDMA,
 # and a job that hangs once is retried after the kernel's timeout and core reset.
 . tests/e2e/lib.sh
-JSONCHECK=${BUILD:-build}/tests/jsoncheck
 RUN="$RKNN_BENCH run --iters 1 --warmup 0"
 
 expect_exit 0 "run every config of mat_kernel_size.json on sim:rocket" -- \

@@ -1,6 +1,5 @@
 # End-to-end tests of `rknn-bench run --device cpu` and the command line.
 . tests/e2e/lib.sh
-JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
 FAST="--iters 2 --warmup 0"
 
 # The seed shapes: three unique shapes, each verified, in a table.

@@ -1,7 +1,6 @@
 # End-to-end tests of the NPU path on the emulator: plan -> regcmd -> rknpu userspace
 # driver -> emulated kernel -> emulated NPU -> unpack -> verify.
 . tests/e2e/lib.sh
-JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
 FAST="--iters 1 --warmup 0"
 
 field() { "$JSONCHECK" "$1" "$2" 2>&1; }

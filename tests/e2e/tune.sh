@@ -1,8 +1,6 @@
 # End-to-end tests of `rknn-bench tune` on the emulator: the tuned JSON, its readers,
 # run --tuned, the cache (resume after SIGKILL and SIGINT, header mismatch), strategies.
 . tests/e2e/lib.sh
-JSONCHECK=${JSONCHECK:-${BUILD:-build}/tests/jsoncheck}
-CONSUMER=${CONSUMER:-${BUILD:-build}/tests/consumer}
 SEED=configs/mat_kernel_size.json
 # Small spaces and short measurements keep this fast; the full default space on the
 # seed shapes is the documented manual run (README, tune section).

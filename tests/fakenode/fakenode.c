@@ -39,6 +39,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -118,6 +119,25 @@ static void die(const char *what, const char *detail)
 	abort();
 }
 
+/* A.B.C of non-negative decimal integers, nothing else. */
+static bool parse_version(const char *text, int version[3])
+{
+	const char *p = text;
+	char *end;
+
+	for (int i = 0; i < 3; i++) {
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 0 || v > INT_MAX || *end != (i < 2 ? '.' : '\0'))
+			return false;
+		version[i] = (int)v;
+		p = end + 1;
+	}
+	return true;
+}
+
 static void parse_option(struct node *n, const char *opt)
 {
 	if (strcmp(opt, "eacces") == 0)
@@ -128,8 +148,7 @@ static void parse_option(struct node *n, const char *opt)
 		n->open_err = ENOENT;
 	else if (strncmp(opt, "name=", 5) == 0)
 		snprintf(n->name, sizeof(n->name), "%s", opt + 5);
-	else if (sscanf(opt, "version=%d.%d.%d", &n->version[0], &n->version[1], &n->version[2]) ==
-		 3)
+	else if (strncmp(opt, "version=", 8) == 0 && parse_version(opt + 8, n->version))
 		n->version_set = true;
 	else
 		die("RKNN_BENCH_FAKENODE: unknown option", opt);

@@ -70,7 +70,7 @@ static void print_value(const cJSON *v)
 
 int main(int argc, char **argv)
 {
-	FILE *f = argc > 1 && strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
+	FILE *f = argc > 1 && strcmp(argv[1], "-") != 0 ? fopen(argv[1], "rb") : stdin;
 	const char *end = NULL;
 	const cJSON *v;
 	size_t len;

@@ -22,8 +22,10 @@ static int setup(void **state)
 {
 	char *dir = strdup("/tmp/test_fileio.XXXXXX");
 
-	if (!dir || !mkdtemp(dir))
+	if (!dir || !mkdtemp(dir)) {
+		free(dir);
 		return -1;
+	}
 	*state = dir;
 	return 0;
 }
@@ -36,7 +38,7 @@ static int teardown(void **state)
 	char path[512];
 
 	while (d && (e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
 			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 			unlink(path);
 		}
@@ -65,7 +67,7 @@ static int count_files(const char *dir)
 
 	assert_non_null(d);
 	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);
 	return n;
 }

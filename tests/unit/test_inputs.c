@@ -122,7 +122,7 @@ static void test_uniform_fp16(void **state)
 		sum += v;
 	}
 	/* Mean of 40000 uniforms in [-1, 1]: 0 ± 0.0029 (1 sigma). */
-	assert_true(fabs(sum / (count / 2)) < 0.015);
+	assert_true(fabs(sum / (count / 2.0)) < 0.015);
 	assert_true(fine > count / 4);
 	/* The last batch is filled too (a zero fp16 is rare in uniform data). */
 	assert_true(rb_fp16_to_f32(a[39999]) != 0 || rb_fp16_to_f32(a[39998]) != 0);

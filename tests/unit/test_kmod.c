@@ -64,16 +64,25 @@ static int open_fx(void **state, uint64_t budget)
 	struct rb_sim_config cfg;
 	struct rb_transport tr;
 
+	if (!f)
+		return -1;
 	rb_sim_config_init(&cfg);
 	cfg.mem_budget = budget;
-	if (!f || rb_transport_open_sim_rknpu(&tr, &cfg))
-		return -1;
-	f->kmod = rb_transport_sim_kmod(&tr);
-	if (!f->kmod || rb_rknpu_open(&f->dev, &tr))
-		return -1;
+	/* rb_rknpu_open owns the transport from here, and closes it if it fails */
+	if (rb_transport_open_sim_rknpu(&tr, &cfg) || rb_rknpu_open(&f->dev, &tr))
+		goto err_free;
+	f->kmod = rb_transport_sim_kmod(&f->dev.tr);
+	if (!f->kmod)
+		goto err_close;
 	rb_sim_kmod_set_mmio_trace(f->kmod, record, f);
 	*state = f;
 	return 0;
+
+err_close:
+	rb_rknpu_close(&f->dev);
+err_free:
+	free(f);
+	return -1;
 }
 
 static int setup(void **state)

@@ -204,7 +204,7 @@ static void check_cover_c(const struct rb_plan *p)
 	assert_non_null(start);
 	assert_non_null(by);
 	grid_init(&g, p);
-	cell = malloc((g.em - 1) * (g.en - 1));
+	cell = malloc((g.em - 1) * (g.en - 1) + 1); /* + 1: never a zero-size allocation */
 	assert_non_null(cell);
 	for (unsigned c = 0; c < p->n_cores; c++)
 		for (size_t i = 0; i < p->cores[c].n_tasks; i++)
@@ -707,21 +707,39 @@ static void rnd_config(struct rb_rng *r, const struct rb_shape *s, struct rb_pla
 		c->out = rb_rng_range(r, 0, 1) ? RB_PLAN_OUT_INT32 : RB_PLAN_OUT_AUTO;
 }
 
+/* Reads the text `lit` then a decimal number at *pos, and moves *pos past them; false
+ * if *pos does not start so. */
+static bool scan_number(const char **pos, const char *lit, unsigned long long *v)
+{
+	size_t len = strlen(lit);
+	char *end;
+
+	if (strncmp(*pos, lit, len) != 0)
+		return false;
+	errno = 0;
+	*v = strtoull(*pos + len, &end, 10);
+	if (errno || end == *pos + len)
+		return false;
+	*pos = end;
+	return true;
+}
+
 /* A refusal is only right for buffers past 4 GiB or too many tasks; check the numbers
  * it names. */
 static void check_refusal(const struct rb_shape *s, const char *msg)
 {
-	unsigned long long total, a, b, c, tasks;
-	unsigned slices;
+	unsigned long long total = 0, a = 0, b = 0, c = 0, tasks, slices = 0;
 	uint64_t bpe = rb_dtype_in_size(s->dtype), kp = up(s->k, 32),
 		 np = up(s->n, kg_of(s->dtype));
+	const char *p = msg;
 
-	if (sscanf(msg, "the plan needs %llu tasks", &tasks) == 1) {
+	if (scan_number(&p, "the plan needs ", &tasks)) {
 		expect(tasks > RB_PLAN_MAX_TASKS, "%s", msg);
 		return;
 	}
-	expect(sscanf(msg, "buffers need %llu bytes (A %llu + B %llu + C %llu in %u", &total, &a,
-		      &b, &c, &slices) == 5,
+	expect(scan_number(&p, "buffers need ", &total) && scan_number(&p, " bytes (A ", &a) &&
+		   scan_number(&p, " + B ", &b) && scan_number(&p, " + C ", &c) &&
+		   scan_number(&p, " in ", &slices),
 	       "unexpected refusal of %lldx%lldx%lld: %s", (long long)s->m, (long long)s->k,
 	       (long long)s->n, msg);
 	expect(a == kp * (uint64_t)s->m * bpe && b == np * kp * bpe && total == a + b + c &&

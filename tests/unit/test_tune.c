@@ -177,8 +177,10 @@ static int setup(void **state)
 	char *path = strdup("/tmp/test_tune.XXXXXX");
 	int fd = path ? mkstemp(path) : -1;
 
-	if (fd < 0)
+	if (fd < 0) {
+		free(path);
 		return -1;
+	}
 	close(fd);
 	unlink(path);
 	*state = path;
