@@ -120,7 +120,7 @@ void kmod_reset_all(struct rb_sim_kmod *k)
 
 /* As the DRM core does: copy what fits the user's buffer (no terminating NUL) and
  * report the full length, so a caller can ask again with a bigger buffer. */
-void kmod_copy_field(char *buf, __kernel_size_t *len, const char *value)
+static void copy_field(char *buf, __kernel_size_t *len, const char *value)
 {
 	size_t n = strlen(value);
 	size_t copy = n < *len ? n : *len;
@@ -128,6 +128,21 @@ void kmod_copy_field(char *buf, __kernel_size_t *len, const char *value)
 	if (copy && buf)
 		memcpy(buf, value, copy);
 	*len = n;
+}
+
+/* DRM_IOCTL_VERSION: the driver's numbers and strings (kmod_ops.version). */
+static int drm_version(struct rb_sim_kmod *k, void *arg)
+{
+	const struct kmod_version *ver = &k->ops->version;
+	struct drm_version *v = arg;
+
+	v->version_major = ver->major;
+	v->version_minor = ver->minor;
+	v->version_patchlevel = ver->patch;
+	copy_field(v->name, &v->name_len, ver->name);
+	copy_field(v->date, &v->date_len, ver->date);
+	copy_field(v->desc, &v->desc_len, ver->desc);
+	return 0;
 }
 
 /* ---- buffer objects and the IOMMU ---- */
@@ -417,7 +432,7 @@ static const struct kmod_ioctl *find_ioctl(const struct rb_sim_kmod *k, unsigned
 
 	if (nr == _IOC_NR(DRM_IOCTL_VERSION)) {
 		version->cmd = DRM_IOCTL_VERSION;
-		version->fn = k->ops->version;
+		version->fn = drm_version;
 		return version;
 	}
 	return k->ops->find_ioctl(nr);

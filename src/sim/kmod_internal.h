@@ -58,11 +58,17 @@ struct kmod_ioctl {
 	kmod_ioctl_fn *fn;
 };
 
+/* What DRM_IOCTL_VERSION answers. */
+struct kmod_version {
+	int major, minor, patch;
+	const char *name, *date, *desc;
+};
+
 struct kmod_ops {
 	const char *name; /* "rknpu", "rocket": for messages */
 	/* The driver's ioctl with number DRM_COMMAND_BASE + nr, NULL if none. */
 	const struct kmod_ioctl *(*find_ioctl)(unsigned nr);
-	kmod_ioctl_fn *version; /* DRM_IOCTL_VERSION */
+	struct kmod_version version; /* DRM_IOCTL_VERSION, served by the DRM core */
 	int (*wait)(struct rb_sim_kmod *k, int fence_fd, int timeout_ms);
 	int (*close_fd)(struct rb_sim_kmod *k, int fd);
 	/* A round: commit the next kick on `core` (1 kicked, 0 there was work but it
@@ -114,8 +120,6 @@ uint32_t kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg);
 uint32_t kmod_s_pointer(int core);
 /* PC TASK_CON: ((0x6 | pingpong) << 12) | tasks (§a.3). */
 uint32_t kmod_task_con(bool pingpong, uint32_t tasks);
-/* DRM's string field of DRM_IOCTL_VERSION: copies what fits, reports the full length. */
-void kmod_copy_field(char *buf, __kernel_size_t *len, const char *value);
 
 /* Buffer objects: a page-aligned object placed top-down in the NPU address space (0 is
  * never an address), with the lowest free handle; -EINVAL/-ENOMEM. */

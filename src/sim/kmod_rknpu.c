@@ -781,20 +781,6 @@ static int ioctl_action(struct rb_sim_kmod *k, void *arg)
 	}
 }
 
-static int ioctl_version(struct rb_sim_kmod *k, void *arg)
-{
-	struct drm_version *v = arg;
-
-	(void)k;
-	v->version_major = DRV_MAJOR;
-	v->version_minor = DRV_MINOR;
-	v->version_patchlevel = DRV_PATCH;
-	kmod_copy_field(v->name, &v->name_len, RKNPU_DRIVER_NAME);
-	kmod_copy_field(v->date, &v->date_len, DRV_DATE);
-	kmod_copy_field(v->desc, &v->desc_len, DRV_DESC);
-	return 0;
-}
-
 /* ---- dispatch ---- */
 
 static const struct kmod_ioctl drv_ioctls[] = {
@@ -836,7 +822,7 @@ static void op_release(struct rb_sim_kmod *k)
 static const struct kmod_ops rknpu_ops = {
     .name = "rknpu kernel",
     .find_ioctl = op_find_ioctl,
-    .version = ioctl_version,
+    .version = {DRV_MAJOR, DRV_MINOR, DRV_PATCH, RKNPU_DRIVER_NAME, DRV_DATE, DRV_DESC},
     .wait = op_wait,
     .close_fd = op_close_fd,
     .commit = op_commit,

@@ -400,21 +400,7 @@ static void run_pending(struct rb_sim_kmod *k)
 		;
 }
 
-/* ---- VERSION, dispatch, lifecycle ---- */
-
-static int ioctl_version(struct rb_sim_kmod *k, void *arg)
-{
-	struct drm_version *v = arg;
-
-	(void)k;
-	v->version_major = DRV_MAJOR;
-	v->version_minor = DRV_MINOR;
-	v->version_patchlevel = DRV_PATCH;
-	kmod_copy_field(v->name, &v->name_len, ROCKET_DRIVER_NAME);
-	kmod_copy_field(v->date, &v->date_len, DRV_DATE);
-	kmod_copy_field(v->desc, &v->desc_len, DRV_DESC);
-	return 0;
-}
+/* ---- dispatch, lifecycle ---- */
 
 static const struct kmod_ioctl drv_ioctls[] = {
     [DRM_ROCKET_CREATE_BO] = {DRM_IOCTL_ROCKET_CREATE_BO, ioctl_create_bo},
@@ -454,7 +440,7 @@ static void op_release(struct rb_sim_kmod *k)
 static const struct kmod_ops rocket_ops = {
     .name = "rocket kernel",
     .find_ioctl = op_find_ioctl,
-    .version = ioctl_version,
+    .version = {DRV_MAJOR, DRV_MINOR, DRV_PATCH, ROCKET_DRIVER_NAME, DRV_DATE, DRV_DESC},
     .commit = op_commit,
     .complete = op_complete,
     .retire = op_retire,
