@@ -37,21 +37,6 @@ struct bo {
 	void *map;
 };
 
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static void take(struct input *in, void *dst, size_t n)
-{
-	size_t got = n < in->left ? n : in->left;
-
-	memset(dst, 0, n);
-	memcpy(dst, in->p, got);
-	in->p += got;
-	in->left -= got;
-}
-
 static int bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct bo *bo)
 {
 	struct rknpu_mem_create c = {.size = size, .flags = flags};
@@ -79,7 +64,7 @@ static void bo_destroy(struct rb_sim_kmod *k, struct bo *bo)
 
 /* Descriptors into the task buffer, the program into its buffer, a fixed pattern of
  * fp16/int8 values (NaN and infinities included) as data. */
-static void fill(struct input *in, struct bo *regcmd, struct bo *tasks, struct bo *data,
+static void fill(struct fuzz_input *in, struct bo *regcmd, struct bo *tasks, struct bo *data,
 		 unsigned ndesc)
 {
 	struct rknpu_task *t = tasks->map;
@@ -89,11 +74,11 @@ static void fill(struct input *in, struct bo *regcmd, struct bo *tasks, struct b
 		for (uint32_t i = 0; i < DATA_BYTES; i++)
 			pattern[i] = (uint8_t)(i * 0x9e3779b1u >> 24);
 	for (unsigned i = 0; i < ndesc; i++) {
-		take(in, &t[i], sizeof(t[i]));
+		fuzz_take(in, &t[i], sizeof(t[i]));
 		if (t[i].regcmd_addr < REGCMD_BYTES)
 			t[i].regcmd_addr += regcmd->dma_addr;
 	}
-	take(in, regcmd->map, in->left < REGCMD_BYTES ? in->left : REGCMD_BYTES);
+	fuzz_take(in, regcmd->map, in->left < REGCMD_BYTES ? in->left : REGCMD_BYTES);
 	memcpy(data->map, pattern, DATA_BYTES);
 }
 
@@ -167,13 +152,13 @@ static void run(struct rb_sim_kmod *k, const uint8_t h[HEADER_BYTES], struct bo 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct input in = {data, size};
+	struct fuzz_input in = {data, size};
 	struct rb_sim_config cfg;
 	struct rb_sim_kmod *k;
 	struct bo regcmd = {0}, tasks = {0}, buf = {0};
 	uint8_t h[HEADER_BYTES];
 
-	take(&in, h, sizeof(h));
+	fuzz_take(&in, h, sizeof(h));
 	rb_sim_config_init(&cfg);
 	cfg.threads = 1;
 	cfg.mem_budget = 1u << 20;

@@ -39,21 +39,6 @@ struct bo {
 	void *map;
 };
 
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static void take(struct input *in, void *dst, size_t n)
-{
-	size_t got = n < in->left ? n : in->left;
-
-	memset(dst, 0, n);
-	memcpy(dst, in->p, got);
-	in->p += got;
-	in->left -= got;
-}
-
 static int bo_create(struct rb_sim_kmod *k, uint32_t size, struct bo *bo)
 {
 	struct drm_rocket_create_bo c = {.size = size};
@@ -83,8 +68,8 @@ struct jobs {
 };
 
 /* The jobs of the header, their tasks from the input; every job writes the data BO. */
-static void build_jobs(struct input *in, const uint8_t h[HEADER_BYTES], const struct bo *regcmd,
-		       const struct bo *data, struct jobs *j)
+static void build_jobs(struct fuzz_input *in, const uint8_t h[HEADER_BYTES],
+		       const struct bo *regcmd, const struct bo *data, struct jobs *j)
 {
 	uint32_t handles[4] = {regcmd->handle, data->handle, 0, data->handle + 7};
 
@@ -97,7 +82,7 @@ static void build_jobs(struct input *in, const uint8_t h[HEADER_BYTES], const st
 
 		job->task_count = h[4 + n] % (MAX_TASKS + 1);
 		for (unsigned t = 0; t < job->task_count; t++) {
-			take(in, &j->task[n][t], sizeof(j->task[n][t]));
+			fuzz_take(in, &j->task[n][t], sizeof(j->task[n][t]));
 			if (j->task[n][t].regcmd < REGCMD_BYTES)
 				j->task[n][t].regcmd += (uint32_t)regcmd->dma_addr;
 		}
@@ -148,14 +133,14 @@ static void wait_data(struct rb_sim_kmod *k, const uint8_t h[HEADER_BYTES], cons
 int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 {
 	static struct jobs j;
-	struct input in = {bytes, size};
+	struct fuzz_input in = {bytes, size};
 	struct rb_sim_config cfg;
 	struct rb_sim_kmod *k;
 	struct bo regcmd = {0}, data = {0};
 	uint8_t h[HEADER_BYTES];
 	uint64_t t0;
 
-	take(&in, h, sizeof(h));
+	fuzz_take(&in, h, sizeof(h));
 	rb_sim_config_init(&cfg);
 	cfg.threads = 1;
 	cfg.mem_budget = 1u << 20;
@@ -165,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
 	FUZZ_CHECK(bo_create(k, REGCMD_BYTES, &regcmd) == 0);
 	FUZZ_CHECK(bo_create(k, DATA_BYTES, &data) == 0);
 	build_jobs(&in, h, &regcmd, &data, &j);
-	take(&in, regcmd.map, in.left < REGCMD_BYTES ? in.left : REGCMD_BYTES);
+	fuzz_take(&in, regcmd.map, in.left < REGCMD_BYTES ? in.left : REGCMD_BYTES);
 	t0 = rb_sim_kmod_now_ns(k);
 	submit(k, h, &j);
 	if (h[0] & 2)
