@@ -24,7 +24,7 @@
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 /* What a row must meet. */
 enum target {

@@ -25,8 +25,8 @@
 #include "core/ref.h"
 #include "core/stats.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
-#include "npu/task.h"
+#include "hw/regs.h"
+#include "hw/task.h"
 #include "sim/sim.h"
 
 struct bench_shape {

@@ -46,8 +46,10 @@ struct rb_tuned_config {
 	const char *name; /* the pair's name */
 	struct rb_shape shape;
 	/* tuned */
-	const char *config;     /* compact plan config (rknn-bench run --config '...') */
-	const char *launch;     /* "fences" (non-blocking submits) or "threads" */
+	const char *config; /* compact plan config (rknn-bench run --config '...') */
+	/* "fences" (non-blocking submits), "threads" (one blocking submit per core from
+	 * its own thread) or "multicore" (one submit for all cores) */
+	const char *launch;
 	unsigned core_mask;     /* 0x1..0x7 */
 	const char *split_axis; /* "n" or "m" */
 	unsigned n_ranges;
@@ -93,6 +95,12 @@ const struct rb_tuned_config *rb_tuned_at(const struct rb_tuned_db *db, size_t i
 const char *rb_tuned_info(const struct rb_tuned_db *db, const char *key);
 
 const char *rb_tuned_match_name(enum rb_tuned_match match); /* none|name|shape|bucket */
+
+/* What the loader ignored: keys of a "tuned" object and launch modes this version does
+ * not know (a file of a newer schema 1.x). Each warning names the file and the JSON
+ * path; an unknown launch is read as "fences". Lives as long as the db. */
+size_t rb_tuned_warning_count(const struct rb_tuned_db *db);
+const char *rb_tuned_warning(const struct rb_tuned_db *db, size_t i);
 
 /* The message of the last failed library call of this thread ("" if none). */
 const char *rb_last_error(void);

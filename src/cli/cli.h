@@ -16,6 +16,10 @@ int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 
+/* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
+struct rb_tune_opts;
+int tune_main(const struct rb_tune_opts *o);
+
 /* The host settings of `info` (cpufreq policies, DDR and NPU devfreq) as JSON. */
 struct rb_host_info;
 cJSON *cli_host_json(const struct rb_host_info *host);
@@ -35,6 +39,11 @@ int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const
 struct rb_engine_ops;
 struct rb_engine_opts;
 const struct rb_engine_ops *cli_find_device(const char *name, struct rb_engine_opts *opts);
+
+/* The exit code of a library error: -EINVAL, -ENOMEM, -E2BIG, -EOVERFLOW and host file
+ * errors (-ENOSPC, -EACCES, -ENOENT, ...): usage or input; -EFAULT (C overrun): a failure; -EINTR:
+ * 128 + cli_stop_signal; anything else: the device. */
+int cli_exit_code(int err);
 
 /* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

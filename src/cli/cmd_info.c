@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "dev/info.h"
-#include "npu/engine.h"
+#include "run/engine.h"
 
 #define INFO_SCHEMA "rknn-bench-info/1"
 #define SIM_NOTE    "emulated rknpu 0.9.8 kernel; values are the emulator's"

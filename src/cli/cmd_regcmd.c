@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "npu/regcmd.h"
-#include "npu/task.h"
+#include "hw/task.h"
 #include "rknn_bench/shape.h"
 
 static const char regcmd_usage[] =

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/measure.h"
-#include "cli/tuned_run.h"
+#include "run/measure.h"
+#include "run/tuned_run.h"
 #include "core/debug.h"
-#include "npu/engine.h"
+#include "run/engine.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/fileio.h"
@@ -18,7 +18,7 @@
 #include "core/ref.h"
 #include "core/report.h"
 #include "rknn_bench/shape.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 #define DEFAULT_SEED 1
 
@@ -37,6 +37,47 @@ struct run_opts {
 	bool perf;                 /* --perf: host counters per phase */
 	enum rb_phase phase_only;  /* --phase pack|submit: the phase sampled alone */
 };
+
+/* run --tuned FILE: every shape runs with the config the tuned JSON gives it, looked
+ * up exactly as a backend does (rknn_bench/tuned.h), so a tuned time can be checked
+ * independently of tune. The reader's warnings (keys or launch modes this version does
+ * not know) are printed once. */
+static int tuned_load(const char *path, struct rb_tuned_db **db)
+{
+	if (rb_tuned_load_file(db, path) < 0)
+		return rb_error("--tuned: %s", rb_last_error());
+	for (size_t i = 0; !cli_quiet && i < rb_tuned_warning_count(*db); i++)
+		rb_warn("--tuned: %s", rb_tuned_warning(*db, i));
+	return 0;
+}
+
+/* opts = base, then the tuned config of the entry (name, shape, then nearest M). */
+static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry *entry,
+		       const struct rb_engine_opts *base, struct rb_engine_opts *opts)
+{
+	const struct rb_shape *s = &entry->shape;
+	const struct rb_tuned_config *t;
+	enum rb_tuned_match how;
+
+	if (!db)
+		return 0;
+	opts->plan = base->plan;
+	opts->launch = base->launch;
+	t = rb_tuned_lookup(db, s->m, s->k, s->n, s->dtype, entry->names[0], &how);
+	if (!t) {
+		if (!cli_quiet)
+			rb_warn("%s: no tuned config for %lldx%lldx%lld %s: runs with the default",
+				entry->names[0], (long long)s->m, (long long)s->k, (long long)s->n,
+				rb_dtype_name(s->dtype));
+		return 0;
+	}
+	if (how == RB_TUNED_BUCKET && !cli_quiet)
+		rb_warn("%s: using the config tuned for M = %lld (nearest shape)", entry->names[0],
+			(long long)t->shape.m);
+	if (rb_engine_opts_apply_tuned(opts, t) < 0)
+		return rb_error("--tuned: %s", rb_last_error());
+	return 0;
+}
 
 static const char run_usage[] =
     "usage: rknn-bench run [options] [SHAPES.json ...]\n"
@@ -259,7 +300,7 @@ static int parse_option(struct run_opts *o, int c, const char *arg, const char *
 		return 0;
 	case OPT_TUNED:
 		rb_tuned_free(o->tuned); /* the last --tuned wins */
-		return cli_tuned_load(arg, &o->tuned);
+		return tuned_load(arg, &o->tuned);
 	case 'o':
 		o->out_path = arg;
 		return 0;
@@ -369,11 +410,11 @@ static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, struct rb_result *r)
 {
-	struct cli_measure m = {.measure = &o->measure,
-				.verify = &o->verify,
-				.ref_threads = o->engine.threads,
-				.stoppable = true,
-				.phase_only = o->phase_only};
+	struct rb_shape_measure m = {.measure = &o->measure,
+				     .verify = &o->verify,
+				     .ref_threads = o->engine.threads,
+				     .stop = &cli_stop_signal,
+				     .phase_only = o->phase_only};
 	struct rb_inputs in;
 	int ret;
 
@@ -391,7 +432,11 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 			(long long)entry->shape.m, (long long)entry->shape.k,
 			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype), e->ops->name);
 	rb_perfctr_reset(e->perf);
-	ret = cli_measure_shape(&m, e, &in, r);
+	ret = rb_measure_shape(&m, e, &in, r);
+	if (ret < 0) {
+		rb_error("%s", m.reason);
+		ret = cli_exit_code(ret);
+	}
 	if (ret == 0 && e->perf)
 		ret = copy_perf(e->perf, r);
 	r->config = e->ops->config(e);
@@ -437,7 +482,7 @@ static int run_all(const struct run_opts *o, struct rb_result **out)
 	*out = calloc(o->shapes.count, sizeof(**out));
 	ret = *out ? 0 : RB_EXIT_DEVICE;
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
-		ret = cli_tuned_apply(o->tuned, &o->shapes.entries[i], &o->engine, &engine.opts);
+		ret = tuned_apply(o->tuned, &o->shapes.entries[i], &o->engine, &engine.opts);
 		ret = ret < 0 ? RB_EXIT_USAGE
 			      : run_entry(o, &engine, &o->shapes.entries[i], &(*out)[i]);
 	}

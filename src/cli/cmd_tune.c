@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/tune_cli.h"
+#include "tune/search.h"
 #include "core/error.h"
 
 #define TUNE_DEFAULT_TOP       8
@@ -104,13 +104,13 @@ static const struct option tune_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int parse_strategy(const char *arg, enum tune_strategy *out)
+static int parse_strategy(const char *arg, enum rb_tune_strategy *out)
 {
 	static const char *const names[] = {"model", "exhaustive", "random"};
 
 	for (int i = 0; i < 3; i++) {
 		if (strcmp(arg, names[i]) == 0) {
-			*out = (enum tune_strategy)i;
+			*out = (enum rb_tune_strategy)i;
 			return 0;
 		}
 	}
@@ -127,7 +127,7 @@ static int parse_int_opt(const char *opt, const char *arg, long min, long max, i
 }
 
 /* Options that take a count; kept apart so parse_option stays a flat switch. */
-static int parse_count(struct tune_opts *o, int c, const char *arg)
+static int parse_count(struct rb_tune_opts *o, int c, const char *arg)
 {
 	switch (c) {
 	case OPT_THREADS:
@@ -148,7 +148,7 @@ static int parse_named(const char *opt, const char *arg, int ret)
 	return ret < 0 ? rb_error("%s '%s': %s", opt, arg, rb_last_error()) : 0;
 }
 
-static int parse_option(struct tune_opts *o, int c, const char *arg, const char **specs,
+static int parse_option(struct rb_tune_opts *o, int c, const char *arg, const char **specs,
 			size_t *n_specs, enum rb_dtype *dtype)
 {
 	switch (c) {
@@ -194,7 +194,7 @@ static int parse_option(struct tune_opts *o, int c, const char *arg, const char 
 	}
 }
 
-static void tune_opts_init(struct tune_opts *o)
+static void tune_opts_init(struct rb_tune_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	rb_shape_list_init(&o->shapes);
@@ -212,7 +212,7 @@ static void tune_opts_init(struct tune_opts *o)
 }
 
 /* The device: an NPU (tuning the CPU reference means nothing). */
-static int find_device(struct tune_opts *o)
+static int find_device(struct rb_tune_opts *o)
 {
 	o->device = cli_find_device(o->device_name, &o->engine);
 	if (!o->device)
@@ -223,7 +223,8 @@ static int find_device(struct tune_opts *o)
 	return 0;
 }
 
-static int finish_args(struct tune_opts *o, const char **specs, size_t n_specs, enum rb_dtype dtype)
+static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_specs,
+		       enum rb_dtype dtype)
 {
 	int ret = cli_load_shapes(&o->shapes, o->files, o->n_files, specs, n_specs, dtype, "tune",
 				  o->list_space);
@@ -241,7 +242,7 @@ static int finish_args(struct tune_opts *o, const char **specs, size_t n_specs, 
 #define HELP_SHOWN 1000
 
 /* Parses argv: 0, HELP_SHOWN, or an exit code. */
-static int parse_args(struct tune_opts *o, int argc, char **argv)
+static int parse_args(struct rb_tune_opts *o, int argc, char **argv)
 {
 	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
 	enum rb_dtype dtype = RB_DTYPE_FP16;
@@ -271,7 +272,7 @@ static int parse_args(struct tune_opts *o, int argc, char **argv)
 
 /* ---- --list-space ---- */
 
-static int list_space(const struct tune_opts *o)
+static int list_space(const struct rb_tune_opts *o)
 {
 	char desc[8192];
 
@@ -298,7 +299,7 @@ static int list_space(const struct tune_opts *o)
 
 int cmd_tune(int argc, char **argv)
 {
-	struct tune_opts *o = malloc(sizeof(*o));
+	struct rb_tune_opts *o = malloc(sizeof(*o));
 	int ret;
 
 	if (!o)

@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
-#include "npu/engine.h"
+#include "run/engine.h"
 #include "rknn_bench/shape.h"
 
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out)

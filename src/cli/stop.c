@@ -1,9 +1,11 @@
 /* SIGINT and SIGTERM as a request to stop (cli.h): run and tune finish what is safe to
  * finish, release the device and write nothing. */
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
 
 volatile sig_atomic_t cli_stop_signal;
 
@@ -27,4 +29,31 @@ void cli_catch_stop(bool on)
 		cli_stop_signal = 0;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		sigaction(signals[i], &sa, NULL);
+}
+
+int cli_exit_code(int err)
+{
+	switch (err) {
+	case 0:
+		return RB_EXIT_OK;
+	case -EINVAL:
+	case -ENOMEM:
+	case -E2BIG:
+	case -EOVERFLOW:
+	case -ENOSPC: /* host files: the disk, permissions, a missing path */
+	case -EDQUOT:
+	case -EFBIG:
+	case -EROFS:
+	case -EACCES:
+	case -EPERM:
+	case -ENOENT:
+	case -EISDIR:
+		return RB_EXIT_USAGE;
+	case -EFAULT:
+		return RB_EXIT_FAIL;
+	case -EINTR:
+		return 128 + (cli_stop_signal ? cli_stop_signal : SIGINT);
+	default:
+		return RB_EXIT_DEVICE;
+	}
 }

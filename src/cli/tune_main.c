@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/tune_cli.h"
+#include "tune/search.h"
 #include "core/error.h"
 #include "core/ref.h"
 #include "core/report.h"
@@ -15,9 +15,9 @@
 
 /* ---- engines ---- */
 
-static int open_engines(struct tune_run *t)
+static int open_engines(struct rb_tune_run *t)
 {
-	const struct tune_opts *o = t->o;
+	const struct rb_tune_opts *o = t->o;
 	struct rb_engine_opts mo = o->engine, scratch = o->engine;
 	/* The model of the kernel the device runs under: rocket serializes an fd's jobs. */
 	const struct rb_engine_ops *sim =
@@ -31,7 +31,7 @@ static int open_engines(struct tune_run *t)
 		return rb_error("cannot open the CPU reference: %s", rb_last_error()),
 		       RB_EXIT_DEVICE;
 	t->cpu_open = true;
-	if (o->strategy != TUNE_MODEL)
+	if (o->strategy != RB_TUNE_STRATEGY_MODEL)
 		return 0;
 	mo.sim.model_only = true;
 	if (rb_engine_open(&t->model, sim, &mo) < 0)
@@ -41,7 +41,7 @@ static int open_engines(struct tune_run *t)
 	return 0;
 }
 
-static void close_engines(struct tune_run *t)
+static void close_engines(struct rb_tune_run *t)
 {
 	if (t->model_open)
 		rb_engine_close(&t->model);
@@ -72,9 +72,9 @@ static void device_facts(struct rb_engine *e, struct rb_tune_header *h)
 	cJSON_Delete(cfg);
 }
 
-static void fill_header(struct tune_run *t, struct rb_tune_header *h)
+static void fill_header(struct rb_tune_run *t, struct rb_tune_header *h)
 {
-	const struct tune_opts *o = t->o;
+	const struct rb_tune_opts *o = t->o;
 
 	memset(h, 0, sizeof(*h));
 	snprintf(h->tool_version, sizeof(h->tool_version), "%s", RB_VERSION);
@@ -93,7 +93,7 @@ static void fill_header(struct tune_run *t, struct rb_tune_header *h)
 		 rb_ref_threads(o->engine.threads));
 }
 
-static int open_cache(struct tune_run *t)
+static int open_cache(struct rb_tune_run *t)
 {
 	fill_header(t, &t->header);
 	if (rb_tune_cache_open(&t->cache, t->o->cache_path, &t->header) < 0)
@@ -107,42 +107,61 @@ static int open_cache(struct tune_run *t)
 
 /* ---- shapes ---- */
 
-/* The entry tuned for an identical shape earlier in the list, or i itself. */
-static size_t first_same(const struct rb_shape_list *l, size_t i)
+/* ---- progress on stderr: a live line on a TTY; one line per config with --verbose ---- */
+
+struct tune_display {
+	bool tty, quiet, verbose;
+};
+
+static void on_progress(void *ctx, const struct rb_tune_progress *p)
 {
-	const struct rb_shape *s = &l->entries[i].shape;
+	const struct tune_display *d = ctx;
+	double eta =
+	    p->done ? p->phase_elapsed_s / (double)p->done * (double)(p->total - p->done) : 0;
 
-	for (size_t j = 0; j < i; j++) {
-		const struct rb_shape *p = &l->entries[j].shape;
-
-		if (p->m == s->m && p->k == s->k && p->n == s->n && p->dtype == s->dtype)
-			return j;
-	}
-	return i;
+	if (!d->tty || d->quiet)
+		return;
+	fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s %zu/%zu", p->shape_index + 1, p->n_shapes,
+		p->label, p->phase, p->done, p->total);
+	if (isfinite(p->best_us))
+		fprintf(stderr, ", best %.1f us", p->best_us);
+	else if (isfinite(p->best_model_us))
+		fprintf(stderr, ", best modeled %.1f us", p->best_model_us);
+	fprintf(stderr, ", ETA %.0f s", eta);
+	if (p->done == p->total && strcmp(p->phase, "run") == 0)
+		fputs("\r\033[K", stderr);
+	fflush(stderr);
 }
 
-static int tune_all(struct tune_run *t, struct tune_best *best)
+static void on_result(void *ctx, const char *key, const struct rb_tune_record *r, bool cached)
 {
-	const struct rb_shape_list *l = &t->o->shapes;
-	int ret = 0;
+	const struct tune_display *d = ctx;
 
-	for (size_t i = 0; i < l->count; i++)
-		t->n_shapes += first_same(l, i) == i;
-	for (size_t i = 0; ret == 0 && i < l->count; i++) {
-		size_t j = first_same(l, i);
+	if (!d->verbose)
+		return;
+	if (d->tty)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr, "%-5s %s  %-7s %12.1f us  %-8s %s%s\n", rb_tune_kind_name(r->kind), key,
+		r->launch, r->median_us, r->ok ? r->verify : "FAILED", r->config,
+		cached ? "  (cached)" : "");
+	if (!r->ok)
+		fprintf(stderr, "      reason: %s\n", r->reason);
+}
 
-		if (j != i) {
-			best[i] = best[j];
-			continue;
-		}
-		ret = tune_shape(t, &l->entries[i].shape, l->entries[i].names[0], &best[i]);
-		t->shape_index++;
-	}
-	return ret;
+static void show_progress(struct rb_tune_run *t, const struct rb_tune_opts *o)
+{
+	static struct tune_display d;
+
+	d = (struct tune_display){.tty = isatty(STDERR_FILENO) != 0,
+				  .quiet = o->quiet || cli_quiet,
+				  .verbose = o->verbose};
+	t->on_progress = on_progress;
+	t->on_result = on_result;
+	t->cb_ctx = &d;
 }
 
 /* stdout: one row per unique shape. */
-static void print_summary(const struct tune_run *t, const struct tune_best *best)
+static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	const struct rb_shape_list *l = &t->o->shapes;
 	bool modeled = t->device.ops->modeled;
@@ -150,10 +169,10 @@ static void print_summary(const struct tune_run *t, const struct tune_best *best
 	printf("%-16s %-15s %-9s %12s %12s %8s  %s\n", "name", "shape", "launch",
 	       modeled ? "modeled µs" : "median µs", "default µs", "speedup", "config");
 	for (size_t i = 0; i < l->count; i++) {
-		const struct tune_best *b = &best[i];
+		const struct rb_tune_best *b = &best[i];
 		char shape[48];
 
-		if (first_same(l, i) != i)
+		if (rb_tune_first_same(l, i) != i)
 			continue;
 		snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)b->shape.m,
 			 (long long)b->shape.k, (long long)b->shape.n);
@@ -170,43 +189,45 @@ static void print_summary(const struct tune_run *t, const struct tune_best *best
 		printf("\nmodeled: times come from the emulator's timing model, not a clock\n");
 }
 
-static int finish(struct tune_run *t, struct tune_best *best, int ret)
+static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)
 {
-	const struct tune_opts *o = t->o;
+	const struct rb_tune_opts *o = t->o;
 
-	if (ret == TUNE_INTERRUPTED) {
+	if (ret == -EINTR) {
 		rb_error("interrupted: %zu results are kept in '%s'; run the same command again to "
 			 "resume; '%s' was not written",
 			 t->cache.count, o->cache_path, o->out_path);
 		return 128 + cli_stop_signal; /* 130 for SIGINT, 143 for SIGTERM */
 	}
 	if (ret)
-		return ret;
+		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
 	print_summary(t, best);
-	ret = tune_write_output(t, best);
+	if (rb_tuned_write(t, best) < 0)
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++)
 		if (!best[i].found)
 			ret = RB_EXIT_FAIL;
 	return ret;
 }
 
-int tune_main(const struct tune_opts *o)
+int tune_main(const struct rb_tune_opts *o)
 {
-	struct tune_run *t = calloc(1, sizeof(*t));
-	struct tune_best *best = calloc(o->shapes.count, sizeof(*best));
+	struct rb_tune_run *t = calloc(1, sizeof(*t));
+	struct rb_tune_best *best = calloc(o->shapes.count, sizeof(*best));
 	int ret = t && best ? 0 : RB_EXIT_USAGE;
 
 	if (ret == 0) {
 		t->o = o;
-		t->tty = isatty(STDERR_FILENO);
 		t->t0_us = rb_now_us();
+		t->stop = &cli_stop_signal;
+		show_progress(t, o);
 		ret = open_engines(t);
 	}
 	if (ret == 0)
 		ret = open_cache(t);
 	if (ret == 0) {
 		cli_catch_stop(true);
-		ret = tune_all(t, best);
+		ret = rb_tune_all(t, best);
 		cli_catch_stop(false);
 		ret = finish(t, best, ret);
 	}

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "dev/rknpu_uapi.h"
+#include "uapi/drm/rknpu_ioctl.h"
 #include "dev/transport.h"
 
 struct rb_rknpu {

@@ -16,9 +16,8 @@
 #include <stdint.h>
 
 #include "dev/transport.h"
+#include "hw/drivers.h"
 #include "uapi/drm/rocket_accel.h"
-
-#define ROCKET_DRIVER_NAME "rocket"
 
 struct rb_rocket {
 	struct rb_transport tr;

@@ -11,6 +11,7 @@
 #ifndef RB_DEV_TRANSPORT_H
 #define RB_DEV_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,12 +30,20 @@ struct rb_transport_ops {
 	uint64_t (*now_ns)(void *priv);
 	/* Closes an fd the kernel handed out (a fence). */
 	int (*close_fd)(void *priv, int fd);
+	/* What the kernel said about the last failed job, and its whole log, for messages:
+	 * the emulated kernel keeps both; on a board they are in dmesg, so "" (optional:
+	 * NULL means ""). */
+	const char *(*fault_text)(void *priv);
+	const char *(*kernel_log)(void *priv);
 	void (*release)(void *priv);
 };
 
 struct rb_transport {
 	const struct rb_transport_ops *ops;
 	void *priv;
+	/* The emulator runs programs for their timing only (rb_sim_config.model_only):
+	 * C is never written. */
+	bool model_only;
 };
 
 /* Opens the device node at `path` (O_RDWR | O_CLOEXEC). */
@@ -44,9 +53,12 @@ int rb_transport_open_sim_rknpu(struct rb_transport *t, const struct rb_sim_conf
 /* Creates an emulated mainline rocket kernel with its emulated NPU. */
 int rb_transport_open_sim_rocket(struct rb_transport *t, const struct rb_sim_config *cfg);
 void rb_transport_close(struct rb_transport *t);
-/* The emulated kernel behind a sim transport (for its log, rb_sim_kmod_last_fault, and
- * for tests); NULL for any other transport. */
+/* The emulated kernel behind a sim transport (for tests); NULL for any other transport. */
 struct rb_sim_kmod *rb_transport_sim_kmod(const struct rb_transport *t);
+
+/* The transport's fault_text / kernel_log, "" where it has none. */
+const char *rb_transport_fault_text(const struct rb_transport *t);
+const char *rb_transport_kernel_log(const struct rb_transport *t);
 
 static inline int rb_transport_ioctl(struct rb_transport *t, unsigned long request, void *arg)
 {

@@ -148,3 +148,13 @@ void rb_transport_close(struct rb_transport *t)
 		t->ops->release(t->priv);
 	memset(t, 0, sizeof(*t));
 }
+
+const char *rb_transport_fault_text(const struct rb_transport *t)
+{
+	return t && t->ops && t->ops->fault_text ? t->ops->fault_text(t->priv) : "";
+}
+
+const char *rb_transport_kernel_log(const struct rb_transport *t)
+{
+	return t && t->ops && t->ops->kernel_log ? t->ops->kernel_log(t->priv) : "";
+}

@@ -39,6 +39,16 @@ static int sim_close_fd(void *priv, int fd)
 	return rb_sim_kmod_close_fd(priv, fd);
 }
 
+static const char *sim_fault_text(void *priv)
+{
+	return rb_sim_kmod_last_fault(priv);
+}
+
+static const char *sim_kernel_log(void *priv)
+{
+	return rb_sim_kmod_log(priv);
+}
+
 static void sim_release(void *priv)
 {
 	rb_sim_kmod_free(priv);
@@ -52,6 +62,8 @@ static const struct rb_transport_ops sim_ops = {
     .wait = sim_wait,
     .now_ns = sim_now_ns,
     .close_fd = sim_close_fd,
+    .fault_text = sim_fault_text,
+    .kernel_log = sim_kernel_log,
     .release = sim_release,
 };
 
@@ -71,6 +83,7 @@ static int open_sim(struct rb_transport *t, const struct rb_sim_config *cfg,
 		return -errno; /* the emulated kernel recorded why */
 	t->ops = &sim_ops;
 	t->priv = kmod;
+	t->model_only = cfg->model_only;
 	return 0;
 }
 

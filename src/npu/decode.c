@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 /* snprintf-style appending: len counts what would have been written. */
 struct sbuf {

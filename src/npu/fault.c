@@ -1,7 +1,7 @@
 #include "npu/fault.h"
 
 #include "core/debug.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 /* An address below every buffer the emulated kernel (or a real IOMMU) hands out. */
 #define UNMAPPED_ADDR 0x1000u

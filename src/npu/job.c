@@ -14,7 +14,6 @@
 #include "npu/fault.h"
 #include "npu/regcmd.h"
 #include "npu/validate.h"
-#include "sim/sim.h"
 
 #define DEFAULT_TIMEOUT_MS 6000
 /* Data buffers: scattered pages behind the IOMMU (the big weight buffers would not fit
@@ -69,11 +68,12 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 {
 	struct rb_transport tr;
 	int ret = rb_transport_open_sim_rknpu(&tr, cfg);
+	bool model_only = tr.model_only; /* device_init takes tr over */
 
 	if (ret == 0)
 		ret = device_init(dev, &tr, "sim", RB_DRIVER_RKNPU);
 	if (ret == 0)
-		dev->model_only = cfg && cfg->model_only;
+		dev->model_only = model_only;
 	return ret;
 }
 
@@ -95,11 +95,12 @@ int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim
 {
 	struct rb_transport tr;
 	int ret = rb_transport_open_sim_rocket(&tr, cfg);
+	bool model_only = tr.model_only; /* device_init takes tr over */
 
 	if (ret == 0)
 		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET);
 	if (ret == 0)
-		dev->model_only = cfg && cfg->model_only;
+		dev->model_only = model_only;
 	return ret;
 }
 
@@ -513,8 +514,7 @@ static void fill_submit(const struct rb_npu_job *job, const struct job_submit *s
 /* Names the failing submit and, under emulation, what the emulated kernel logged. */
 static int submit_error(const struct rb_npu_job *job, const struct job_submit *s, int err)
 {
-	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(rb_npu_device_transport(job->dev));
-	const char *fault = kmod ? rb_sim_kmod_last_fault(kmod) : "";
+	const char *fault = rb_transport_fault_text(rb_npu_device_transport(job->dev));
 	char cause[512];
 
 	/* rb_set_error writes the buffer rb_last_error() returns: copy it first. */
@@ -838,17 +838,14 @@ static int rocket_submit_threads(struct rb_npu_job *job)
 /* The kernel log under emulation ("" on a board), for messages. */
 static const char *emulator_log(const struct rb_npu_job *job)
 {
-	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(rb_npu_device_transport(job->dev));
-
-	return kmod ? rb_sim_kmod_last_fault(kmod) : "";
+	return rb_transport_fault_text(rb_npu_device_transport(job->dev));
 }
 
 /* The end of the emulated kernel's log ("" on a board): it changes when a job fails,
  * as every line is stamped with the virtual time. */
 static void log_tail(const struct rb_npu_job *job, char *buf, size_t size)
 {
-	struct rb_sim_kmod *kmod = rb_transport_sim_kmod(rb_npu_device_transport(job->dev));
-	const char *log = kmod ? rb_sim_kmod_log(kmod) : "";
+	const char *log = rb_transport_kernel_log(rb_npu_device_transport(job->dev));
 	size_t n = strlen(log);
 
 	snprintf(buf, size, "%s", log + (n >= size ? n - size + 1 : 0));

@@ -24,7 +24,7 @@
 #include "dev/rknpu.h"
 #include "dev/rocket.h"
 #include "npu/plan.h"
-#include "sim/sim.h"
+struct rb_sim_config; /* sim/sim.h: the emulator behind a sim device */
 
 /* The host phases of rb_npu_job_run. When a device has an on_phase hook, the job calls
  * it as each phase begins, outside the timed windows (and with DONE at the end); a

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npu/task.h"
+#include "hw/task.h"
 #include "rknn_bench/shape.h"
 
 #define RB_PLAN_MAX_CORES  3

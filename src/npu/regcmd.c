@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 /* An encoding in progress: the first error code, and the messages of every failure so
  * that one refusal names all the fields that do not fit. */

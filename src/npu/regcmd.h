@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "npu/task.h"
+#include "hw/task.h"
 
 struct rb_regcmd {
 	uint64_t *words;

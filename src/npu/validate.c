@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "npu/conv.h"
+#include "hw/conv.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 /* The chain being checked and the register values its programs wrote so far. */
 struct walk {
@@ -117,7 +117,7 @@ static int outside(const struct walk *w, const char *reg, const char *what, uint
 		      reg, what, index, r.addr, (unsigned long long)r.len);
 }
 
-/* Every DMA of the task (npu/conv.h); reused data was checked where it was loaded. */
+/* Every DMA of the task (hw/conv.h); reused data was checked where it was loaded. */
 static int check_dma(const struct walk *w, const struct rb_conv *cv)
 {
 	struct rb_dma_range r;

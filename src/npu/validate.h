@@ -1,5 +1,5 @@
 /* Program validation before submit: every task of a job is checked against the rules
- * the emulator enforces while it runs (npu/conv.h holds the ones both share), so a bad
+ * the emulator enforces while it runs (hw/conv.h holds the ones both share), so a bad
  * program is refused before it reaches a device, real or emulated.
  *
  * What is checked, per task, following each submit's chain like the PC does (§a.1-§a.3):

@@ -23,14 +23,14 @@
  * (timing.h) through rb_sim_exec.timing.
  * A SIZE_E that does not match the output precision is not an error: the DPU writes
  * only the sub-surfaces SIZE_E covers (§b.4), the rest of the output stays untouched.
- * The task's numbers, the bank sum and the DMA ranges come from npu/conv.h, which the
+ * The task's numbers, the bank sum and the DMA ranges come from hw/conv.h, which the
  * program validator (npu/validate.h) checks with before submit: one rule, one code. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "npu/conv.h"
-#include "npu/task.h"
+#include "hw/conv.h"
+#include "hw/task.h"
 #include "sim/npu_internal.h"
 
 #define ATOM    16u /* bytes of a cube atom (§b.1) */
@@ -61,7 +61,7 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return (a + b - 1) / b;
 }
 
-/* §a.1, §a.6: what the kick runs (the rule is npu/conv.c's, shared with the validator). */
+/* §a.1, §a.6: what the kick runs (the rule is hw/conv.c's, shared with the validator). */
 static int check_enable(const struct rb_sim_exec *x, struct rb_sim_fault *f)
 {
 	char why[256];
@@ -308,7 +308,7 @@ static void *dma_map(const struct rb_sim_exec *x, uint32_t addr, uint64_t len)
 	return mmu->map(mmu->ctx, addr, len);
 }
 
-/* The feature per channel group (§b.2, npu/conv.h). */
+/* The feature per channel group (§b.2, hw/conv.h). */
 static int map_feature(const struct rb_sim_exec *x, const struct rb_conv *cv, const uint8_t **surf,
 		       struct rb_sim_fault *f)
 {
@@ -328,7 +328,7 @@ static int map_feature(const struct rb_sim_exec *x, const struct rb_conv *cv, co
 	return 0;
 }
 
-/* The output per sub-surface (§b.4, npu/conv.h); sub-surfaces past every SIZE_E are
+/* The output per sub-surface (§b.4, hw/conv.h); sub-surfaces past every SIZE_E are
  * never written, so never mapped. */
 static int map_output(const struct rb_sim_exec *x, const struct rb_conv *cv, uint8_t **surf,
 		      struct rb_sim_fault *f)

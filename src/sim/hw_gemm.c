@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "core/fp16.h"
-#include "npu/task.h"
+#include "hw/task.h"
 #include "sim/npu_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 
 #include "sim/kmod_internal.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 /* The NPU address space: 4 KiB pages below 4 GiB (§e: 32-bit NPU addresses). Page 0 is
  * never handed out, so 0 is never a buffer's address. Ranges are taken top-down like

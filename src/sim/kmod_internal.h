@@ -22,7 +22,7 @@
 #include <drm.h>
 
 #include "core/error.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 #include "sim/sim.h"
 
 #define KMOD_PAGE_BYTES 4096u

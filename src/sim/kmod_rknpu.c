@@ -65,7 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/rknpu_uapi.h"
+#include "uapi/drm/rknpu_ioctl.h"
 #include "sim/kmod_internal.h"
 
 /* Identity (§d.1); the date is the 0.9.8 release's DRIVER_DATE. */

@@ -36,7 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dev/rocket.h"
+#include "hw/drivers.h"
+#include "uapi/drm/rocket_accel.h"
 #include "sim/kmod_internal.h"
 
 /* Mainline's drm_driver sets name "rocket" and desc "rocket DRM" but no version (its

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npu/regs.h"
+#include "hw/regs.h"
 #include "sim/sim.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 #include "sim/timing.h"
 
 #define RB_SIM_REG_WORDS  (RB_BLOCK_SPAN / 4)

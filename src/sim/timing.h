@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 /* What one task asks of the hardware. */
 struct rb_timing_task {

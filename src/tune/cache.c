@@ -210,7 +210,8 @@ static int write_line(struct rb_tune_cache *c, cJSON *o)
 		return rb_set_error(-ENOMEM, "out of memory for a cache line");
 	if (fputs(text, c->f) < 0 || fputc('\n', c->f) < 0 || fflush(c->f) != 0 ||
 	    fsync(fileno(c->f)) != 0)
-		ret = rb_set_error(-EIO, "cannot write cache '%s': %s", c->path, strerror(errno));
+		ret = rb_set_error(errno ? -errno : -EIO, "cannot write cache '%s': %s", c->path,
+				   strerror(errno));
 	free(text);
 	return ret;
 }

@@ -53,7 +53,7 @@
 
 #include <linux/sync_file.h>
 
-#include "dev/rknpu_uapi.h"
+#include "uapi/drm/rknpu_ioctl.h"
 #include "sim/sim.h"
 
 #define MAX_NODES 8

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "dev/rknpu_uapi.h"
+#include "uapi/drm/rknpu_ioctl.h"
 #include "fuzz.h"
 #include "sim/sim.h"
 

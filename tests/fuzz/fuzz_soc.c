@@ -1,10 +1,10 @@
-/* Fuzz target: the hardware profile loader (src/sim/soc.c, configs/soc/ files). */
+/* Fuzz target: the hardware profile loader (src/hw/soc.c, configs/soc/ files). */
 #include <string.h>
 
 #include "core/error.h"
 #include "fuzz.h"
 #include "sim/sim.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

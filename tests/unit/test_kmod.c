@@ -21,7 +21,7 @@
 #include "core/fp16.h"
 #include "dev/rknpu.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 #include "sim/sim.h"
 
 #define M              4

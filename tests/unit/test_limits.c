@@ -15,7 +15,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
-#include "npu/engine.h"
+#include "run/engine.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 

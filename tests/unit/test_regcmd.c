@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 #define A_ADDR 0xffff8000u
 #define B_ADDR 0xffff9000u

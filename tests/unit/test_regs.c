@@ -1,4 +1,4 @@
-/* Tests of the register database (npu/regs.def) and of the word decoder: the table's
+/* Tests of the register database (hw/regs.def) and of the word decoder: the table's
  * invariants, encode/decode round trips of every field, overflow refusals naming the
  * field, and the flagging of words the database does not explain. */
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include "core/error.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 static void test_blocks_distinct(void **state)
 {

@@ -204,7 +204,7 @@ static const struct rb_transport_ops mock_ops = {
 static struct mock *open_mock(struct rb_rknpu *dev)
 {
 	struct mock *m = calloc(1, sizeof(*m));
-	struct rb_transport t = {&mock_ops, m};
+	struct rb_transport t = {.ops = &mock_ops, .priv = m};
 
 	assert_non_null(m);
 	m->dma_addr = 0xffff8000u;

@@ -19,7 +19,7 @@
 #include "dev/rocket.h"
 #include "npu/job.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 #include "sim/sim.h"
 
 #define MS_NS INT64_C(1000000)

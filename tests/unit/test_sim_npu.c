@@ -18,8 +18,8 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
-#include "npu/task.h"
+#include "hw/regs.h"
+#include "hw/task.h"
 #include "sim/npu_internal.h"
 #include "sim/sim.h"
 

@@ -1,5 +1,5 @@
 /* Tests of the emulator's timing model (src/sim/timing.c) and hardware profiles
- * (src/sim/soc.c): the model's monotonic properties, on synthetic tasks and through
+ * (src/hw/soc.c): the model's monotonic properties, on synthetic tasks and through
  * the real path (plan → job runner → emulated kernel → emulated NPU), the knobs the
  * tuner sweeps moving the time the way the physics says, determinism (also of the
  * binary), profile validation messages, and the embedded default being the file.
@@ -23,7 +23,7 @@
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 #include "sim/timing.h"
 
 #define SOC_FILE "configs/soc/rk3588.json"

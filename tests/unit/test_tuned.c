@@ -140,8 +140,10 @@ static void test_errors(void **state)
 		     "t.json: pairs[0].tuned.config must be a string");
 	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x9\",\"launch\":\"fences\"}}]}",
 		     "t.json: pairs[0].tuned.config: core mask '0x9' must be 0x1 to 0x7");
-	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"async\"}}]}",
-		     "pairs[0].tuned.launch must be \"fences\" or \"threads\"");
+	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":3}}]}",
+		     "pairs[0].tuned.launch must be a string");
+	expect_error("{\"schema\":\"rknn-bench-tuned/1.x\",\"pairs\":[]}", "schema must be");
+	expect_error("{\"schema\":\"rknn-bench-tuned/10\",\"pairs\":[]}", "schema must be");
 	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"fences\"},"
 			   "\"measured\":{\"median_us\":\"fast\"}}]}",
 		     "pairs[0].measured.median_us must be a number or null");
@@ -154,6 +156,35 @@ static void test_errors(void **state)
 	expect_error("{\"schema\":\"rknn-bench-tuned/1\",\"pairs\":[{\"src0\":{\"row\":1,\"col\":"
 		     "32},\"src1\":{\"row\":32,\"col\":16}}]}",
 		     "pairs[0].name must be a non-empty string");
+}
+
+/* Schema 1.x is read forward-compatibly: every launch tune writes loads, and what this
+ * version does not know (a key of "tuned", a launch mode) is a warning, not an error. */
+static void test_forward_compatible(void **state)
+{
+	static const char json[] =
+	    "{\"schema\":\"rknn-bench-tuned/1.7\",\"pairs\":["
+	    "{\"src0\":{\"row\":1,\"col\":32},\"src1\":{\"row\":32,\"col\":16},\"name\":\"mc\","
+	    "\"tuned\":{\"config\":\"mask=0x7\",\"launch\":\"multicore\"}},"
+	    "{\"src0\":{\"row\":2,\"col\":32},\"src1\":{\"row\":32,\"col\":16},\"name\":\"new\","
+	    "\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"warp\",\"turbo\":true}}]}";
+	struct rb_tuned_db *db;
+	const struct rb_tuned_config *t;
+
+	(void)state;
+	assert_int_equal(rb_tuned_load_string(&db, json, strlen(json), "t.json"), 0);
+	assert_int_equal(rb_tuned_count(db), 2);
+	t = rb_tuned_at(db, 0);
+	assert_string_equal(t->launch, "multicore");
+	assert_int_equal(t->core_mask, 7);
+	t = rb_tuned_at(db, 1);
+	assert_string_equal(t->launch, "fences");
+	assert_int_equal(rb_tuned_warning_count(db), 2);
+	assert_non_null(
+	    strstr(rb_tuned_warning(db, 0), "t.json: pairs[1].tuned.turbo: unknown key"));
+	assert_non_null(strstr(rb_tuned_warning(db, 1), "tuned.launch \"warp\" is not known"));
+	assert_string_equal(rb_tuned_warning(db, 2), "");
+	rb_tuned_free(db);
 }
 
 static void test_load_file_missing(void **state)
@@ -173,6 +204,7 @@ int main(void)
 	    cmocka_unit_test(test_load),
 	    cmocka_unit_test(test_lookup),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_forward_compatible),
 	    cmocka_unit_test(test_load_file_missing),
 	};
 

@@ -13,7 +13,7 @@
 
 #include "core/error.h"
 #include "npu/regcmd.h"
-#include "npu/regs.h"
+#include "hw/regs.h"
 #include "npu/validate.h"
 
 /* Three buffers and the regcmd buffer, as the emulated kernel might hand them out. */

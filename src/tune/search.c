@@ -9,13 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/measure.h"
-#include "cli/tune_cli.h"
+#include "run/measure.h"
+#include "tune/search.h"
 #include "core/error.h"
 
 struct shape_ctx {
-	struct tune_run *t;
+	struct rb_tune_run *t;
 	const struct rb_shape *shape;
 	const char *label;
 	char key[64];
@@ -23,44 +22,43 @@ struct shape_ctx {
 	struct rb_inputs in; /* made on first use: a fully cached shape needs none */
 	bool have_inputs;
 	struct rb_inputs no_data; /* the shape alone: what the timing model is given */
-	struct tune_best *best;
+	struct rb_tune_best *best;
 	const char *phase;
 	size_t done, total;
 	double phase_t0;
 	double best_model_us; /* fastest modeled so far (NAN: none yet) */
 };
 
-/* ---- progress (stderr: a line on a TTY, one line per config with --verbose) ---- */
+/* ---- the caller's callbacks ---- */
 
 static void progress(const struct shape_ctx *c)
 {
-	const struct tune_run *t = c->t;
-	double el = (rb_now_us() - c->phase_t0) / 1e6;
-	double eta = c->done ? el / (double)c->done * (double)(c->total - c->done) : 0;
+	const struct rb_tune_run *t = c->t;
+	struct rb_tune_progress p = {
+	    .shape_index = t->shape_index,
+	    .n_shapes = t->n_shapes,
+	    .label = c->label,
+	    .phase = c->phase,
+	    .done = c->done,
+	    .total = c->total,
+	    .phase_elapsed_s = (rb_now_us() - c->phase_t0) / 1e6,
+	    .best_us = c->best->found ? c->best->median_us : NAN,
+	    .best_model_us = c->best_model_us,
+	};
 
-	if (!t->tty || t->o->quiet || cli_quiet)
-		return;
-	fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s %zu/%zu", t->shape_index + 1, t->n_shapes,
-		c->label, c->phase, c->done, c->total);
-	if (c->best->found)
-		fprintf(stderr, ", best %.1f us", c->best->median_us);
-	else if (isfinite(c->best_model_us))
-		fprintf(stderr, ", best modeled %.1f us", c->best_model_us);
-	fprintf(stderr, ", ETA %.0f s", eta);
-	fflush(stderr);
+	if (t->on_progress)
+		t->on_progress(t->cb_ctx, &p);
 }
 
 static void verbose(const struct shape_ctx *c, const struct rb_tune_record *r, bool cached)
 {
-	if (!c->t->o->verbose)
-		return;
-	if (c->t->tty)
-		fputs("\r\033[K", stderr);
-	fprintf(stderr, "%-5s %s  %-7s %12.1f us  %-8s %s%s\n", rb_tune_kind_name(r->kind), c->key,
-		r->launch, r->median_us, r->ok ? r->verify : "FAILED", r->config,
-		cached ? "  (cached)" : "");
-	if (!r->ok)
-		fprintf(stderr, "      reason: %s\n", r->reason);
+	if (c->t->on_result)
+		c->t->on_result(c->t->cb_ctx, c->key, r, cached);
+}
+
+static bool stopped(const struct shape_ctx *c)
+{
+	return c->t->stop && *c->t->stop;
 }
 
 /* ---- evaluations ---- */
@@ -92,9 +90,7 @@ static int cached(struct shape_ctx *c, struct rb_tune_record *r)
 static int keep(struct shape_ctx *c, const struct rb_tune_record *r)
 {
 	verbose(c, r, false);
-	if (rb_tune_cache_append(&c->t->cache, r) < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-	return 0;
+	return rb_tune_cache_append(&c->t->cache, r);
 }
 
 /* The timing model alone: the emulator with model_only, no data. */
@@ -124,12 +120,14 @@ static int model_eval(struct shape_ctx *c, const struct rb_tune_point *p, double
 
 static int ensure_inputs(struct shape_ctx *c)
 {
-	const struct tune_opts *o = c->t->o;
+	const struct rb_tune_opts *o = c->t->o;
+	int ret;
 
 	if (c->have_inputs)
 		return 0;
-	if (rb_inputs_init(&c->in, c->shape, o->seed, o->data) < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s: %s", c->label, rb_last_error());
+	ret = rb_inputs_init(&c->in, c->shape, o->seed, o->data);
+	if (ret < 0)
+		return rb_set_error(ret, "%s: %s", c->label, rb_last_error());
 	c->have_inputs = true;
 	return 0;
 }
@@ -145,11 +143,9 @@ static void verify_reason(const struct rb_verify_result *v, char *buf, size_t si
 /* Verify, then time, on an engine (the device or the CPU reference). */
 static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune_record *r)
 {
-	const struct tune_opts *o = c->t->o;
-	struct cli_measure m = {.measure = &o->measure,
-				.verify = &o->verify,
-				.ref_threads = o->engine.threads,
-				.quiet = true};
+	const struct rb_tune_opts *o = c->t->o;
+	struct rb_shape_measure m = {
+	    .measure = &o->measure, .verify = &o->verify, .ref_threads = o->engine.threads};
 	struct rb_result res = {0};
 	int ret = 0;
 
@@ -162,7 +158,7 @@ static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune
 	ret = ensure_inputs(c);
 	if (ret)
 		return ret;
-	ret = cli_measure_shape(&m, e, &c->in, &res);
+	ret = rb_measure_shape(&m, e, &c->in, &res);
 	r->ok = ret == 0 && res.verify.status != RB_VERIFY_FAILED;
 	if (ret == 0) {
 		r->median_us = res.stats.median_us;
@@ -233,9 +229,9 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 	int ret = 0;
 
 	if (!rank) /* not qsort(NULL, ...) below */
-		return cli_fail(RB_EXIT_USAGE, "out of memory");
+		return rb_set_error(-ENOMEM, "out of memory");
 	phase(c, "model", count);
-	for (size_t i = 0; ret == 0 && i < count && !cli_stop_signal; i++, c->done++) {
+	for (size_t i = 0; ret == 0 && i < count && !stopped(c); i++, c->done++) {
 		double us = NAN;
 
 		ret = model_eval(c, &c->points.items[i], &us);
@@ -245,8 +241,8 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 			c->best_model_us = us;
 		progress(c);
 	}
-	if (ret == 0 && cli_stop_signal)
-		ret = TUNE_INTERRUPTED;
+	if (ret == 0 && stopped(c))
+		ret = -EINTR;
 	qsort(rank, kept, sizeof(*rank), by_time);
 	*n = kept < (size_t)c->t->o->top ? kept : (size_t)c->t->o->top;
 	for (size_t i = 0; i < *n; i++)
@@ -258,13 +254,13 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 
 static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 {
-	const struct tune_opts *o = c->t->o;
+	const struct rb_tune_opts *o = c->t->o;
 	size_t count = c->points.count;
 	size_t *shuffled;
 
-	if (o->strategy == TUNE_MODEL)
+	if (o->strategy == RB_TUNE_STRATEGY_MODEL)
 		return pick_model(c, order, n);
-	if (o->strategy == TUNE_EXHAUSTIVE) {
+	if (o->strategy == RB_TUNE_STRATEGY_EXHAUSTIVE) {
 		for (size_t i = 0; i < count; i++)
 			order[i] = i;
 		*n = count;
@@ -272,7 +268,7 @@ static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 	}
 	shuffled = rb_tune_shuffle(count, o->seed);
 	if (!shuffled)
-		return cli_fail(RB_EXIT_USAGE, "out of memory");
+		return rb_set_error(-ENOMEM, "out of memory");
 	*n = count < (size_t)o->max_evals ? count : (size_t)o->max_evals;
 	memcpy(order, shuffled, *n * sizeof(*order));
 	free(shuffled);
@@ -284,7 +280,7 @@ static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 static void consider(struct shape_ctx *c, const struct rb_tune_point *p,
 		     const struct rb_tune_record *r)
 {
-	struct tune_best *b = c->best;
+	struct rb_tune_best *b = c->best;
 
 	b->n_run++;
 	if (!r->ok) {
@@ -337,7 +333,8 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	}
 }
 
-/* The default config first (the baseline; it wins ties), then the candidates. */
+/* The default config first: always timed (the baseline of speedup_vs_default), and a
+ * candidate that wins ties when the space holds it; then the candidates. */
 static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 {
 	struct rb_tune_point def;
@@ -349,9 +346,9 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 	phase(c, "run", n + 1);
 	ret = run_eval(c, &def, &r);
 	c->best->default_us = r.ok ? r.median_us : NAN;
-	if (ret == 0)
+	if (ret == 0 && def_index != SIZE_MAX) /* a candidate only when it is in the space */
 		consider(c, &def, &r);
-	for (size_t i = 0; ret == 0 && i < n && !cli_stop_signal; i++) {
+	for (size_t i = 0; ret == 0 && i < n && !stopped(c); i++) {
 		c->done++;
 		progress(c);
 		if (order[i] == def_index)
@@ -362,7 +359,7 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 	}
 	c->done = c->total;
 	progress(c);
-	return ret == 0 && cli_stop_signal ? TUNE_INTERRUPTED : ret;
+	return ret == 0 && stopped(c) ? -EINTR : ret;
 }
 
 static int tune_points(struct shape_ctx *c)
@@ -372,18 +369,18 @@ static int tune_points(struct shape_ctx *c)
 	int ret;
 
 	if (!order)
-		return cli_fail(RB_EXIT_USAGE, "out of memory");
+		return rb_set_error(-ENOMEM, "out of memory");
 	ret = pick(c, order, &n);
 	if (ret == 0)
 		ret = run_candidates(c, order, n);
-	if (ret == 0 && !cli_stop_signal)
+	if (ret == 0 && !stopped(c))
 		ret = cpu_eval(c);
 	free(order);
-	return ret == 0 && cli_stop_signal ? TUNE_INTERRUPTED : ret;
+	return ret == 0 && stopped(c) ? -EINTR : ret;
 }
 
-int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *label,
-	       struct tune_best *best)
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
+		  struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
 			      .shape = shape,
@@ -398,15 +395,47 @@ int tune_shape(struct tune_run *t, const struct rb_shape *shape, const char *lab
 	best->default_us = best->cpu_us = NAN;
 	rb_tune_shape_key(shape, c.key, sizeof(c.key));
 	if (rb_tune_space_enumerate(&t->o->space, shape, &c.points) < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s: %s", label, rb_last_error());
+		return rb_set_error(-EINVAL, "%s: %s", label, rb_last_error());
 	best->n_space = c.points.count;
 	for (size_t i = 0; i < c.points.count; i++)
 		device_variant(&c, &c.points.items[i]);
 	ret = tune_points(&c);
-	if (t->tty && !t->o->quiet && !cli_quiet)
-		fputs("\r\033[K", stderr);
 	rb_tune_points_release(&c.points);
 	if (c.have_inputs)
 		rb_inputs_release(&c.in);
+	return ret;
+}
+
+/* The entry tuned for an identical shape earlier in the list, or i itself. */
+size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i)
+{
+	const struct rb_shape *s = &l->entries[i].shape;
+
+	for (size_t j = 0; j < i; j++) {
+		const struct rb_shape *p = &l->entries[j].shape;
+
+		if (p->m == s->m && p->k == s->k && p->n == s->n && p->dtype == s->dtype)
+			return j;
+	}
+	return i;
+}
+
+int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
+{
+	const struct rb_shape_list *l = &t->o->shapes;
+	int ret = 0;
+
+	for (size_t i = 0; i < l->count; i++)
+		t->n_shapes += rb_tune_first_same(l, i) == i;
+	for (size_t i = 0; ret == 0 && i < l->count; i++) {
+		size_t j = rb_tune_first_same(l, i);
+
+		if (j != i) {
+			best[i] = best[j];
+			continue;
+		}
+		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].names[0], &best[i]);
+		t->shape_index++;
+	}
 	return ret;
 }

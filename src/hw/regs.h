@@ -5,38 +5,38 @@
  * and RB_TARGET_OP_ENABLE. The tables are static and read-only; nothing here allocates.
  * Functions that can fail return 0 or a negative errno and record a message naming
  * BLOCK.REGISTER.FIELD with rb_set_error(). */
-#ifndef RB_NPU_REGS_H
-#define RB_NPU_REGS_H
+#ifndef RB_HW_REGS_H
+#define RB_HW_REGS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 enum rb_block_id {
 #define RB_BLOCK(name, base, target) RB_BLOCK_##name,
-#include "npu/regs.def"
+#include "hw/regs.def"
 	RB_BLOCK_COUNT
 };
 
 enum rb_target_code {
 #define RB_TARGET(name, code) RB_TARGET_##name = code,
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 
 /* The parts of a 64-bit regcmd word (§a.1): RB_WORD_<PART>_LSB and _WIDTH. */
 enum {
 #define RB_WORD_PART(name, lsb, width) RB_WORD_##name##_LSB = lsb, RB_WORD_##name##_WIDTH = width,
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 
 enum rb_reg_id {
 #define RB_REG(block, offset, name) RB_REG_##block##_##name,
-#include "npu/regs.def"
+#include "hw/regs.def"
 	RB_REG_COUNT
 };
 
 enum rb_field_id {
 #define RB_FIELD(block, reg, name, lsb, width, fmt) RB_FIELD_##block##_##reg##_##name,
-#include "npu/regs.def"
+#include "hw/regs.def"
 	RB_FIELD_COUNT
 };
 

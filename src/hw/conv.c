@@ -1,9 +1,9 @@
 /* The shared rules of a convolution task (conv.h). */
-#include "npu/conv.h"
+#include "hw/conv.h"
 
 #include <stdio.h>
 
-#include "npu/task.h"
+#include "hw/task.h"
 
 #define ATOM 16u /* bytes of a cube atom (§b.1) */
 

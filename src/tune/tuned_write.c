@@ -8,18 +8,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
-#include "cli/tune_cli.h"
+#include "tune/search.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
 #include "core/report.h"
 #include "core/version.h"
+#include "rknn_bench/tuned.h"
 
 static const char *const strategy_names[] = {"model", "exhaustive", "random"};
 
-void tune_reproducer(const struct tune_opts *o, const struct rb_shape *s,
-		     const struct rb_tune_point *p, char *buf, size_t size)
+void rb_tune_reproducer(const struct rb_tune_opts *o, const struct rb_shape *s,
+			const struct rb_tune_point *p, char *buf, size_t size)
 {
 	snprintf(buf, size,
 		 "rknn-bench run --device %s%s%s --shape %lldx%lldx%lld --dtype %s --seed %llu "
@@ -78,7 +78,7 @@ static cJSON *tasks_json(const struct rb_plan *plan)
 }
 
 /* The winner, re-planned: the planner's choices (banks, K-slice, ranges) made explicit. */
-static cJSON *tuned_json(const struct tune_opts *o, const struct tune_best *b)
+static cJSON *tuned_json(const struct rb_tune_opts *o, const struct rb_tune_best *b)
 {
 	struct rb_tune_point planned = b->point;
 	const struct rb_plan_config *c;
@@ -105,13 +105,13 @@ static cJSON *tuned_json(const struct tune_opts *o, const struct tune_best *b)
 	cJSON_AddItemToObject(t, "tasks_per_core", tasks_json(&plan));
 	cJSON_AddNumberToObject(t, "submits", (double)plan.n_submits);
 	cJSON_AddBoolToObject(t, "unproven_on_silicon", plan.streamed);
-	tune_reproducer(o, &b->shape, &planned, repro, sizeof(repro));
+	rb_tune_reproducer(o, &b->shape, &planned, repro, sizeof(repro));
 	cJSON_AddStringToObject(t, "reproducer", repro);
 	rb_plan_release(&plan);
 	return t;
 }
 
-static cJSON *measured_json(const struct tune_run *t, const struct tune_best *b)
+static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_tune_best *b)
 {
 	struct rb_result r = {.shape = b->shape};
 	cJSON *m = cJSON_CreateObject();
@@ -148,11 +148,11 @@ static long entry_of(const struct rb_shape_list *l, const char *name)
 	return -1;
 }
 
-static void annotate(const struct tune_run *t, const struct tune_best *best, cJSON *pair)
+static void annotate(const struct rb_tune_run *t, const struct rb_tune_best *best, cJSON *pair)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
 	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring) : -1;
-	const struct tune_best *b = i >= 0 ? &best[i] : NULL;
+	const struct rb_tune_best *b = i >= 0 ? &best[i] : NULL;
 	cJSON *tuned;
 
 	if (!b)
@@ -221,7 +221,7 @@ static cJSON *read_json(const char *path)
 
 /* The first file is the base (its top-level keys are kept); later files and --shape
  * specs add their pairs. */
-static cJSON *input_pairs(const struct tune_opts *o, cJSON **base)
+static cJSON *input_pairs(const struct rb_tune_opts *o, cJSON **base)
 {
 	cJSON *pairs;
 
@@ -250,12 +250,12 @@ static cJSON *input_pairs(const struct tune_opts *o, cJSON **base)
 
 /* ---- the document ---- */
 
-static void top_fields(const struct tune_run *t, cJSON *doc)
+static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 {
 	struct rb_context ctx;
 
 	rb_context_collect(&ctx);
-	cJSON_AddStringToObject(doc, "schema", "rknn-bench-tuned/1");
+	cJSON_AddStringToObject(doc, "schema", RB_TUNED_SCHEMA);
 	cJSON_AddStringToObject(doc, "tool_version", RB_VERSION);
 	cJSON_AddStringToObject(doc, "device", t->device.ops->name);
 	cJSON_AddBoolToObject(doc, "modeled", t->device.ops->modeled);
@@ -266,7 +266,7 @@ static void top_fields(const struct tune_run *t, cJSON *doc)
 	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
 }
 
-static cJSON *build(const struct tune_run *t, const struct tune_best *best)
+static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	cJSON *base = NULL, *pairs = input_pairs(t->o, &base), *doc;
 
@@ -291,16 +291,14 @@ static cJSON *build(const struct tune_run *t, const struct tune_best *best)
 	return doc;
 }
 
-int tune_write_output(const struct tune_run *t, const struct tune_best *best)
+int rb_tuned_write(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	cJSON *doc = build(t, best);
 	int ret;
 
-	if (!doc)
-		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
+	if (!doc) /* an input file could not be read again (the message says why) */
+		return -EINVAL;
 	ret = rb_file_write_atomic(t->o->out_path, rb_json_write, doc);
 	cJSON_Delete(doc);
-	if (ret < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-	return 0;
+	return ret;
 }

@@ -1,6 +1,6 @@
-/* Verify, then measure, one shape on one engine (measure.h); moved out of cmd_run.c so
- * that tune measures every config exactly as run does. */
-#include "cli/measure.h"
+/* Verify, then measure, one shape on one engine (measure.h): run and tune measure
+ * every config exactly the same way. */
+#include "run/measure.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "core/debug.h"
 #include "core/error.h"
 #include "core/ref.h"
@@ -18,19 +17,17 @@
 #define GUARD_BYTES 256
 #define GUARD_BYTE  0xa5
 
-/* Records why the measurement failed, prints it unless quiet; returns `code`. */
-static int fail(struct cli_measure *m, int code, const char *fmt, ...) RB_PRINTF(3, 4);
+/* Records why the measurement failed (m->reason and rb_last_error()); returns err. */
+static int fail(struct rb_shape_measure *m, int err, const char *fmt, ...) RB_PRINTF(3, 4);
 
-static int fail(struct cli_measure *m, int code, const char *fmt, ...)
+static int fail(struct rb_shape_measure *m, int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(m->reason, sizeof(m->reason), fmt, ap);
 	va_end(ap);
-	if (!m->quiet)
-		rb_error("%s", m->reason);
-	return code;
+	return rb_set_error(err, "%s", m->reason);
 }
 
 /* C with GUARD_BYTES of a known pattern behind it. */
@@ -58,7 +55,7 @@ static bool guard_intact(const void *c, size_t bytes)
 /* Checks C from one run. The expected values never come from the code under test: the
  * CPU reference is checked against the naive loop, every other device against the
  * fast reference. */
-static int verify_output(struct cli_measure *m, const struct rb_engine *e,
+static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 			 const struct rb_inputs *in, const void *c, struct rb_verify_result *res)
 {
 	struct rb_matmul_io io = {.shape = in->shape, .a = in->a, .b = in->b, .c = c};
@@ -80,7 +77,7 @@ static int verify_output(struct cli_measure *m, const struct rb_engine *e,
 	}
 	expected = rb_output_alloc(s);
 	if (!expected)
-		return fail(m, -1, "out of memory for the reference C of %lldx%lldx%lld",
+		return fail(m, -ENOMEM, "out of memory for the reference C of %lldx%lldx%lld",
 			    (long long)s->m, (long long)s->k, (long long)s->n);
 	if (e->ops->is_reference && s->dtype == RB_DTYPE_FP16)
 		rb_ref_naive_f16(in->a, in->b, expected, s->m, s->k, s->n);
@@ -91,7 +88,7 @@ static int verify_output(struct cli_measure *m, const struct rb_engine *e,
 	if (ret == 0)
 		rb_verify_full(&io, expected, &vo, res);
 	free(expected);
-	return ret < 0 ? fail(m, -1, "reference GEMM failed: %s", rb_last_error()) : 0;
+	return ret < 0 ? fail(m, ret, "reference GEMM failed: %s", rb_last_error()) : 0;
 }
 
 /* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C. */
@@ -113,8 +110,8 @@ static void corrupt_output(const struct rb_shape *s, void *c)
 struct timed_run {
 	struct rb_engine *engine;
 	void *c;
-	int batch;      /* runs per sample */
-	bool stoppable; /* cli_measure.stoppable */
+	int batch; /* runs per sample */
+	const volatile sig_atomic_t *stop;
 };
 
 /* One sample: `batch` runs back to back; the sample is their mean. */
@@ -124,7 +121,7 @@ static int timed_run(void *ctx, double *elapsed_us)
 	double sum = 0, us;
 	int ret = 0;
 
-	if (t->stoppable && cli_stop_signal)
+	if (t->stop && *t->stop)
 		return rb_set_error(-EINTR, "interrupted");
 	for (int i = 0; ret == 0 && i < t->batch; i++) {
 		ret = t->engine->ops->run(t->engine, t->c, &us);
@@ -152,7 +149,7 @@ static int choose_batch(struct timed_run *t)
 
 /* The first run of a shape: device errors, overruns and wrong results are caught
  * here, before anything is timed. Returns 0 or an exit code. */
-static int checked_run(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in,
+static int checked_run(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in,
 		       void *c, size_t bytes, struct rb_result *r)
 {
 	struct rb_perfctr *perf = e->perf;
@@ -163,26 +160,25 @@ static int checked_run(struct cli_measure *m, struct rb_engine *e, const struct 
 	ret = e->ops->run(e, c, &elapsed_us);
 	e->perf = perf;
 	if (ret < 0)
-		return fail(m, RB_EXIT_DEVICE, "device '%s' failed: %s", e->ops->name,
-			    rb_last_error());
+		return fail(m, -EIO, "device '%s' failed: %s", e->ops->name, rb_last_error());
 	if (!guard_intact(c, bytes))
-		return fail(m, RB_EXIT_FAIL, "device '%s' wrote past the end of C", e->ops->name);
+		return fail(m, -EFAULT, "device '%s' wrote past the end of C", e->ops->name);
 	if (rb_debug("corrupt_c"))
 		corrupt_output(&in->shape, c);
 	if (m->verify->mode != RB_VERIFY_NONE) /* else nothing to count */
 		rb_perfctr_enter(e->perf, RB_PHASE_VERIFY);
 	ret = verify_output(m, e, in, c, &r->verify);
 	rb_perfctr_enter(e->perf, RB_PHASE_NONE);
-	return ret < 0 ? RB_EXIT_USAGE : 0;
+	return ret;
 }
 
-static bool stopped(const struct cli_measure *m)
+static bool stopped(const struct rb_shape_measure *m)
 {
-	return m->stoppable && cli_stop_signal;
+	return m->stop && *m->stop;
 }
 
 /* The samples: whole runs (batched when short), or one phase alone (measure.h). */
-static int sample(struct cli_measure *m, struct timed_run *t, struct rb_result *r)
+static int sample(struct rb_shape_measure *m, struct timed_run *t, struct rb_result *r)
 {
 	struct rb_measure_opts alone = {.iters = m->measure->iters, .max_iters = m->measure->iters};
 	struct rb_engine *e = t->engine;
@@ -200,46 +196,43 @@ static int sample(struct cli_measure *m, struct timed_run *t, struct rb_result *
 	return ret;
 }
 
-static int prepare(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in)
+static int prepare(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in)
 {
 	const struct rb_shape *s = &in->shape;
 	int ret = e->ops->prepare(e, in);
 
 	if (ret == -EINVAL)
-		return fail(m, RB_EXIT_USAGE, "cannot plan %lldx%lldx%lld %s: %s", (long long)s->m,
+		return fail(m, -EINVAL, "cannot plan %lldx%lldx%lld %s: %s", (long long)s->m,
 			    (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
 			    rb_last_error());
 	if (ret < 0)
-		return fail(m, RB_EXIT_DEVICE, "device '%s' cannot prepare: %s", e->ops->name,
+		return fail(m, -EIO, "device '%s' cannot prepare: %s", e->ops->name,
 			    rb_last_error());
 	return 0;
 }
 
-int cli_measure_shape(struct cli_measure *m, struct rb_engine *e, const struct rb_inputs *in,
-		      struct rb_result *r)
+int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in,
+		     struct rb_result *r)
 {
 	size_t bytes;
-	struct timed_run t = {.engine = e,
-			      .c = guarded_output(&in->shape, &bytes),
-			      .batch = 1,
-			      .stoppable = m->stoppable};
+	struct timed_run t = {
+	    .engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1, .stop = m->stop};
 	double t0 = rb_now_us();
 	int ret;
 
 	m->reason[0] = '\0';
 	if (!t.c)
-		return fail(m, RB_EXIT_USAGE, "out of memory for C (%zu bytes)", bytes);
+		return fail(m, -ENOMEM, "out of memory for C (%zu bytes)", bytes);
 	ret = prepare(m, e, in);
 	r->setup_us = rb_now_us() - t0;
 	if (ret == 0)
 		ret = checked_run(m, e, in, t.c, bytes, r);
 	if (ret == 0 && !stopped(m) && sample(m, &t, r) < 0 && !stopped(m))
-		ret = fail(m, RB_EXIT_DEVICE, "device '%s' failed while timing: %s", e->ops->name,
+		ret = fail(m, -EIO, "device '%s' failed while timing: %s", e->ops->name,
 			   rb_last_error());
 	if (ret == 0 && stopped(m))
-		ret = fail(m, 128 + cli_stop_signal,
-			   "interrupted by %s: nothing is reported or written",
-			   cli_stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		ret = fail(m, -EINTR, "interrupted by %s: nothing is reported or written",
+			   *m->stop == SIGTERM ? "SIGTERM" : "SIGINT");
 	r->batch = t.batch;
 	free(t.c);
 	return ret;

@@ -1,5 +1,5 @@
 /* The register database tables (built from regs.def) and field packing. */
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 
 static const struct rb_block_info blocks[RB_BLOCK_COUNT] = {
 #define RB_BLOCK(name, base, target) [RB_BLOCK_##name] = {#name, base, target},
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 
 /* Where each register's fields are: regs.def lists every register's fields right after
@@ -21,14 +21,14 @@ enum {
 #define RB_REG(block, offset, name)                                                                \
 	FIRST_##block##_##name, FIRSTX_##block##_##name = FIRST_##block##_##name - 1,
 #define RB_FIELD(block, reg, name, lsb, width, fmt) POS_##block##_##reg##_##name,
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 
 /* clang-format off */
 enum { NFIELDS_NONE = 0
 #define RB_REG(block, offset, name) }; enum { NFIELDS_##block##_##name = 0
 #define RB_FIELD(block, reg, name, lsb, width, fmt) +1
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 /* clang-format on */
 
@@ -37,7 +37,7 @@ static const struct rb_reg_info regs[RB_REG_COUNT] = {
 	[RB_REG_##block##_##name] = {#name, RB_BLOCK_##block, offset,                              \
 				     (enum rb_field_id)FIRST_##block##_##name,                     \
 				     NFIELDS_##block##_##name},
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 
 /* clang-format off */
@@ -45,7 +45,7 @@ static const struct rb_field_info fields[RB_FIELD_COUNT] = {
 #define RB_FIELD(block, reg, name, lsb, width, fmt)                                                \
 	[RB_FIELD_##block##_##reg##_##name] = {#name, RB_REG_##block##_##reg, lsb, width,          \
 					       RB_FMT_##fmt},
-#include "npu/regs.def"
+#include "hw/regs.def"
 };
 /* clang-format on */
 
@@ -53,7 +53,7 @@ static const struct rb_field_info fields[RB_FIELD_COUNT] = {
 #define RB_FIELD(block, reg, name, lsb, width, fmt)                                                \
 	_Static_assert((lsb) + (width) <= 32 && (width) >= 1,                                      \
 		       #block "." #reg "." #name " does not fit a 32-bit register");
-#include "npu/regs.def"
+#include "hw/regs.def"
 
 const struct rb_block_info *rb_block(enum rb_block_id id)
 {

@@ -1,4 +1,4 @@
-#include "npu/engine.h"
+#include "run/engine.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -8,8 +8,8 @@
  *
  * Ownership: rb_engine_open fills a caller-owned struct rb_engine; rb_engine_close
  * releases what it holds. */
-#ifndef RB_NPU_ENGINE_H
-#define RB_NPU_ENGINE_H
+#ifndef RB_RUN_ENGINE_H
+#define RB_RUN_ENGINE_H
 
 #include <stdbool.h>
 

@@ -9,10 +9,10 @@
 
 #include "core/error.h"
 #include "core/limits.h"
-#include "npu/engine.h"
+#include "run/engine.h"
 #include "npu/fault.h"
 #include "npu/job.h"
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 struct npu_engine {
 	struct rb_npu_device dev;

@@ -1,7 +1,7 @@
 /* The CPU reference as a device: the row every NPU result is compared against. */
 #include <errno.h>
 
-#include "npu/engine.h"
+#include "run/engine.h"
 #include "core/ref.h"
 #include "core/stats.h"
 

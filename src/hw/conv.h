@@ -7,14 +7,14 @@
  * Registers are read through a callback: the emulator reads the register group the
  * block executes, the validator the values the program wrote. Nothing here allocates
  * or fails; a broken rule is reported as text for the caller to prefix. */
-#ifndef RB_NPU_CONV_H
-#define RB_NPU_CONV_H
+#ifndef RB_HW_CONV_H
+#define RB_HW_CONV_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npu/regs.h"
+#include "hw/regs.h"
 
 /* A register's value as the task sees it. */
 typedef uint32_t rb_conv_reg_fn(const void *ctx, enum rb_reg_id id);

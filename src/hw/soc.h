@@ -12,8 +12,8 @@
  *
  * Ownership: struct rb_soc_profile is plain data (no pointers), filled by the loaders
  * and copied freely; the emulator keeps its own copy. */
-#ifndef RB_SIM_SOC_H
-#define RB_SIM_SOC_H
+#ifndef RB_HW_SOC_H
+#define RB_HW_SOC_H
 
 #include <stddef.h>
 #include <stdint.h>

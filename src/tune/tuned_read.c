@@ -1,4 +1,10 @@
-/* The tuned-kernel file reader (include/rknn_bench/tuned.h, docs/tuned-json.md).
+/* The tuned-kernel file reader (include/rknn_bench/tuned.h, docs/tuned-json.md), beside
+ * its writer tuned_write.c.
+ *
+ * Schema 1.x is read forward-compatibly: keys of a "tuned" object and launch modes
+ * this version does not know are ignored with a warning (rb_tuned_warning), falling
+ * back to the default launch, so a file written by a newer 1.x still loads. A
+ * different major version is refused.
  *
  * The parsed document is kept inside the db: every string a config points at is the
  * document's own, so a db is one cJSON tree plus an array, freed together. The fields
@@ -9,6 +15,8 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +26,67 @@
 #include "core/fileio.h"
 #include "npu/plan.h"
 
+#define MAX_WARNINGS 32
+
 struct rb_tuned_db {
 	cJSON *root;
 	struct rb_tuned_config *items;
 	size_t count;
+	char *warnings[MAX_WARNINGS]; /* the first MAX_WARNINGS; the last says how many more */
+	size_t n_warnings, n_dropped;
 };
 
 /* Where a message points: "<label>: pairs[3].tuned.launch". */
 struct ctx {
 	const char *label;
 	size_t pair;
+	struct rb_tuned_db *db;
 };
+
+static void warn(const struct ctx *c, const char *fmt, ...) RB_PRINTF(2, 3);
+
+static void warn(const struct ctx *c, const char *fmt, ...)
+{
+	struct rb_tuned_db *db = c->db;
+	char msg[512];
+	int n = snprintf(msg, sizeof(msg), "%s: pairs[%zu].", c->label, c->pair);
+	va_list ap;
+
+	if (db->n_warnings == MAX_WARNINGS) {
+		db->n_dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	db->warnings[db->n_warnings] = strdup(msg);
+	db->n_warnings += db->warnings[db->n_warnings] != NULL;
+}
+
+/* The keys of "tuned" this version knows (docs/tuned-json.md). */
+static const char *const tuned_keys[] = {
+    "config",     "launch",
+    "core_mask",  "split",
+    "data_banks", "weight_banks",
+    "residency",  "chain",
+    "k_slice",    "k_slices",
+    "out",        "tasks_per_core",
+    "submits",    "unproven_on_silicon",
+    "reproducer",
+};
+
+static void warn_unknown_keys(const struct ctx *c, const cJSON *tuned)
+{
+	for (const cJSON *item = tuned->child; item; item = item->next) {
+		bool known = false;
+
+		for (size_t i = 0; i < sizeof(tuned_keys) / sizeof(tuned_keys[0]) && !known; i++)
+			known = strcmp(item->string, tuned_keys[i]) == 0;
+		if (!known)
+			warn(c, "tuned.%s: unknown key, ignored (written by a newer rknn-bench?)",
+			     item->string);
+	}
+}
 
 #define PAIR_ERR(c, fmt, ...)                                                                      \
 	rb_set_error(-EINVAL, "%s: pairs[%zu]." fmt, (c)->label, (c)->pair, __VA_ARGS__)
@@ -149,11 +207,16 @@ static int get_plan(const struct ctx *c, const cJSON *tuned, struct rb_tuned_con
 		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
 		return PAIR_ERR(c, "tuned.config: %s", why);
 	}
-	if (!cJSON_IsString(launch) || (strcmp(launch->valuestring, "fences") != 0 &&
-					strcmp(launch->valuestring, "threads") != 0))
-		return PAIR_ERR(c, "%s", "tuned.launch must be \"fences\" or \"threads\"");
+	if (!cJSON_IsString(launch))
+		return PAIR_ERR(c, "%s", "tuned.launch must be a string");
 	t->config = cfg->valuestring;
 	t->launch = launch->valuestring;
+	if (strcmp(t->launch, "fences") != 0 && strcmp(t->launch, "threads") != 0 &&
+	    strcmp(t->launch, "multicore") != 0) {
+		warn(c, "tuned.launch \"%s\" is not known to this version: runs with \"fences\"",
+		     t->launch);
+		t->launch = "fences";
+	}
 	t->core_mask = pc.core_mask;
 	t->split_axis = rb_plan_axis_name(pc.axis);
 	t->data_banks = pc.data_banks;
@@ -210,12 +273,28 @@ static int get_pair(const struct ctx *c, const cJSON *pair, enum rb_dtype dtype,
 	if (!cJSON_IsObject(tu))
 		return PAIR_ERR(c, "%s", "tuned must be an object or null");
 	*tuned = true;
+	warn_unknown_keys(c, tu);
 	ret = get_plan(c, tu, t);
 	if (!ret)
 		ret = get_ranges(c, tu, t);
 	if (!ret)
 		ret = opt_string(c, tu, "tuned", "reproducer", &t->reproducer);
 	return ret ? ret : get_measured(c, pair, t);
+}
+
+/* "rknn-bench-tuned/1" or "rknn-bench-tuned/1.<minor>": readable by this version. */
+static bool schema_major_1(const char *schema)
+{
+	size_t n = strlen(RB_TUNED_SCHEMA);
+	const char *minor = schema + n + 1;
+
+	if (strncmp(schema, RB_TUNED_SCHEMA, n) != 0)
+		return false;
+	if (schema[n] == '\0')
+		return true;
+	if (schema[n] != '.' || !*minor)
+		return false;
+	return strspn(minor, "0123456789") == strlen(minor);
 }
 
 static int get_top(const cJSON *root, const char *label, const cJSON **pairs, enum rb_dtype *dtype)
@@ -225,11 +304,12 @@ static int get_top(const cJSON *root, const char *label, const cJSON **pairs, en
 
 	if (!cJSON_IsObject(root))
 		return rb_set_error(-EINVAL, "%s: the top level must be an object", label);
-	if (!cJSON_IsString(schema) || strcmp(schema->valuestring, RB_TUNED_SCHEMA) != 0)
-		return rb_set_error(-EINVAL,
-				    "%s: schema must be \"%s\" (is this a file written by "
-				    "rknn-bench tune?)",
-				    label, RB_TUNED_SCHEMA);
+	if (!cJSON_IsString(schema) || !schema_major_1(schema->valuestring))
+		return rb_set_error(
+		    -EINVAL,
+		    "%s: schema must be \"%s\" or a 1.x minor of it (is this a file "
+		    "written by rknn-bench tune?)",
+		    label, RB_TUNED_SCHEMA);
 	*pairs = cJSON_GetObjectItemCaseSensitive(root, "pairs");
 	if (!cJSON_IsArray(*pairs))
 		return rb_set_error(-EINVAL, "%s: pairs must be an array", label);
@@ -243,7 +323,7 @@ static int load_pairs(struct rb_tuned_db *db, const char *label)
 {
 	const cJSON *pairs = NULL;
 	enum rb_dtype dtype;
-	struct ctx c = {label, 0};
+	struct ctx c = {label, 0, db};
 	bool tuned;
 	int ret = get_top(db->root, label, &pairs, &dtype);
 
@@ -301,6 +381,8 @@ void rb_tuned_free(struct rb_tuned_db *db)
 		return;
 	cJSON_Delete(db->root);
 	free(db->items);
+	for (size_t i = 0; i < db->n_warnings; i++)
+		free(db->warnings[i]);
 	free(db);
 }
 
@@ -374,6 +456,20 @@ const char *rb_tuned_info(const struct rb_tuned_db *db, const char *key)
 	const cJSON *v = db ? cJSON_GetObjectItemCaseSensitive(db->root, key) : NULL;
 
 	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+size_t rb_tuned_warning_count(const struct rb_tuned_db *db)
+{
+	return db ? db->n_warnings + (db->n_dropped > 0) : 0;
+}
+
+const char *rb_tuned_warning(const struct rb_tuned_db *db, size_t i)
+{
+	static const char more[] = "more warnings left out";
+
+	if (!db || i >= rb_tuned_warning_count(db))
+		return "";
+	return i < db->n_warnings ? db->warnings[i] : more;
 }
 
 const char *rb_tuned_match_name(enum rb_tuned_match match)

@@ -1,6 +1,6 @@
 /* Hardware profiles (see soc.h): a strict loader driven by one table of the keys the
  * model uses, and the embedded default. */
-#include "sim/soc.h"
+#include "hw/soc.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,8 +3,8 @@
  * Shared by the userspace driver (src/dev/rknpu.c) and the emulated kernel
  * (src/sim/kmod_rknpu.c), so both sides agree by construction and the static asserts
  * below pin every size and offset to the documented ABI. */
-#ifndef RB_DEV_RKNPU_UAPI_H
-#define RB_DEV_RKNPU_UAPI_H
+#ifndef RB_UAPI_DRM_RKNPU_IOCTL_H
+#define RB_UAPI_DRM_RKNPU_IOCTL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * feature cube is A seen as W = 1, H = rows, C = k channels (NC1HWC2, b.2); the n
  * kernels are columns of B (b.3); the DPU writes an NC1HWC2 output cube (b.4).
  * All addresses are 32-bit NPU (IOVA) addresses. */
-#ifndef RB_NPU_TASK_H
-#define RB_NPU_TASK_H
+#ifndef RB_HW_TASK_H
+#define RB_HW_TASK_H
 
 #include <stdbool.h>
 #include <stdint.h>

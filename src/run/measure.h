@@ -1,0 +1,45 @@
+/* Verify, then measure, one shape on one engine: shared by run, tune and any library
+ * user.
+ *
+ * rb_measure_shape prepares the engine for the inputs (timed apart as setup_us), runs
+ * once and checks C against the CPU reference (guard bytes behind C catch overruns),
+ * then warms up and samples with rb_measure. A failure is described in m->reason (and
+ * rb_last_error()); nothing is printed. A wrong result is not a failure here but r->verify.status
+ * RB_VERIFY_FAILED (the caller decides what it means).
+ *
+ * Profiling (run --perf, --phase): with e->perf set, prepare and the runs after the
+ * first are counted per phase by the engine, the check as RB_PHASE_VERIFY; the first
+ * run is cold (first touches of every buffer) and not counted. With phase_only, the
+ * first run is a full one, then exactly measure->iters runs of that phase alone are
+ * sampled on the host clock (no warm-up, no batching, no --min-time). */
+#ifndef RB_RUN_MEASURE_H
+#define RB_RUN_MEASURE_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "core/inputs.h"
+#include "core/report.h"
+#include "core/stats.h"
+#include "core/verify.h"
+#include "run/engine.h"
+
+struct rb_shape_measure {
+	const struct rb_measure_opts *measure;
+	const struct rb_verify_opts *verify;
+	int ref_threads; /* threads of the reference GEMM that checks NPU results */
+	/* Optional: when *stop becomes non-zero (a signal handler sets it), sampling ends
+	 * and the call returns -EINTR. */
+	const volatile sig_atomic_t *stop;
+	enum rb_phase phase_only; /* RB_PHASE_NONE, or the NPU phase sampled alone */
+	char reason[512];         /* why the last call failed ("" after success) */
+};
+
+/* Returns 0, -EINVAL (the shape or config cannot be planned), -ENOMEM (host memory),
+ * -EIO (the device failed), -EFAULT (the device wrote past the end of C) or -EINTR
+ * (*stop was set). Fills r->setup_us, r->verify, r->stats, r->batch, and with phase_only
+ * r->phase (then r->modeled is false: host times). */
+int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in,
+		     struct rb_result *r);
+
+#endif

@@ -1,0 +1,110 @@
+/* Tuning: the options of a tune, tuning one shape (search.c: the strategies) and the
+ * tuned JSON writer (tuned_write.c, beside its reader tuned_read.c).
+ *
+ * Library code: nothing here prints. Progress and per-config results reach the caller
+ * through the callbacks of struct rb_tune_run; a stop flag ends the search after the
+ * config being measured; errors are negative errno codes with rb_last_error(). */
+#ifndef RB_TUNE_SEARCH_H
+#define RB_TUNE_SEARCH_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+
+#include "core/inputs.h"
+#include "core/stats.h"
+#include "core/verify.h"
+#include "run/engine.h"
+#include "rknn_bench/shape.h"
+#include "tune/tune.h"
+
+enum rb_tune_strategy {
+	RB_TUNE_STRATEGY_MODEL = 0, /* rank by the timing model, run the best --top on the device */
+	RB_TUNE_STRATEGY_EXHAUSTIVE,
+	RB_TUNE_STRATEGY_RANDOM,
+};
+
+struct rb_tune_opts {
+	struct rb_shape_list shapes;
+	char **files;
+	int n_files;
+	const char *device_name;
+	const struct rb_engine_ops *device;
+	struct rb_engine_opts engine;
+	struct rb_measure_opts measure;
+	struct rb_verify_opts verify;
+	uint64_t seed;
+	enum rb_data_kind data;
+	enum rb_tune_strategy strategy;
+	long top, max_evals;
+	struct rb_tune_space space;
+	bool list_space, quiet, verbose;
+	const char *out_path;
+	const char *cache_path;
+	char cache_buf[PATH_MAX];
+};
+
+/* What tuning one unique shape found. */
+struct rb_tune_best {
+	struct rb_shape shape;
+	bool found;                 /* a config ran and verified */
+	struct rb_tune_point point; /* the fastest such config */
+	double median_us;
+	char verify[16];
+	double default_us, cpu_us; /* NAN when unknown */
+	size_t n_space, n_model, n_run, n_failed;
+};
+
+/* Where the search of one shape is, for a progress display. */
+struct rb_tune_progress {
+	size_t shape_index, n_shapes; /* this shape among the unique shapes */
+	const char *label;            /* its first name */
+	const char *phase;            /* "model", "run" */
+	size_t done, total;           /* configs of this phase */
+	double phase_elapsed_s;
+	double best_us;       /* fastest verified on the device so far (NAN: none) */
+	double best_model_us; /* fastest modeled so far (NAN: none) */
+};
+
+/* Everything open while tuning. */
+struct rb_tune_run {
+	const struct rb_tune_opts *o;
+	struct rb_engine device; /* the --device engine */
+	struct rb_engine model;  /* sim, model_only: the timing model (strategy model) */
+	struct rb_engine cpu;    /* the CPU reference, timed once per shape */
+	bool model_open, cpu_open;
+	struct rb_tune_header header; /* what the cache was opened with */
+	struct rb_tune_cache cache;
+	size_t shape_index, n_shapes;
+	double t0_us;
+	/* Optional: sampling and the search end when *stop becomes non-zero (-EINTR). */
+	const volatile sig_atomic_t *stop;
+	/* Optional callbacks (NULL: none): progress after each config; every result
+	 * (cached: found in the cache, not measured again). */
+	void (*on_progress)(void *ctx, const struct rb_tune_progress *p);
+	void (*on_result)(void *ctx, const char *shape_key, const struct rb_tune_record *r,
+			  bool cached);
+	void *cb_ctx;
+};
+
+/* Tunes one shape: 0, -EINTR (*t->stop was set: it stops after the config being
+ * measured), -EINVAL (the space cannot be enumerated for it), -ENOMEM, or the cache's
+ * error. */
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
+		  struct rb_tune_best *best);
+
+/* Tunes every shape of t->o in order; an identical shape (M, K, N, dtype) is tuned
+ * once and its result copied (best has one slot per entry). 0 or as rb_tune_shape. */
+int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best);
+/* The entry tuned for an identical shape earlier in the list, or i itself. */
+size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i);
+
+/* Writes the tuned JSON: the input files' pairs (in order, every name) with "tuned"
+ * and "measured" objects. Returns 0 or a negative errno (with rb_last_error()). */
+int rb_tuned_write(const struct rb_tune_run *t, const struct rb_tune_best *best);
+
+/* The command line that replays a config alone on the device. */
+void rb_tune_reproducer(const struct rb_tune_opts *o, const struct rb_shape *s,
+			const struct rb_tune_point *p, char *buf, size_t size);
+
+#endif
