@@ -3,6 +3,9 @@
 #   make              build build/rknn-bench and build/librknn-bench.a
 #   make run          install missing build dependencies (when possible), build, run the seed shapes
 #   make check        build and run every test; ends with "N passed, N failed"
+#   make deps-check   fail when a folder of src/ includes a higher floor or folders form
+#                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
+#                     runs it first
 #   make bench        build the benchmarks under bench/ (build/bench-*)
 #   make calibrate    run the emulator's timing model on the published anchors and
 #                     write bench/calibration.md (fails when a target is missed)
@@ -76,7 +79,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: all check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps baseline
+.PHONY: all check deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps baseline
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -121,7 +124,7 @@ $(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c
+                src/core/fileio.c src/core/fp16.c src/core/layout.c src/core/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c
@@ -155,7 +158,10 @@ RUNNER ?=
 
 include tests/fuzz/fuzz.mk
 
-check: $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE) \
+deps-check:
+	@sh scripts/deps-check.sh .
+
+check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE) \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
 		sh tests/run-tests.sh $(TESTS)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/layout.h"
 #include "cli/cli.h"
 #include "core/error.h"
 #include "npu/regcmd.h"
@@ -175,7 +176,7 @@ static int plan_task(const struct regcmd_opts *o, const struct rb_shape *s, stru
 {
 	uint64_t bpe = rb_dtype_in_size(s->dtype);
 	uint64_t k = round_up((uint64_t)s->k, 32);
-	uint64_t n = round_up((uint64_t)s->n, s->dtype == RB_DTYPE_INT8 ? 32 : 16);
+	uint64_t n = round_up((uint64_t)s->n, (uint64_t)rb_layout_kernel_group(s->dtype));
 	uint64_t feature = (uint64_t)s->m * k * bpe;
 	uint64_t banks = (feature + RB_NPU_CBUF_BANK_BYTES - 1) / RB_NPU_CBUF_BANK_BYTES;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/version.h"
 
@@ -70,6 +71,22 @@ static int cmd_help(int argc, char **argv)
 	return cmd->fn(2, help_argv);
 }
 
+/* A misspelled RKNN_BENCH_DEBUG flag would silently do nothing: say so, with the
+ * valid ones. */
+static void warn_debug_flags(void)
+{
+	char valid[256] = "";
+	size_t used = 0;
+
+	if (!*rb_debug_unknown())
+		return;
+	for (size_t i = 0; i < rb_debug_flag_count() && used < sizeof(valid); i++)
+		used += (size_t)snprintf(valid + used, sizeof(valid) - used, "%s%s", i ? ", " : "",
+					 rb_debug_flag_name(i));
+	rb_warn("RKNN_BENCH_DEBUG: unknown flag '%s' ignored; valid flags: %s", rb_debug_unknown(),
+		valid);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -110,5 +127,6 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0; /* glibc: full reset so the command's getopt_long starts afresh */
+	warn_debug_flags();
 	return cmd->fn(argc, argv);
 }

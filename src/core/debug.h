@@ -9,6 +9,18 @@
 
 #include <stdbool.h>
 
+#include <stddef.h>
+
+/* Whether `flag` is set. The environment is read once, on the first query. */
 bool rb_debug(const char *flag);
+/* The flags of RKNN_BENCH_DEBUG that are not valid ("" if none), comma-separated, for
+ * the command line to warn about (the library stays silent). */
+const char *rb_debug_unknown(void);
+/* The valid flags, for that warning. */
+size_t rb_debug_flag_count(void);
+const char *rb_debug_flag_name(size_t i);
+/* Replaces the flags with `list` (NULL: none). For tests and embedders that set flags
+ * in code; not thread-safe against concurrent queries. */
+void rb_debug_set(const char *list);
 
 #endif

@@ -78,7 +78,9 @@
 
 /* Channels per atom for elements of `esize` bytes (1, 2 or 4): 16 / esize, else 0. */
 int64_t rb_layout_c2(size_t esize);
-/* Kernels per weight block: 16 (fp16) or 32 (int8), 0 for an unknown dtype. */
+/* Kernels per weight block (the kernel group): 16 (fp16) or 32 (int8), 0 for an unknown
+ * dtype. The one answer to "16 or 32" for the planner, encoder, emulator and layouts:
+ * it lives here, on the lowest floor, because the layouts need it too. */
 int64_t rb_layout_kernel_group(enum rb_dtype dtype);
 /* x rounded up to a multiple of align (align > 0). */
 int64_t rb_layout_round_up(int64_t x, int64_t align);

@@ -68,7 +68,7 @@ static const struct rb_transport_ops sim_ops = {
 };
 
 static int open_sim(struct rb_transport *t, const struct rb_sim_config *cfg,
-		    struct rb_sim_kmod *(*kmod_new)(const struct rb_sim_config *cfg))
+		    struct rb_sim_kmod *(*rb_kmod_new)(const struct rb_sim_config *cfg))
 {
 	struct rb_sim_config defaults;
 	struct rb_sim_kmod *kmod;
@@ -78,7 +78,7 @@ static int open_sim(struct rb_transport *t, const struct rb_sim_config *cfg,
 		rb_sim_config_init(&defaults);
 		cfg = &defaults;
 	}
-	kmod = kmod_new(cfg);
+	kmod = rb_kmod_new(cfg);
 	if (!kmod)
 		return -errno; /* the emulated kernel recorded why */
 	t->ops = &sim_ops;

@@ -1,4 +1,5 @@
 /* The shared rules of a convolution task (conv.h). */
+#include "core/layout.h"
 #include "hw/conv.h"
 
 #include <stdio.h>
@@ -25,8 +26,9 @@ static void read_format(struct rb_conv *cv, rb_conv_reg_fn *reg, const void *ctx
 	cv->int8 = FLD(CNA_CONV_CON1_IN_PRECISION) == RB_PREC_INT8;
 	cv->bpe = cv->int8 ? 1 : 2;
 	cv->c2_in = ATOM / cv->bpe;
-	cv->kg = cv->int8 ? 32 : 16; /* kernels per weight block (§b.3) */
-	cv->kb = cv->int8 ? 32 : 16; /* channels per DPU output group (§b.4) */
+	/* kernels per weight block (§b.3), channels per DPU output group (§b.4) */
+	cv->kg = (unsigned)rb_layout_kernel_group(cv->int8 ? RB_DTYPE_INT8 : RB_DTYPE_FP16);
+	cv->kb = cv->kg;
 	cv->out_prec = (unsigned)FLD(DPU_DATA_FORMAT_OUT_PRECISION);
 	cv->esize = cv->out_prec == RB_PREC_FP16 ? 2 : 4;
 	cv->c2_out = ATOM / cv->esize;

@@ -15,7 +15,6 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "sim/sim.h"
 
 /* build/gen/soc_rk3588.c, made by the Makefile from configs/soc/rk3588.json */
 extern const unsigned char rb_soc_rk3588_json[];
@@ -52,7 +51,7 @@ struct key {
 	}
 
 static const struct key keys[] = {
-    COUNT("cores", cores, 1, RB_SIM_MAX_CORES, "an integer from 1 to 3"),
+    COUNT("cores", cores, 1, RB_HW_MAX_CORES, "an integer from 1 to 3"),
     POSITIVE("clock_mhz", clock_mhz, 1e5),
     COUNT("mac.fp16_per_cycle", fp16_macs, 1, 1 << 20, "an integer from 1 to 1048576"),
     COUNT("mac.int8_per_cycle", int8_macs, 1, 1 << 20, "an integer from 1 to 1048576"),

@@ -18,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* NPU cores of the RK3588 (three, each with its own CBUF and PC): the most any profile
+ * may name, and the size of every per-core array. */
+#define RB_HW_MAX_CORES 3
+
 struct rb_soc_profile {
 	char name[32];    /* "rk3588" */
 	int64_t version;  /* of the profile's numbers */

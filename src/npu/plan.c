@@ -1,4 +1,5 @@
 /* The planner (plan.h): cuts a matmul into per-core lists of NPU tasks. */
+#include "core/layout.h"
 #include "npu/plan.h"
 
 #include <errno.h>
@@ -68,7 +69,7 @@ static unsigned popcount(unsigned x)
 /* Kernels per weight block and per DPU output group: 16 fp16, 32 int8 (§b.3, §b.4). */
 static uint32_t kernel_group(enum rb_dtype dtype)
 {
-	return dtype == RB_DTYPE_INT8 ? 32 : 16;
+	return (uint32_t)rb_layout_kernel_group(dtype);
 }
 
 /* ---- names ---------------------------------------------------------------------- */

@@ -31,9 +31,10 @@
 #include <stdint.h>
 
 #include "hw/task.h"
+#include "hw/soc.h"
 #include "rknn_bench/shape.h"
 
-#define RB_PLAN_MAX_CORES  3
+#define RB_PLAN_MAX_CORES  RB_HW_MAX_CORES
 #define RB_PLAN_WEIGHT_MAX 1000 /* largest weight of a weighted split */
 #define RB_PLAN_MAX_TASKS  (1u << 20)
 /* Chained tasks per submit: TASK_NUMBER is 12 bits (§c field-width limits). */

@@ -1,6 +1,7 @@
 /* The regcmd encoder: the register program of a matmul task (npu-facts.md §a.5, §a.6)
  * and chains of tasks (§a.1, §a.3). Every offset and bit position comes from regs.def;
  * every value is set through a named field, so an overflow names the field. */
+#include "core/layout.h"
 #include "npu/regcmd.h"
 
 #include <assert.h>
@@ -164,7 +165,7 @@ static int task_format(const struct rb_npu_task *t, struct task_fmt *f)
 
 static int check_dims(const struct rb_npu_task *t)
 {
-	unsigned n_align = t->dtype == RB_DTYPE_INT8 ? 32 : 16;
+	unsigned n_align = (unsigned)rb_layout_kernel_group(t->dtype);
 
 	if (t->m == 0 || t->k == 0 || t->n == 0)
 		return rb_set_error(-EINVAL, "task of %ux%ux%u: every dimension must be at least 1",

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/layout.h"
 #include "core/fp16.h"
 #include "hw/task.h"
 #include "sim/npu_internal.h"
@@ -653,7 +654,7 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	x.pixels = g->width * g->height;
 	x.kernel_items = div_up(g->kernels, KERNELS);
 	x.items = div_up(x.pixels, ROWS) * x.kernel_items;
-	x.kg = g->int8 ? 32 : 16;
+	x.kg = rb_layout_kernel_group(g->int8 ? RB_DTYPE_INT8 : RB_DTYPE_FP16);
 	x.bpe = g->int8 ? 1 : 2;
 	x.c2_in = ATOM / x.bpe;
 	x.dense = g->a_line == ATOM * g->width;

@@ -24,7 +24,7 @@
 #define OBJ_TOKEN_START   UINT64_C(0xffffff8000100000)
 #define OBJ_TOKEN_STEP    0x400u
 
-void kmod_advance_to(struct rb_sim_kmod *k, uint64_t t)
+void rb_kmod_advance_to(struct rb_sim_kmod *k, uint64_t t)
 {
 	if (t > atomic_load(&k->now))
 		atomic_store(&k->now, t);
@@ -51,7 +51,7 @@ static void log_line(struct rb_sim_kmod *k, const char *text)
 	k->log[k->log_len] = '\0';
 }
 
-void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...)
+void rb_kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -61,7 +61,7 @@ void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...)
 	log_line(k, k->last_fault);
 }
 
-void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...)
+void rb_kmod_log(struct rb_sim_kmod *k, const char *fmt, ...)
 {
 	char text[512];
 	va_list ap;
@@ -74,7 +74,7 @@ void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...)
 
 /* ---- MMIO ---- */
 
-void kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value)
+void rb_kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value)
 {
 	uint32_t offset = rb_reg(reg)->offset;
 
@@ -83,13 +83,13 @@ void kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value
 		k->trace(k->trace_ctx, core, offset, value);
 }
 
-uint32_t kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg)
+uint32_t rb_kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg)
 {
 	return rb_sim_npu_mmio_read(k->npu, core, rb_reg(reg)->offset);
 }
 
 /* 0xE + core·0x10000000: bit 28+ is the core index in bits the TRM calls reserved. */
-uint32_t kmod_s_pointer(int core)
+uint32_t rb_kmod_s_pointer(int core)
 {
 	uint32_t v = 0;
 
@@ -101,7 +101,7 @@ uint32_t kmod_s_pointer(int core)
 }
 
 /* ((0x6 | pingpong) << 12) | tasks: bits 14 and 13 always, bit 12 = PINGPONG. */
-uint32_t kmod_task_con(bool pingpong, uint32_t tasks)
+uint32_t rb_kmod_task_con(bool pingpong, uint32_t tasks)
 {
 	uint32_t v = 0;
 
@@ -112,7 +112,7 @@ uint32_t kmod_task_con(bool pingpong, uint32_t tasks)
 	return v;
 }
 
-void kmod_reset_all(struct rb_sim_kmod *k)
+void rb_kmod_reset_all(struct rb_sim_kmod *k)
 {
 	for (int c = 0; c < k->cores; c++)
 		rb_sim_npu_reset(k->npu, c);
@@ -181,12 +181,12 @@ static struct kbo *bo_find(const struct rb_sim_kmod *k, uint32_t handle, size_t 
 	return NULL;
 }
 
-struct kbo *kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle)
+struct kbo *rb_kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle)
 {
 	return bo_find(k, handle, NULL);
 }
 
-struct kbo *kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr)
+struct kbo *rb_kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr)
 {
 	for (size_t i = 0; i < k->live.n; i++)
 		if (k->live.v[i]->obj_addr == obj_addr)
@@ -277,7 +277,7 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 	return bo;
 }
 
-int kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out)
+int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out)
 {
 	struct kbo *bo;
 	uint32_t iova;
@@ -302,7 +302,7 @@ int kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct 
 	return 0;
 }
 
-uint64_t kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo)
+uint64_t rb_kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo)
 {
 	if (!bo->mmap_offset) {
 		bo->mmap_offset = k->next_offset;
@@ -311,7 +311,7 @@ uint64_t kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo)
 	return bo->mmap_offset;
 }
 
-int kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle)
+int rb_kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle)
 {
 	size_t at;
 	struct kbo *bo = bo_find(k, handle, &at);
@@ -386,7 +386,7 @@ int rb_sim_kmod_munmap(struct rb_sim_kmod *k, void *addr, size_t len)
 
 /* ---- the scheduler's rounds ---- */
 
-bool kmod_run_round(struct rb_sim_kmod *k)
+bool rb_kmod_run_round(struct rb_sim_kmod *k)
 {
 	struct rb_sim_core_result res[RB_SIM_MAX_CORES];
 	uint64_t kick[RB_SIM_MAX_CORES] = {0};
@@ -415,7 +415,7 @@ bool kmod_run_round(struct rb_sim_kmod *k)
 		reset |= k->ops->complete(k, c, &res[c], kick[c]);
 	}
 	if (reset)
-		kmod_reset_all(k);
+		rb_kmod_reset_all(k);
 	k->ops->retire(k);
 	return progress;
 }
@@ -551,7 +551,7 @@ static struct rb_sim_kmod *new_failed(struct rb_sim_kmod *k, int err, const char
 	return NULL;
 }
 
-struct rb_sim_kmod *kmod_new(const struct rb_sim_config *cfg, const struct kmod_ops *ops)
+struct rb_sim_kmod *rb_kmod_new(const struct rb_sim_config *cfg, const struct kmod_ops *ops)
 {
 	struct rb_sim_kmod *k;
 

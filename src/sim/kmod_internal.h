@@ -102,37 +102,37 @@ struct rb_sim_kmod {
 	void *trace_ctx;
 };
 
-struct rb_sim_kmod *kmod_new(const struct rb_sim_config *cfg, const struct kmod_ops *ops);
+struct rb_sim_kmod *rb_kmod_new(const struct rb_sim_config *cfg, const struct kmod_ops *ops);
 
 static inline uint64_t kmod_max(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
 }
 
-void kmod_advance_to(struct rb_sim_kmod *k, uint64_t t);
+void rb_kmod_advance_to(struct rb_sim_kmod *k, uint64_t t);
 /* Records why a job failed (rb_sim_kmod_last_fault) and logs it. */
-void kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
+void rb_kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
 /* Appends a line to the kernel log, stamped with the virtual time like dmesg. */
-void kmod_log(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
-void kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value);
-uint32_t kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg);
+void rb_kmod_log(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
+void rb_kmod_wr(struct rb_sim_kmod *k, int core, enum rb_reg_id reg, uint32_t value);
+uint32_t rb_kmod_rd(struct rb_sim_kmod *k, int core, enum rb_reg_id reg);
 /* CNA/CORE S_POINTER: both ping-pong enables, pointer mode, the core index in bit 28+. */
-uint32_t kmod_s_pointer(int core);
+uint32_t rb_kmod_s_pointer(int core);
 /* PC TASK_CON: ((0x6 | pingpong) << 12) | tasks (§a.3). */
-uint32_t kmod_task_con(bool pingpong, uint32_t tasks);
+uint32_t rb_kmod_task_con(bool pingpong, uint32_t tasks);
 
 /* Buffer objects: a page-aligned object placed top-down in the NPU address space (0 is
  * never an address), with the lowest free handle; -EINVAL/-ENOMEM. */
-int kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out);
-struct kbo *kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle);
-struct kbo *kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr);
+int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out);
+struct kbo *rb_kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle);
+struct kbo *rb_kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr);
 /* The BO's fake mmap offset, made on first use. */
-uint64_t kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo);
+uint64_t rb_kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo);
 /* The handle and the NPU range go at once; the memory stays while it is mmapped. */
-int kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle);
+int rb_kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle);
 
 /* Runs one round (see the top); false if no core had anything to do. */
-bool kmod_run_round(struct rb_sim_kmod *k);
-void kmod_reset_all(struct rb_sim_kmod *k);
+bool rb_kmod_run_round(struct rb_sim_kmod *k);
+void rb_kmod_reset_all(struct rb_sim_kmod *k);
 
 #endif

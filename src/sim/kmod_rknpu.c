@@ -142,7 +142,8 @@ struct kjob {
 /* The driver's hardware version: VERSION + low 16 bits of VERSION_NUM (§1). */
 static uint32_t hw_version(struct rb_sim_kmod *k)
 {
-	return kmod_rd(k, 0, RB_REG_PC_VERSION) + (kmod_rd(k, 0, RB_REG_PC_VERSION_NUM) & 0xffffu);
+	return rb_kmod_rd(k, 0, RB_REG_PC_VERSION) +
+	       (rb_kmod_rd(k, 0, RB_REG_PC_VERSION_NUM) & 0xffffu);
 }
 
 /* ---- buffer objects and the IOMMU ---- */
@@ -159,7 +160,7 @@ static void create_out(struct rknpu_mem_create *a, const struct kbo *bo)
 static int ioctl_mem_create(struct rb_sim_kmod *k, void *arg)
 {
 	struct rknpu_mem_create *a = arg;
-	struct kbo *bo = kmod_bo_by_handle(k, a->handle);
+	struct kbo *bo = rb_kmod_bo_by_handle(k, a->handle);
 	int err;
 
 	if (bo) { /* a non-zero handle naming an object returns it (§d.1) */
@@ -168,7 +169,7 @@ static int ioctl_mem_create(struct rb_sim_kmod *k, void *arg)
 	}
 	if (a->iommu_domain_id != 0)
 		return -EINVAL;
-	err = kmod_bo_create(k, a->size, a->flags, &bo);
+	err = rb_kmod_bo_create(k, a->size, a->flags, &bo);
 	if (err)
 		return err;
 	create_out(a, bo);
@@ -178,23 +179,23 @@ static int ioctl_mem_create(struct rb_sim_kmod *k, void *arg)
 static int ioctl_mem_map(struct rb_sim_kmod *k, void *arg)
 {
 	struct rknpu_mem_map *a = arg;
-	struct kbo *bo = kmod_bo_by_handle(k, a->handle);
+	struct kbo *bo = rb_kmod_bo_by_handle(k, a->handle);
 
 	if (!bo)
 		return -EINVAL;
-	a->offset = kmod_bo_mmap_offset(k, bo);
+	a->offset = rb_kmod_bo_mmap_offset(k, bo);
 	return 0;
 }
 
 static int ioctl_mem_destroy(struct rb_sim_kmod *k, void *arg)
 {
-	return kmod_bo_destroy(k, ((struct rknpu_mem_destroy *)arg)->handle);
+	return rb_kmod_bo_destroy(k, ((struct rknpu_mem_destroy *)arg)->handle);
 }
 
 static int ioctl_mem_sync(struct rb_sim_kmod *k, void *arg)
 {
 	struct rknpu_mem_sync *a = arg;
-	const struct kbo *bo = kmod_bo_by_token(k, a->obj_addr);
+	const struct kbo *bo = rb_kmod_bo_by_token(k, a->obj_addr);
 
 	if (!bo || a->offset > bo->size || a->size > bo->size - a->offset)
 		return -EINVAL;
@@ -272,7 +273,7 @@ static void dequeue_done(struct rb_sim_kmod *k)
 static int read_task(const struct rb_sim_kmod *k, const struct kjob *job, uint32_t index,
 		     struct rknpu_task *t)
 {
-	const struct kbo *bo = kmod_bo_by_token(k, job->task_obj_addr);
+	const struct kbo *bo = rb_kmod_bo_by_token(k, job->task_obj_addr);
 	uint64_t off = (uint64_t)index * sizeof(*t);
 
 	if (!bo || off + sizeof(*t) > bo->size)
@@ -284,7 +285,7 @@ static int read_task(const struct rb_sim_kmod *k, const struct kjob *job, uint32
 static void write_int_status(struct rb_sim_kmod *k, const struct kjob *job, uint32_t index,
 			     uint32_t status)
 {
-	const struct kbo *bo = kmod_bo_by_token(k, job->task_obj_addr);
+	const struct kbo *bo = rb_kmod_bo_by_token(k, job->task_obj_addr);
 	uint64_t off = (uint64_t)index * sizeof(struct rknpu_task);
 
 	if (bo && off + sizeof(struct rknpu_task) <= bo->size)
@@ -306,17 +307,17 @@ static void write_commit(struct rb_sim_kmod *k, const struct kjob *job, int c,
 	uint32_t slave = 0;
 
 	rb_field_pack(RB_FIELD_PC_BASE_ADDRESS_PC_SEL, 1, &slave);
-	kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, slave);
-	kmod_wr(k, c, RB_REG_CNA_S_POINTER, kmod_s_pointer(c));
-	kmod_wr(k, c, RB_REG_CORE_S_POINTER, kmod_s_pointer(c));
-	kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, (uint32_t)first->regcmd_addr);
-	kmod_wr(k, c, RB_REG_PC_REGISTER_AMOUNTS, pc_amount(first->regcfg_amount));
-	kmod_wr(k, c, RB_REG_PC_INTERRUPT_MASK, last->int_mask);
-	kmod_wr(k, c, RB_REG_PC_INTERRUPT_CLEAR, first->int_mask);
-	kmod_wr(k, c, RB_REG_PC_TASK_CON, kmod_task_con(job->flags & RKNPU_JOB_PINGPONG, n));
-	kmod_wr(k, c, RB_REG_PC_TASK_DMA_BASE_ADDR, (uint32_t)job->task_base_addr);
-	kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 1);
-	kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 0);
+	rb_kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, slave);
+	rb_kmod_wr(k, c, RB_REG_CNA_S_POINTER, rb_kmod_s_pointer(c));
+	rb_kmod_wr(k, c, RB_REG_CORE_S_POINTER, rb_kmod_s_pointer(c));
+	rb_kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, (uint32_t)first->regcmd_addr);
+	rb_kmod_wr(k, c, RB_REG_PC_REGISTER_AMOUNTS, pc_amount(first->regcfg_amount));
+	rb_kmod_wr(k, c, RB_REG_PC_INTERRUPT_MASK, last->int_mask);
+	rb_kmod_wr(k, c, RB_REG_PC_INTERRUPT_CLEAR, first->int_mask);
+	rb_kmod_wr(k, c, RB_REG_PC_TASK_CON, rb_kmod_task_con(job->flags & RKNPU_JOB_PINGPONG, n));
+	rb_kmod_wr(k, c, RB_REG_PC_TASK_DMA_BASE_ADDR, (uint32_t)job->task_base_addr);
+	rb_kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 1);
+	rb_kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 0);
 }
 
 static uint64_t job_ready_ns(const struct kjob *job)
@@ -378,7 +379,7 @@ static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *
 		p->commit_ns = start;
 	if (read_task(k, job, first_index, &first) ||
 	    read_task(k, job, first_index + n - 1, &last)) {
-		kmod_fault(k, "core %d: task BO destroyed while its job was in flight", p->core);
+		rb_kmod_fault(k, "core %d: task BO destroyed while its job was in flight", p->core);
 		job_fail(k, job, p, -EFAULT);
 		return false;
 	}
@@ -394,7 +395,7 @@ static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *
 static void check_chunk(struct rb_sim_kmod *k, const struct kjob *job, const struct kpart *p,
 			const struct rb_sim_core_result *r, uint64_t irq_ns, char *why, size_t size)
 {
-	uint32_t status = kmod_rd(k, p->core, RB_REG_PC_INTERRUPT_STATUS);
+	uint32_t status = rb_kmod_rd(k, p->core, RB_REG_PC_INTERRUPT_STATUS);
 
 	why[0] = '\0';
 	if (r->status == RB_SIM_HANG)
@@ -425,16 +426,16 @@ static bool complete_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart
 		return false;
 	check_chunk(k, job, p, r, irq_ns, why, sizeof(why));
 	if (why[0]) {
-		uint32_t st = kmod_rd(k, p->core, RB_REG_PC_TASK_STATUS);
+		uint32_t st = rb_kmod_rd(k, p->core, RB_REG_PC_TASK_STATUS);
 
 		p->done_tasks += rb_field_unpack(RB_FIELD_PC_TASK_STATUS_TASK_COUNTER, st);
-		kmod_fault(k, "core %d: %s; the job timed out after %u ms and the NPU was reset",
-			   p->core, why, job->timeout_ms);
+		rb_kmod_fault(k, "core %d: %s; the job timed out after %u ms and the NPU was reset",
+			      p->core, why, job->timeout_ms);
 		job_fail(k, job, p, -ETIMEDOUT);
 		return true;
 	}
-	write_int_status(k, job, p->chunk_last, kmod_rd(k, p->core, RB_REG_PC_INTERRUPT_STATUS));
-	kmod_wr(k, p->core, RB_REG_PC_INTERRUPT_CLEAR, RKNPU_INT_CLEAR);
+	write_int_status(k, job, p->chunk_last, rb_kmod_rd(k, p->core, RB_REG_PC_INTERRUPT_STATUS));
+	rb_kmod_wr(k, p->core, RB_REG_PC_INTERRUPT_CLEAR, RKNPU_INT_CLEAR);
 	p->done_tasks += p->chunk;
 	rk(k)->core_free[p->core] = irq_ns;
 	if (p->done_tasks == p->number) {
@@ -521,7 +522,7 @@ static bool op_complete(struct rb_sim_kmod *k, int core, const struct rb_sim_cor
 /* Runs every job in flight to its end. */
 static void run_pending(struct rb_sim_kmod *k)
 {
-	while (rk(k)->queue && kmod_run_round(k))
+	while (rk(k)->queue && rb_kmod_run_round(k))
 		;
 	/* Cannot happen (a job's in-fence is an earlier job), but never spin or leak. */
 	for (struct kjob *job = rk(k)->queue; job; job = job->next)
@@ -599,7 +600,7 @@ static int build_parts(struct rb_sim_kmod *k, const struct rknpu_submit *a, stru
 
 static int check_submit(const struct rb_sim_kmod *k, const struct rknpu_submit *a, uint64_t *ndesc)
 {
-	const struct kbo *tasks = kmod_bo_by_token(k, a->task_obj_addr);
+	const struct kbo *tasks = rb_kmod_bo_by_token(k, a->task_obj_addr);
 
 	if (!(a->flags & RKNPU_JOB_PC) || !a->task_number || a->iommu_domain_id != 0)
 		return -EINVAL;
@@ -648,9 +649,9 @@ static int new_job(struct rb_sim_kmod *k, const struct rknpu_submit *a, struct k
 /* A job with core mask 5 or 6: never committed, it times out from the submit. */
 static void unknown_mask_job(struct rb_sim_kmod *k, struct kjob *job)
 {
-	kmod_fault(k,
-		   "unknown core mask 0x%x: the job was never committed and timed out after %u ms",
-		   job->core_mask, job->timeout_ms);
+	rb_kmod_fault(
+	    k, "unknown core mask 0x%x: the job was never committed and timed out after %u ms",
+	    job->core_mask, job->timeout_ms);
 	job->status = -ETIMEDOUT;
 	job->done = true;
 	job->done_ns = job->submit_ns + timeout_ns(job);
@@ -664,7 +665,7 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 
 	if (err)
 		return err;
-	kmod_advance_to(k, atomic_load(&k->now) + k->cost.submit);
+	rb_kmod_advance_to(k, atomic_load(&k->now) + k->cost.submit);
 	job->submit_ns = atomic_load(&k->now);
 	if (a->flags & RKNPU_JOB_FENCE_OUT) {
 		a->fence_fd = fence_alloc(k, job);
@@ -680,7 +681,7 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 		unknown_mask_job(k, job);
 	if (!(a->flags & RKNPU_JOB_NONBLOCK)) {
 		run_pending(k);
-		kmod_advance_to(k, job->done_ns + k->cost.wake);
+		rb_kmod_advance_to(k, job->done_ns + k->cost.wake);
 		a->task_counter = job->task_counter;
 		if (!job->status)
 			a->hw_elapse_time = (int64_t)job->hw_elapse_ns;
@@ -702,10 +703,10 @@ static int op_wait(struct rb_sim_kmod *k, int fence_fd, int timeout_ms)
 	run_pending(k);
 	ready = job->done_ns + k->cost.wake;
 	if (timeout_ms >= 0 && ready > atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS) {
-		kmod_advance_to(k, atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS);
+		rb_kmod_advance_to(k, atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS);
 		ret = -ETIMEDOUT;
 	} else {
-		kmod_advance_to(k, ready);
+		rb_kmod_advance_to(k, ready);
 		ret = job->status;
 	}
 	return ret;
@@ -731,12 +732,12 @@ static void soft_reset(struct rb_sim_kmod *k)
 	uint64_t end;
 
 	run_pending(k);
-	kmod_log(k, "rknpu: ACT_RESET: soft reset of every core");
+	rb_kmod_log(k, "rknpu: ACT_RESET: soft reset of every core");
 	end = atomic_load(&k->now) + COST_RESET_NS;
-	kmod_reset_all(k);
+	rb_kmod_reset_all(k);
 	for (int c = 0; c < k->cores; c++)
 		rk(k)->core_free[c] = kmod_max(rk(k)->core_free[c], end);
-	kmod_advance_to(k, end);
+	rb_kmod_advance_to(k, end);
 }
 
 static int ioctl_action(struct rb_sim_kmod *k, void *arg)
@@ -833,7 +834,7 @@ static const struct kmod_ops rknpu_ops = {
 
 struct rb_sim_kmod *rb_sim_kmod_rknpu_new(const struct rb_sim_config *cfg)
 {
-	struct rb_sim_kmod *k = kmod_new(cfg, &rknpu_ops);
+	struct rb_sim_kmod *k = rb_kmod_new(cfg, &rknpu_ops);
 
 	if (!k)
 		return NULL;

@@ -89,19 +89,19 @@ static int ioctl_create_bo(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_create_bo *a = arg;
 	struct kbo *bo;
-	int err = kmod_bo_create(k, a->size, 0, &bo);
+	int err = rb_kmod_bo_create(k, a->size, 0, &bo);
 
 	if (err)
 		return err;
 	a->handle = bo->handle;
 	a->dma_address = bo->iova;
-	a->offset = kmod_bo_mmap_offset(k, bo);
+	a->offset = rb_kmod_bo_mmap_offset(k, bo);
 	return 0;
 }
 
 static int ioctl_gem_close(struct rb_sim_kmod *k, void *arg)
 {
-	return kmod_bo_destroy(k, ((struct drm_gem_close *)arg)->handle);
+	return rb_kmod_bo_destroy(k, ((struct drm_gem_close *)arg)->handle);
 }
 
 static int ioctl_fini_bo(struct rb_sim_kmod *k, void *arg)
@@ -110,7 +110,7 @@ static int ioctl_fini_bo(struct rb_sim_kmod *k, void *arg)
 
 	if (a->reserved)
 		return -EINVAL;
-	return kmod_bo_by_handle(k, a->handle) ? 0 : -ENOENT;
+	return rb_kmod_bo_by_handle(k, a->handle) ? 0 : -ENOENT;
 }
 
 static void run_pending(struct rb_sim_kmod *k);
@@ -119,7 +119,7 @@ static void run_pending(struct rb_sim_kmod *k);
 static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_prep_bo *a = arg;
-	struct kbo *bo = kmod_bo_by_handle(k, a->handle);
+	struct kbo *bo = rb_kmod_bo_by_handle(k, a->handle);
 	uint64_t ready, deadline;
 
 	if (!bo)
@@ -134,10 +134,10 @@ static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 	if (deadline <= now(k))
 		return -EBUSY;
 	if (ready > deadline) {
-		kmod_advance_to(k, deadline);
+		rb_kmod_advance_to(k, deadline);
 		return -ETIMEDOUT;
 	}
-	kmod_advance_to(k, ready);
+	rb_kmod_advance_to(k, ready);
 	return 0;
 }
 
@@ -227,7 +227,7 @@ static int copy_bos(const struct rb_sim_kmod *k, const struct drm_rocket_job *uj
 	for (uint32_t i = 0; i < uj->out_bo_handle_count; i++)
 		job->bos[job->n_bos++] = out[i];
 	for (uint32_t i = 0; i < job->n_bos; i++)
-		if (!kmod_bo_by_handle(k, job->bos[i]))
+		if (!rb_kmod_bo_by_handle(k, job->bos[i]))
 			return -ENOENT;
 	return 0;
 }
@@ -269,7 +269,7 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 		memcpy(&uj, src + (size_t)i * a->job_struct_size, sizeof(uj));
 		err = new_job(k, &uj, &jobs[i]);
 	}
-	kmod_advance_to(k, now(k) + k->cost.submit);
+	rb_kmod_advance_to(k, now(k) + k->cost.submit);
 	for (uint32_t i = 0; i < a->job_count; i++) {
 		if (err) {
 			job_free(jobs[i]);
@@ -289,16 +289,16 @@ static void write_commit(struct rb_sim_kmod *k, int c, const struct drm_rocket_t
 	uint32_t slave = 0;
 
 	rb_field_pack(RB_FIELD_PC_BASE_ADDRESS_PC_SEL, 1, &slave);
-	kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, slave);
-	kmod_wr(k, c, RB_REG_CNA_S_POINTER, kmod_s_pointer(c));
-	kmod_wr(k, c, RB_REG_CORE_S_POINTER, kmod_s_pointer(c));
-	kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, t->regcmd);
-	kmod_wr(k, c, RB_REG_PC_REGISTER_AMOUNTS, (t->regcmd_count + 1) / 2 - 1);
-	kmod_wr(k, c, RB_REG_PC_INTERRUPT_MASK, INT_DPU);
-	kmod_wr(k, c, RB_REG_PC_INTERRUPT_CLEAR, INT_DPU);
-	kmod_wr(k, c, RB_REG_PC_TASK_CON, kmod_task_con(true, 1));
-	kmod_wr(k, c, RB_REG_PC_TASK_DMA_BASE_ADDR, 0);
-	kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 1);
+	rb_kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, slave);
+	rb_kmod_wr(k, c, RB_REG_CNA_S_POINTER, rb_kmod_s_pointer(c));
+	rb_kmod_wr(k, c, RB_REG_CORE_S_POINTER, rb_kmod_s_pointer(c));
+	rb_kmod_wr(k, c, RB_REG_PC_BASE_ADDRESS, t->regcmd);
+	rb_kmod_wr(k, c, RB_REG_PC_REGISTER_AMOUNTS, (t->regcmd_count + 1) / 2 - 1);
+	rb_kmod_wr(k, c, RB_REG_PC_INTERRUPT_MASK, INT_DPU);
+	rb_kmod_wr(k, c, RB_REG_PC_INTERRUPT_CLEAR, INT_DPU);
+	rb_kmod_wr(k, c, RB_REG_PC_TASK_CON, rb_kmod_task_con(true, 1));
+	rb_kmod_wr(k, c, RB_REG_PC_TASK_DMA_BASE_ADDR, 0);
+	rb_kmod_wr(k, c, RB_REG_PC_OPERATION_ENABLE, 1);
 }
 
 static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
@@ -323,7 +323,7 @@ static void job_end(struct rb_sim_kmod *k, struct rjob *job, uint64_t end_ns)
 	job->finished = true;
 	rt(k)->core_free[job->core] = end_ns;
 	for (uint32_t i = 0; i < job->n_bos; i++) {
-		struct kbo *bo = kmod_bo_by_handle(k, job->bos[i]);
+		struct kbo *bo = rb_kmod_bo_by_handle(k, job->bos[i]);
 
 		if (bo)
 			bo->fence_ns = kmod_max(bo->fence_ns, end_ns);
@@ -335,7 +335,7 @@ static void check_task(struct rb_sim_kmod *k, int core, const struct rjob *job,
 		       const struct rb_sim_core_result *res, uint64_t irq_ns, char *why,
 		       size_t size)
 {
-	uint32_t raw = kmod_rd(k, core, RB_REG_PC_INTERRUPT_RAW_STATUS);
+	uint32_t raw = rb_kmod_rd(k, core, RB_REG_PC_INTERRUPT_RAW_STATUS);
 
 	why[0] = '\0';
 	if (res->status == RB_SIM_HANG)
@@ -363,17 +363,18 @@ static bool op_complete(struct rb_sim_kmod *k, int core, const struct rb_sim_cor
 	if (why[0]) {
 		uint64_t end = job->first_kick_ns + JOB_TIMEOUT_NS;
 
-		kmod_fault(k,
-			   "rocket: core %d, task %u of %u: %s; job timed out after 500 ms, core "
-			   "reset",
-			   core, job->done + 1, job->n_tasks, why);
+		rb_kmod_fault(
+		    k,
+		    "rocket: core %d, task %u of %u: %s; job timed out after 500 ms, core "
+		    "reset",
+		    core, job->done + 1, job->n_tasks, why);
 		rb_sim_npu_reset(k->npu, core);
 		job_end(k, job, end + CORE_RESET_NS);
 		return false;
 	}
-	kmod_wr(k, core, RB_REG_PC_INTERRUPT_MASK, 0);
-	kmod_wr(k, core, RB_REG_PC_OPERATION_ENABLE, 0);
-	kmod_wr(k, core, RB_REG_PC_INTERRUPT_CLEAR, INT_CLEAR_ALL);
+	rb_kmod_wr(k, core, RB_REG_PC_INTERRUPT_MASK, 0);
+	rb_kmod_wr(k, core, RB_REG_PC_OPERATION_ENABLE, 0);
+	rb_kmod_wr(k, core, RB_REG_PC_INTERRUPT_CLEAR, INT_CLEAR_ALL);
 	rt(k)->core_free[core] = irq_ns;
 	if (++job->done == job->n_tasks)
 		job_end(k, job, irq_ns);
@@ -397,7 +398,7 @@ static void op_retire(struct rb_sim_kmod *k)
 
 static void run_pending(struct rb_sim_kmod *k)
 {
-	while (kmod_run_round(k))
+	while (rb_kmod_run_round(k))
 		;
 }
 
@@ -454,7 +455,7 @@ struct rb_sim_kmod *rb_sim_kmod_rocket_new(const struct rb_sim_config *cfg)
 	struct rb_sim_kmod *k;
 
 	mainline.rdma_required = true;
-	k = kmod_new(&mainline, &rocket_ops);
+	k = rb_kmod_new(&mainline, &rocket_ops);
 	if (!k)
 		return NULL;
 	k->drv = calloc(1, sizeof(struct rocket));

@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RB_SIM_MAX_CORES 3
+#include "hw/soc.h"
+
+#define RB_SIM_MAX_CORES RB_HW_MAX_CORES
 
 struct rb_soc_profile;
 

@@ -86,3 +86,11 @@ expect_exit 2 "missing shapes file" -- $RKNN_BENCH run "$TMP/none.json" -o "$TMP
 expect_grep "none.json" "$TMP/err" "missing file named"
 [ ! -e "$TMP/none-out.json" ] && ok "no output file on error" || not_ok "no output file on error"
 expect_exit 2 "unwritable -o" -- $RKNN_BENCH run --shape 2x8x8 $FAST -o "$TMP/no/such/dir/r.json"
+
+# RKNN_BENCH_DEBUG is read once against a table of valid flags: a misspelling warns.
+RKNN_BENCH_DEBUG=corupt_c expect_exit 0 "an unknown debug flag is ignored" -- \
+	$RKNN_BENCH run --device cpu --shape 1x64x64 --iters 1 --warmup 0
+expect_grep "RKNN_BENCH_DEBUG: unknown flag 'corupt_c' ignored; valid flags: corrupt_c," "$TMP/err" \
+	"an unknown debug flag is named with the valid ones"
+RKNN_BENCH_DEBUG=fault_dma,corrupt_c expect_exit 1 "valid debug flags still act" -- \
+	$RKNN_BENCH run --device cpu --shape 1x64x64 --iters 1 --warmup 0

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/debug.h"
 #include "core/error.h"
 #include "core/inputs.h"
 #include "core/ref.h"
@@ -346,7 +347,7 @@ static void test_runner_retry(void **state)
 	const char *log;
 
 	(void)state;
-	setenv("RKNN_BENCH_DEBUG", "fault_hang_once", 1);
+	rb_debug_set("fault_hang_once");
 	assert_int_equal(rb_npu_device_open_sim(&dev, NULL), 0);
 	run_matmul(&dev, RB_LAUNCH_FENCES, 0);
 	log = rb_sim_kmod_log(rb_transport_sim_kmod(rb_npu_device_transport(&dev)));
@@ -363,7 +364,7 @@ static void test_runner_retry(void **state)
 
 	/* a fault that stays: the retry fails too, and the message says so (the corrupted
 	 * program passes the validator only when told to skip it) */
-	setenv("RKNN_BENCH_DEBUG", "fault_word", 1);
+	rb_debug_set("fault_word");
 	assert_int_equal(rb_npu_device_open_sim_rocket(&dev, NULL), 0);
 	dev.unsafe_skip_validation = true;
 	run_matmul(&dev, RB_LAUNCH_FENCES, -ETIMEDOUT);
@@ -378,7 +379,7 @@ static void test_runner_retry(void **state)
 	run_matmul(&dev, RB_LAUNCH_FENCES, -ETIMEDOUT);
 	assert_non_null(strstr(rb_last_error(), "after a reset and one retry"));
 	rb_npu_device_close(&dev);
-	unsetenv("RKNN_BENCH_DEBUG");
+	rb_debug_set(NULL);
 }
 
 int main(void)
