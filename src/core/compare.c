@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/json.h"
 #include "core/report.h"
 
 /* ---- loading ---- */
@@ -24,21 +25,6 @@ static const cJSON *item(const cJSON *obj, const char *key)
 static int field_error(const char *label, size_t i, const char *what, const char *must)
 {
 	return rb_set_error(-EINVAL, "%s: results[%zu].%s %s", label, i, what, must);
-}
-
-/* 1-based line and byte column of text[off]. */
-static void position(const char *text, size_t off, size_t *line, size_t *col)
-{
-	size_t start = 0;
-
-	*line = 1;
-	for (size_t i = 0; i < off; i++) {
-		if (text[i] == '\n') {
-			++*line;
-			start = i + 1;
-		}
-	}
-	*col = off - start + 1;
 }
 
 static int parse_shape(const char *label, size_t i, const cJSON *r, struct rb_shape *s)
@@ -196,68 +182,11 @@ static int parse_results(struct rb_compare_report *rep)
 	return 0;
 }
 
-/* Whether the text ends inside a string or with brackets left open, as a file cut
- * short does. */
-static bool ends_open(const char *text, size_t len)
-{
-	bool in_str = false;
-	long depth = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		if (in_str && text[i] == '\\')
-			i++;
-		else if (text[i] == '"')
-			in_str = !in_str;
-		else if (!in_str && (text[i] == '{' || text[i] == '['))
-			depth++;
-		else if (!in_str && (text[i] == '}' || text[i] == ']'))
-			depth--;
-	}
-	return in_str || depth > 0;
-}
-
-static size_t trimmed_len(const char *text, size_t len)
-{
-	while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\r' ||
-			   text[len - 1] == '\n'))
-		len--;
-	return len;
-}
-
-/* Parses `text` (NUL-terminated, len bytes) into rep->doc; anything but white space
- * after the value is an error too. */
+/* Parses `text` (len bytes) into rep->doc with the shared strict loader. */
 static int parse_doc(struct rb_compare_report *rep, const char *text, size_t len)
 {
-	const char *end = NULL;
-	size_t off, line, col;
-
-	off = strspn(text, " \t\r\n");
-	if (off == len)
-		return rb_set_error(-EINVAL,
-				    "%s: file is empty: expected a report of 'rknn-bench "
-				    "run --format json'",
-				    rep->label);
-	rep->doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	off = end ? (size_t)(end - text) : 0;
-	if (rep->doc)
-		off += strspn(text + off, " \t\r\n");
-	if (rep->doc && off >= len)
-		return 0;
-	position(text, off < len ? off : len, &line, &col);
-	if (rep->doc)
-		return rb_set_error(-EINVAL,
-				    "%s: invalid JSON at line %zu, column %zu: text "
-				    "after the report",
-				    rep->label, line, col);
-	if (ends_open(text, len)) {
-		position(text, trimmed_len(text, len), &line, &col);
-		return rb_set_error(-EINVAL,
-				    "%s: invalid JSON at line %zu, column %zu: "
-				    "unexpected end of file (is it truncated?)",
-				    rep->label, line, col);
-	}
-	return rb_set_error(-EINVAL, "%s: invalid JSON at line %zu, column %zu", rep->label, line,
-			    col);
+	return rb_json_load(text, len, rep->label, "a report of 'rknn-bench run --format json'",
+			    &rep->doc);
 }
 
 int rb_compare_parse(struct rb_compare_report *rep, const char *json, size_t len, const char *label)

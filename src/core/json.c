@@ -1,27 +1,243 @@
+/* JSON helpers shared by every reader of input files (json.h). */
 #include "core/json.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-cJSON *rb_json_parse_strict(const char *json, size_t len, ptrdiff_t *error_at)
-{
-	char *text = malloc(len + 1);
-	const char *end = NULL;
-	cJSON *root;
+#include "core/error.h"
+#include "core/fileio.h"
 
-	*error_at = 0;
+/* What a message names: the file, and what it should have held. */
+struct load_ctx {
+	const char *label;
+	const char *expected;
+};
+
+static int fail(const struct load_ctx *c, const char *fmt, ...) RB_PRINTF(2, 3);
+
+static int fail(const struct load_ctx *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return rb_set_error(-EINVAL, "%s: %s", c->label, msg);
+}
+
+/* Writes n bytes of s between q quotes, escaped and shortened to fit: names and
+ * snippets come from files and command lines and may hold anything. */
+const char *rb_json_quote(char *buf, size_t size, const char *s, size_t n, char q)
+{
+	size_t o = 0;
+
+	buf[o++] = q;
+	for (size_t i = 0; i < n && s[i]; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		char esc[8];
+		int w;
+
+		if (ch == (unsigned char)q || ch == '\\')
+			w = snprintf(esc, sizeof(esc), "\\%c", ch);
+		else if (ch == '\n')
+			w = snprintf(esc, sizeof(esc), "\\n");
+		else if (ch < 0x20 || ch == 0x7f)
+			w = snprintf(esc, sizeof(esc), "\\x%02x", ch);
+		else
+			w = snprintf(esc, sizeof(esc), "%c", ch);
+		if (o + (size_t)w + 5 > size) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(buf + o, esc, (size_t)w);
+		o += (size_t)w;
+	}
+	buf[o++] = q;
+	buf[o] = '\0';
+	return buf;
+}
+
+static bool is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+static size_t skip_space(const char *text, size_t off, size_t len)
+{
+	while (off < len && is_space(text[off]))
+		off++;
+	return off;
+}
+
+/* 1-based line and byte column of text[off]. */
+static void position(const char *text, size_t off, size_t *line, size_t *col)
+{
+	size_t start = 0;
+
+	*line = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			++*line;
+			start = i + 1;
+		}
+	}
+	*col = off - start + 1;
+}
+
+enum open_end { ENDS_CLOSED, ENDS_IN_BRACKETS, ENDS_IN_STRING };
+
+/* Whether the text ends inside a string (*str is then its opening quote) or with
+ * brackets left open, as a file cut short does; a mismatched bracket means the error
+ * is elsewhere. */
+static enum open_end ends_open(const char *text, size_t len, size_t *str)
+{
+	char stack[256];
+	size_t depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char ch = text[i];
+
+		if (in_str) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				in_str = false;
+		} else if (ch == '"') {
+			in_str = true;
+			*str = i;
+		} else if (ch == '{' || ch == '[') {
+			if (depth == sizeof(stack))
+				return ENDS_CLOSED;
+			stack[depth++] = ch == '{' ? '}' : ']';
+		} else if (ch == '}' || ch == ']') {
+			if (!depth || stack[--depth] != ch)
+				return ENDS_CLOSED;
+		}
+	}
+	if (in_str)
+		return ENDS_IN_STRING;
+	return depth ? ENDS_IN_BRACKETS : ENDS_CLOSED;
+}
+
+/* Up to 20 bytes of the text at off, to the end of the line, quoted. */
+static const char *snippet(char *buf, size_t size, const char *text, size_t off, size_t len)
+{
+	size_t n = 0, o;
+
+	while (off + n < len && n < 20 && text[off + n] != '\n')
+		n++;
+	rb_json_quote(buf, size, text + off, n, '"');
+	o = strlen(buf);
+	if (off + n < len && text[off + n] != '\n' && o >= 4 && o + 4 <= size && buf[o - 4] != '.')
+		memcpy(buf + o - 1, "...\"", 5); /* say that the line goes on */
+	return buf;
+}
+
+/* cJSON reports where it stopped (at most the last byte, at the start of a string
+ * that fails); turn that into a message. */
+static int syntax_error(const struct load_ctx *c, const char *text, size_t len, size_t off)
+{
+	size_t last = len, str = 0, line, col;
+	enum open_end open = ends_open(text, len, &str);
+	char snip[48];
+
+	while (last > 0 && is_space(text[last - 1]))
+		last--;
+	if (open == ENDS_IN_STRING && off > str) {
+		position(text, str, &line, &col);
+		return fail(c,
+			    "invalid JSON at line %zu, column %zu: string not closed before "
+			    "the end of the file",
+			    line, col);
+	}
+	if (open == ENDS_IN_BRACKETS && off + 1 >= last) {
+		position(text, last, &line, &col);
+		return fail(c,
+			    "invalid JSON at line %zu, column %zu: unexpected end of file "
+			    "(is it truncated?)",
+			    line, col);
+	}
+	position(text, off, &line, &col);
+	return fail(c, "invalid JSON at line %zu, column %zu near %s", line, col,
+		    snippet(snip, sizeof(snip), text, off, len));
+}
+
+static int check_text(const struct load_ctx *c, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	size_t start = 0, line, col;
+
+	if (nul) {
+		position(text, (size_t)(nul - text), &line, &col);
+		return fail(c, "NUL byte at line %zu, column %zu: not a JSON text file", line, col);
+	}
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		start = 3; /* a UTF-8 byte order mark, which cJSON skips too */
+	if (skip_space(text, start, len) == len)
+		return fail(c, "file is empty: expected %s", c->expected);
+	return 0;
+}
+
+/* The check after the value is ours rather than cJSON's require_null_terminated, which
+ * (in 1.7.15) fails unless the length counts the terminator and cannot say where the
+ * extra text starts. */
+int rb_json_load(const char *json, size_t len, const char *label, const char *expected,
+		 cJSON **root)
+{
+	const struct load_ctx ctx = {label ? label : "<string>",
+				     expected ? expected : "a JSON value"};
+	const struct load_ctx *c = &ctx;
+	const char *end = NULL;
+	char snip[48];
+	size_t off, line, col;
+	char *text;
+	int rc;
+
+	*root = NULL;
+	rc = check_text(c, json, len);
+	if (rc)
+		return rc;
+	/* A terminated copy: a parser bug reading one byte past len stays in bounds. */
+	text = malloc(len + 1);
 	if (!text)
-		return NULL;
-	/* cJSON wants a terminated string to check what follows the value. */
+		return rb_set_error(-ENOMEM, "%s: out of memory", c->label);
 	memcpy(text, json, len);
 	text[len] = '\0';
-	root = cJSON_ParseWithOpts(text, &end, true);
-	if (!root && end)
-		*error_at = end - text;
+	*root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+	if (!*root) {
+		rc = syntax_error(c, text, len, off);
+	} else if ((off = skip_space(text, off, len)) < len) {
+		position(text, off, &line, &col);
+		rc = fail(c, "extra text after the JSON value at line %zu, column %zu: %s", line,
+			  col, snippet(snip, sizeof(snip), text, off, len));
+		cJSON_Delete(*root);
+		*root = NULL;
+	}
 	free(text);
-	return root;
+	return rc;
+}
+
+int rb_json_load_file(const char *path, size_t limit, const char *expected, cJSON **root)
+{
+	char *data;
+	size_t len;
+	int ret;
+
+	(void)limit;
+	*root = NULL;
+	ret = rb_file_read(path, &data, &len);
+	if (ret < 0)
+		return ret;
+	ret = rb_json_load(data, len, path, expected, root);
+	free(data);
+	return ret;
 }
 
 int rb_json_write(FILE *f, void *doc)

@@ -7,10 +7,25 @@
 
 #include <cJSON.h>
 
-/* Parses `len` bytes (not NUL-terminated) that must be exactly one JSON value, nothing
- * after it but white space. NULL on a syntax error (*error_at: its byte offset) or out
- * of memory (*error_at 0). */
-cJSON *rb_json_parse_strict(const char *json, size_t len, ptrdiff_t *error_at);
+/* The one strict JSON loader of every reader (shapes, SoC profiles, tuned files,
+ * reports, space files, cache lines): `len` bytes (not NUL-terminated) that must be
+ * exactly one JSON value with nothing after it but white space, no NUL byte, not
+ * empty. 0 with *root (free with cJSON_Delete), or -EINVAL / -ENOMEM with a message
+ * "<label>: invalid JSON at line L, column C ..." that says where and, for a file cut
+ * short, "(is it truncated?)". `expected` completes "file is empty: expected ..." (NULL:
+ * "a JSON value"). */
+int rb_json_load(const char *json, size_t len, const char *label, const char *expected,
+		 cJSON **root);
+/* The same for a file read with rb_file_read (its errors name the path). */
+int rb_json_load_file(const char *path, size_t limit, const char *expected, cJSON **root);
+
+/* What an empty shapes file should have held (for messages). */
+#define RB_JSON_EMPTY_SHAPES "an object like {\"pairs\": [...]}"
+
+/* Writes n bytes of s (stopping at a NUL) between q quotes into buf: quotes,
+ * backslashes and control bytes escaped, shortened with "..." to fit `size` (>= 8).
+ * Names and snippets come from files and command lines and may hold anything. */
+const char *rb_json_quote(char *buf, size_t size, const char *s, size_t n, char q);
 
 /* An rb_file_writer (core/fileio.h) for a cJSON document `doc`: it printed, then a
  * newline. 0, -ENOMEM or -EIO. */

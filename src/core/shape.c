@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/json.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -71,39 +72,6 @@ size_t rb_dtype_out_size(enum rb_dtype dtype)
 
 /* ---- text helpers for messages ---- */
 
-/* Writes n bytes of s between q quotes, escaped and shortened to fit: names and
- * snippets come from files and command lines and may hold anything. */
-static const char *quote(char *buf, size_t size, const char *s, size_t n, char q)
-{
-	size_t o = 0;
-
-	buf[o++] = q;
-	for (size_t i = 0; i < n && s[i]; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		char esc[8];
-		int w;
-
-		if (ch == (unsigned char)q || ch == '\\')
-			w = snprintf(esc, sizeof(esc), "\\%c", ch);
-		else if (ch == '\n')
-			w = snprintf(esc, sizeof(esc), "\\n");
-		else if (ch < 0x20 || ch == 0x7f)
-			w = snprintf(esc, sizeof(esc), "\\x%02x", ch);
-		else
-			w = snprintf(esc, sizeof(esc), "%c", ch);
-		if (o + (size_t)w + 5 > size) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
-		}
-		memcpy(buf + o, esc, (size_t)w);
-		o += (size_t)w;
-	}
-	buf[o++] = q;
-	buf[o] = '\0';
-	return buf;
-}
-
 /* Shortest text that reads back as d, so 4294967296 is not shown as 4.29497e+09. */
 static const char *fmt_number(char *buf, size_t size, double d)
 {
@@ -135,7 +103,7 @@ static const char *describe(char *buf, size_t size, const cJSON *item)
 			 fmt_number(tmp, sizeof(tmp), item->valuedouble));
 	else if (cJSON_IsString(item))
 		snprintf(buf, size, "the string %s",
-			 quote(tmp, sizeof(tmp), item->valuestring, SIZE_MAX, '"'));
+			 rb_json_quote(tmp, sizeof(tmp), item->valuestring, SIZE_MAX, '"'));
 	else
 		snprintf(buf, size, "an invalid value");
 	return buf;
@@ -284,12 +252,12 @@ int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *
 		return 0;
 	if (e && !shape_equal(&e->shape, shape))
 		return rb_set_error(-EINVAL, "name %s is already used by shape %s, not %s",
-				    quote(q, sizeof(q), name, SIZE_MAX, '\''),
+				    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    fmt_shape(b, sizeof(b), &e->shape),
 				    fmt_shape(a, sizeof(a), shape));
 	if (e)
 		return rb_set_error(-EINVAL, "name %s is already used with config '%s', not '%s'",
-				    quote(q, sizeof(q), name, SIZE_MAX, '\''),
+				    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    e->config ? e->config : "", config ? config : "");
 	e = find_shape(list, shape, config);
 	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name, config))
@@ -350,7 +318,7 @@ int rb_shape_list_add_spec(struct rb_shape_list *list, const char *spec, enum rb
 
 	if (!spec)
 		return rb_set_error(-EINVAL, "no shape given: " SPEC_USAGE);
-	quote(quoted, sizeof(quoted), spec, SIZE_MAX, '\'');
+	rb_json_quote(quoted, sizeof(quoted), spec, SIZE_MAX, '\'');
 	rc = spec_dim(quoted, &p, 'M', 'x', &s.m);
 	if (!rc)
 		rc = spec_dim(quoted, &p, 'K', 'x', &s.k);
@@ -381,162 +349,6 @@ static int fail(const struct parse_ctx *c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return rb_set_error(-EINVAL, "%s: %s", c->label, msg);
-}
-
-static bool is_space(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
-}
-
-static size_t skip_space(const char *text, size_t off, size_t len)
-{
-	while (off < len && is_space(text[off]))
-		off++;
-	return off;
-}
-
-/* 1-based line and byte column of text[off]. */
-static void position(const char *text, size_t off, size_t *line, size_t *col)
-{
-	size_t start = 0;
-
-	*line = 1;
-	for (size_t i = 0; i < off; i++) {
-		if (text[i] == '\n') {
-			++*line;
-			start = i + 1;
-		}
-	}
-	*col = off - start + 1;
-}
-
-enum open_end { ENDS_CLOSED, ENDS_IN_BRACKETS, ENDS_IN_STRING };
-
-/* Whether the text ends inside a string (*str is then its opening quote) or with
- * brackets left open, as a file cut short does; a mismatched bracket means the error
- * is elsewhere. */
-static enum open_end ends_open(const char *text, size_t len, size_t *str)
-{
-	char stack[256];
-	size_t depth = 0;
-	bool in_str = false;
-
-	for (size_t i = 0; i < len; i++) {
-		char ch = text[i];
-
-		if (in_str) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				in_str = false;
-		} else if (ch == '"') {
-			in_str = true;
-			*str = i;
-		} else if (ch == '{' || ch == '[') {
-			if (depth == sizeof(stack))
-				return ENDS_CLOSED;
-			stack[depth++] = ch == '{' ? '}' : ']';
-		} else if (ch == '}' || ch == ']') {
-			if (!depth || stack[--depth] != ch)
-				return ENDS_CLOSED;
-		}
-	}
-	if (in_str)
-		return ENDS_IN_STRING;
-	return depth ? ENDS_IN_BRACKETS : ENDS_CLOSED;
-}
-
-/* Up to 20 bytes of the text at off, to the end of the line, quoted. */
-static const char *snippet(char *buf, size_t size, const char *text, size_t off, size_t len)
-{
-	size_t n = 0, o;
-
-	while (off + n < len && n < 20 && text[off + n] != '\n')
-		n++;
-	quote(buf, size, text + off, n, '"');
-	o = strlen(buf);
-	if (off + n < len && text[off + n] != '\n' && o >= 4 && o + 4 <= size && buf[o - 4] != '.')
-		memcpy(buf + o - 1, "...\"", 5); /* say that the line goes on */
-	return buf;
-}
-
-/* cJSON reports where it stopped (at most the last byte, at the start of a string
- * that fails); turn that into a message. */
-static int syntax_error(const struct parse_ctx *c, const char *text, size_t len, size_t off)
-{
-	size_t last = len, str = 0, line, col;
-	enum open_end open = ends_open(text, len, &str);
-	char snip[48];
-
-	while (last > 0 && is_space(text[last - 1]))
-		last--;
-	if (open == ENDS_IN_STRING && off > str) {
-		position(text, str, &line, &col);
-		return fail(c,
-			    "invalid JSON at line %zu, column %zu: string not closed before "
-			    "the end of the file",
-			    line, col);
-	}
-	if (open == ENDS_IN_BRACKETS && off + 1 >= last) {
-		position(text, last, &line, &col);
-		return fail(c,
-			    "invalid JSON at line %zu, column %zu: unexpected end of file "
-			    "(is it truncated?)",
-			    line, col);
-	}
-	position(text, off, &line, &col);
-	return fail(c, "invalid JSON at line %zu, column %zu near %s", line, col,
-		    snippet(snip, sizeof(snip), text, off, len));
-}
-
-static int check_text(const struct parse_ctx *c, const char *text, size_t len)
-{
-	const char *nul = memchr(text, '\0', len);
-	size_t start = 0, line, col;
-
-	if (nul) {
-		position(text, (size_t)(nul - text), &line, &col);
-		return fail(c, "NUL byte at line %zu, column %zu: not a JSON text file", line, col);
-	}
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		start = 3; /* a UTF-8 byte order mark, which cJSON skips too */
-	if (skip_space(text, start, len) == len)
-		return fail(c, "file is empty: expected an object like {\"pairs\": [...]}");
-	return 0;
-}
-
-/* Parses one JSON value and refuses anything but white space after it. The check is
- * ours rather than cJSON's require_null_terminated, which (in 1.7.15) fails unless the
- * length counts the terminator and cannot say where the extra text starts. */
-static int parse_json(const struct parse_ctx *c, const char *json, size_t len, cJSON **root)
-{
-	const char *end = NULL;
-	char snip[48];
-	size_t off, line, col;
-	char *text;
-	int rc = check_text(c, json, len);
-
-	if (rc)
-		return rc;
-	/* A terminated copy: a parser bug reading one byte past len stays in bounds. */
-	text = malloc(len + 1);
-	if (!text)
-		return rb_set_error(-ENOMEM, "%s: out of memory", c->label);
-	memcpy(text, json, len);
-	text[len] = '\0';
-	*root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-	off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
-	if (!*root) {
-		rc = syntax_error(c, text, len, off);
-	} else if ((off = skip_space(text, off, len)) < len) {
-		position(text, off, &line, &col);
-		rc = fail(c, "extra text after the JSON value at line %zu, column %zu: %s", line,
-			  col, snippet(snip, sizeof(snip), text, off, len));
-		cJSON_Delete(*root);
-		*root = NULL;
-	}
-	free(text);
-	return rc;
 }
 
 /* ---- JSON values: fields, integers, dtypes, names ---- */
@@ -572,7 +384,7 @@ static int get_field(const struct parse_ctx *c, const cJSON *obj, const char *pa
 		return 0;
 	if (other)
 		return fail(c, "%s is missing (there is %s: keys are case-sensitive)", full,
-			    quote(q, sizeof(q), other->string, SIZE_MAX, '"'));
+			    rb_json_quote(q, sizeof(q), other->string, SIZE_MAX, '"'));
 	return fail(c, "%s is missing", full);
 }
 
@@ -645,7 +457,7 @@ static int get_dtype(const struct parse_ctx *c, const cJSON *obj, const char *pa
 			    describe(what, sizeof(what), it));
 	if (rb_dtype_parse(it->valuestring, dtype))
 		return fail(c, "%s is %s: must be " DTYPE_CHOICES, full,
-			    quote(what, sizeof(what), it->valuestring, SIZE_MAX, '"'));
+			    rb_json_quote(what, sizeof(what), it->valuestring, SIZE_MAX, '"'));
 	return 0;
 }
 
@@ -738,7 +550,7 @@ static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *
 	int rc;
 
 	if (e && !shape_equal(&e->shape, s)) {
-		quote(q, sizeof(q), name, SIZE_MAX, '"');
+		rb_json_quote(q, sizeof(q), name, SIZE_MAX, '"');
 		fmt_shape(was, sizeof(was), &e->shape);
 		fmt_shape(now, sizeof(now), s);
 		first = first_use(c->pairs, i, name);
@@ -813,7 +625,7 @@ int rb_shape_list_load_string(struct rb_shape_list *list, const char *json, size
 
 	if (!json && len)
 		return rb_set_error(-EINVAL, "%s: no data", c.label);
-	rc = parse_json(&c, json ? json : "", len, &root);
+	rc = rb_json_load(json ? json : "", len, c.label, RB_JSON_EMPTY_SHAPES, &root);
 	if (rc)
 		return rc;
 	rc = list_copy(&tmp, list);

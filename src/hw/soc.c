@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/json.h"
 
 /* build/gen/soc_rk3588.c, made by the Makefile from configs/soc/rk3588.json */
 extern const unsigned char rb_soc_rk3588_json[];
@@ -268,41 +269,17 @@ static void make_label(struct rb_soc_profile *p, const char *label)
 	snprintf(p->label, sizeof(p->label), "%.32s v%d (%.40s)", base, (int)p->version, p->status);
 }
 
-/* "line L, column C" of json[off], 1-based. */
-static void where(const char *json, size_t off, char *buf, size_t size)
-{
-	size_t line = 1, col = 1;
-
-	for (size_t i = 0; i < off; i++, col++)
-		if (json[i] == '\n') {
-			line++;
-			col = 0;
-		}
-	snprintf(buf, size, "line %zu, column %zu", line, col);
-}
-
-/* One JSON object and nothing but white space after it. */
+/* One JSON object and nothing but white space after it (core/json.h). */
 static int parse(const char *label, const char *json, size_t len, cJSON **root)
 {
-	const char *end = NULL;
-	size_t off;
-	char pos[64];
+	int ret = rb_json_load(json, len, label, "a hardware profile object", root);
 
-	*root = cJSON_ParseWithLengthOpts(json, len, &end, false);
-	off = end && end >= json && end <= json + len ? (size_t)(end - json) : len;
-	if (!*root) {
-		where(json, off, pos, sizeof(pos));
-		return fail(label, "invalid JSON at %s", pos);
-	}
-	while (off < len && strchr(" \t\r\n", json[off]) && json[off])
-		off++;
-	if (off < len || !cJSON_IsObject(*root)) {
+	if (ret == 0 && !cJSON_IsObject(*root)) {
 		cJSON_Delete(*root);
-		where(json, off, pos, sizeof(pos));
-		return off < len ? fail(label, "extra text after the JSON object at %s", pos)
-				 : fail(label, "the top level must be an object");
+		*root = NULL;
+		return fail(label, "the top level must be an object");
 	}
-	return 0;
+	return ret;
 }
 
 int rb_soc_load_string(struct rb_soc_profile *out, const char *json, size_t len, const char *label)

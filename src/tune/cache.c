@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/json.h"
 
 static const char *const kind_names[] = {"model", "run", "cpu"};
 
@@ -220,15 +221,20 @@ static int write_line(struct rb_tune_cache *c, cJSON *o)
 static int read_line(struct rb_tune_cache *c, const char *line, size_t len, size_t no,
 		     const struct rb_tune_header *h)
 {
-	cJSON *o = cJSON_ParseWithLength(line, len);
 	struct rb_tune_record r;
-	int ret = 0;
+	char label[64];
+	cJSON *o;
+	int ret;
 
-	if (!o)
+	snprintf(label, sizeof(label), "line %zu", no);
+	if (rb_json_load(line, len, label, "a JSON object", &o) < 0) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
 		return rb_set_error(-EINVAL,
-				    "cache '%s' line %zu is not JSON: delete the cache or give "
-				    "another --cache",
-				    c->path, no);
+				    "cache '%s' %s: delete the cache or give another --cache",
+				    c->path, why);
+	}
 	if (no == 1)
 		ret = header_check(c, o, h);
 	else if (!record_parse(o, &r))

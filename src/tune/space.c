@@ -195,12 +195,11 @@ int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, siz
 			      const char *label)
 {
 	struct rb_tune_space tmp = *space;
-	ptrdiff_t at;
-	cJSON *root = rb_json_parse_strict(json, len, &at);
-	int ret;
+	cJSON *root;
+	int ret = rb_json_load(json, len, label, "an object of knob lists", &root);
 
-	if (!root)
-		return rb_set_error(-EINVAL, "%s: not valid JSON near byte %td", label, at);
+	if (ret < 0)
+		return ret;
 	ret = load_root(&tmp, root, label);
 	cJSON_Delete(root);
 	if (ret == 0)

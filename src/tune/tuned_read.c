@@ -342,16 +342,13 @@ static int load_pairs(struct rb_tuned_db *db, const char *label)
 int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len, const char *label)
 {
 	struct rb_tuned_db *db = calloc(1, sizeof(*db));
-	ptrdiff_t at;
 	int ret;
 
 	*out = NULL;
 	if (!db)
 		return rb_set_error(-ENOMEM, "%s: out of memory", label);
-	db->root = rb_json_parse_strict(json, len, &at);
-	if (!db->root)
-		ret = rb_set_error(-EINVAL, "%s: not valid JSON near byte %td", label, at);
-	else
+	ret = rb_json_load(json, len, label, "a tuned kernel JSON", &db->root);
+	if (ret == 0)
 		ret = load_pairs(db, label);
 	if (ret < 0) {
 		rb_tuned_free(db);

@@ -206,16 +206,13 @@ static void append_file_pairs(cJSON *pairs, const cJSON *root)
 
 static cJSON *read_json(const char *path)
 {
-	char *data;
-	size_t len;
+	char why[512];
 	cJSON *root;
 
-	if (rb_file_read(path, &data, &len) < 0)
-		return NULL;
-	root = cJSON_Parse(data);
-	free(data);
-	if (!root)
-		rb_set_error(-EINVAL, "%s: changed while tuning: it is no longer valid JSON", path);
+	if (rb_json_load_file(path, 0, RB_JSON_EMPTY_SHAPES, &root) < 0) {
+		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
+		rb_set_error(-EINVAL, "changed while tuning: %s", why);
+	}
 	return root;
 }
 

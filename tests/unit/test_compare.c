@@ -286,7 +286,7 @@ static void test_load_errors(void **state)
 	     "line 2, column 14: unexpected end"},
 	    {"{\"schema\": \"rknn-bench/1\",\n \"results\": }",
 	     "r.json: invalid JSON at line 2, column 13"},
-	    {"{} {}", "line 1, column 4: text after the report"},
+	    {"{} {}", "extra text after the JSON value at line 1, column 4"},
 	    {"[]", "r.json: not an rknn-bench report"},
 	    {"{\"pairs\": []}", "r.json: no \"schema\" field"},
 	    {"{\"schema\": 1}", "schema must be the string \"rknn-bench/1\""},

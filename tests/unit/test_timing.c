@@ -449,10 +449,12 @@ static void test_profile_syntax_and_extras(void **state)
 
 	(void)state;
 	assert_int_equal(rb_soc_load_string(&p, "{\n  \"cores\": ", 13, "x.json"), -EINVAL);
-	assert_string_equal(rb_last_error(), "x.json: invalid JSON at line 2, column 11");
+	assert_string_equal(
+	    rb_last_error(),
+	    "x.json: invalid JSON at line 2, column 11: unexpected end of file (is it truncated?)");
 	assert_int_equal(rb_soc_load_string(&p, "{}\n x", 5, "x.json"), -EINVAL);
-	assert_string_equal(rb_last_error(), "x.json: extra text after the JSON object at line 2, "
-					     "column 2");
+	assert_string_equal(rb_last_error(), "x.json: extra text after the JSON value at line 2, "
+					     "column 2: \"x\"");
 	assert_int_equal(rb_soc_load_string(&p, " [1]", 4, "x.json"), -EINVAL);
 	assert_string_equal(rb_last_error(), "x.json: the top level must be an object");
 	assert_int_equal(rb_soc_load_string(&p, dup, strlen(dup), "x.json"), -EINVAL);

@@ -138,7 +138,8 @@ static void test_space_errors(void **state)
 	    {"{\"launch\":[\"async\"]}", "space.json: launch[0]: launch mode 'async'"},
 	    {"{\"weights\":[{}]}", "space.json: weights[0] must be a string or a number"},
 	    {"{\"mode\":\"merge\"}", "space.json: mode must be"},
-	    {"{\"mask\":[1]} x", "space.json: not valid JSON"},
+	    {"{\"mask\":[1]} x",
+	     "space.json: extra text after the JSON value at line 1, column 14"},
 	};
 	struct rb_tune_space s, before;
 
@@ -340,7 +341,7 @@ static void test_cache_corrupt(void **state)
 	fputs("garbage\n", f);
 	fclose(f);
 	assert_int_equal(rb_tune_cache_open(&c, path, &h), -EINVAL);
-	assert_non_null(strstr(rb_last_error(), "line 2 is not JSON"));
+	assert_non_null(strstr(rb_last_error(), "line 2: invalid JSON at line 1, column"));
 	f = fopen(path, "w");
 	fclose(f);
 	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0); /* empty: a fresh cache */

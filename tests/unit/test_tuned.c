@@ -134,7 +134,8 @@ static void test_errors(void **state)
 	expect_error("{\"pairs\":[]}", "t.json: schema must be \"rknn-bench-tuned/1\"");
 	expect_error("{\"schema\":\"rknn-bench-tuned/2\",\"pairs\":[]}", "schema must be");
 	expect_error("{\"schema\":\"rknn-bench-tuned/1\"}", "t.json: pairs must be an array");
-	expect_error("{\"schema\":\"rknn-bench-tuned/1\",\"pairs\":[]} x", "not valid JSON");
+	expect_error("{\"schema\":\"rknn-bench-tuned/1\",\"pairs\":[]} x",
+		     "t.json: extra text after the JSON value at line 1, column 44");
 	expect_error("[]", "t.json: the top level must be an object");
 	expect_error(PAIR0 ",\"tuned\":{\"launch\":\"fences\"}}]}",
 		     "t.json: pairs[0].tuned.config must be a string");
