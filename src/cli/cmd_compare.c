@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/compare.h"
 #include "core/error.h"
+#include "core/table.h"
 #include "core/report.h"
 
 #define COMPARE_SCHEMA "rknn-bench-compare/1"
@@ -116,13 +117,11 @@ enum {
 	N_COLS
 };
 
-static const struct {
-	const char *title;
-	int right; /* right-aligned */
-} columns[N_COLS] = {
-    [COL_NAME] = {"name", 0},       [COL_SHAPE] = {"shape", 0}, [COL_DEVICE] = {"device", 0},
-    [COL_BASE] = {"base µs", 1},    [COL_NEW] = {"new µs", 1},  [COL_CHANGE] = {"change", 1},
-    [COL_VERDICT] = {"verdict", 0}, [COL_TEST] = {"test", 0},
+static const struct rb_table_column columns[N_COLS] = {
+    [COL_NAME] = {"name", false},       [COL_SHAPE] = {"shape", false},
+    [COL_DEVICE] = {"device", false},   [COL_BASE] = {"base µs", true},
+    [COL_NEW] = {"new µs", true},       [COL_CHANGE] = {"change", true},
+    [COL_VERDICT] = {"verdict", false}, [COL_TEST] = {"test", false},
 };
 
 #define CELL_SIZE 128
@@ -192,45 +191,17 @@ static void fill_row(row_cells cells, const struct rb_compare_row *row, double t
 	fmt_test(cells[COL_TEST], row, threshold_pct);
 }
 
-/* One line, columns two spaces apart, no trailing blanks. */
-static void print_cells(const char *const cells[N_COLS], const int width[N_COLS])
-{
-	int last = N_COLS - 1;
-
-	while (last > 0 && !cells[last][0])
-		last--;
-	for (int c = 0; c <= last; c++) {
-		int pad = width[c] - rb_display_width(cells[c]);
-
-		if (columns[c].right)
-			printf("%*s%s", pad, "", cells[c]);
-		else if (c == last)
-			fputs(cells[c], stdout);
-		else
-			printf("%s%*s", cells[c], pad, "");
-		fputs(c == last ? "\n" : "  ", stdout);
-	}
-}
-
 static void print_grid(row_cells *rows, size_t n)
 {
-	const char *cells[N_COLS];
-	int width[N_COLS], w;
+	const char **cells = calloc(n ? n * N_COLS : 1, sizeof(*cells));
 
-	for (int c = 0; c < N_COLS; c++) {
-		width[c] = rb_display_width(columns[c].title);
-		for (size_t i = 0; i < n; i++) {
-			w = rb_display_width(rows[i][c]);
-			width[c] = w > width[c] ? w : width[c];
-		}
-		cells[c] = columns[c].title;
-	}
-	print_cells(cells, width);
-	for (size_t i = 0; i < n; i++) {
+	if (!cells)
+		return;
+	for (size_t i = 0; i < n; i++)
 		for (int c = 0; c < N_COLS; c++)
-			cells[c] = rows[i][c];
-		print_cells(cells, width);
-	}
+			cells[i * N_COLS + (size_t)c] = rows[i][c];
+	rb_table_print(stdout, columns, N_COLS, cells, n);
+	free(cells);
 }
 
 /* The last line: the geometric mean, with the counts. */

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/ref.h"
 #include "core/report.h"
+#include "core/table.h"
 #include "core/version.h"
 
 /* ---- engines ---- */
@@ -160,33 +161,54 @@ static void show_progress(struct rb_tune_run *t, const struct rb_tune_opts *o)
 	t->cb_ctx = &d;
 }
 
-/* stdout: one row per unique shape. */
+/* stdout: one row per unique shape, through the one table printer. */
+enum { T_NAME, T_SHAPE, T_LAUNCH, T_TUNED, T_DEFAULT, T_SPEEDUP, T_CONFIG, T_COLS };
+#define T_CELL 160
+
+static void summary_row(char (*cells)[T_CELL], const char *name, const struct rb_tune_best *b)
+{
+	snprintf(cells[T_NAME], T_CELL, "%s", name);
+	snprintf(cells[T_SHAPE], T_CELL, "%lldx%lldx%lld", (long long)b->shape.m,
+		 (long long)b->shape.k, (long long)b->shape.n);
+	if (!b->found) {
+		snprintf(cells[T_LAUNCH], T_CELL, "no verified config (%zu failed)", b->n_failed);
+		return;
+	}
+	snprintf(cells[T_LAUNCH], T_CELL, "%s", rb_npu_launch_name(b->point.launch));
+	snprintf(cells[T_TUNED], T_CELL, "%.1f", b->median_us);
+	snprintf(cells[T_DEFAULT], T_CELL, "%.1f", b->default_us);
+	snprintf(cells[T_SPEEDUP], T_CELL, "%.2fx", b->default_us / b->median_us);
+	snprintf(cells[T_CONFIG], T_CELL, "%s", b->point.text);
+}
+
 static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	const struct rb_shape_list *l = &t->o->shapes;
 	bool modeled = t->device.ops->modeled;
+	const struct rb_table_column cols[T_COLS] = {
+	    {"name", false},      {"shape", false},
+	    {"launch", false},    {modeled ? "modeled µs" : "median µs", true},
+	    {"default µs", true}, {"speedup", true},
+	    {"config", false},
+	};
+	char(*rows)[T_COLS][T_CELL] = calloc(l->count ? l->count : 1, sizeof(*rows));
+	const char **cells = calloc(l->count ? l->count * T_COLS : 1, sizeof(*cells));
+	size_t n = 0;
 
-	printf("%-16s %-15s %-9s %12s %12s %8s  %s\n", "name", "shape", "launch",
-	       modeled ? "modeled µs" : "median µs", "default µs", "speedup", "config");
-	for (size_t i = 0; i < l->count; i++) {
-		const struct rb_tune_best *b = &best[i];
-		char shape[48];
-
+	for (size_t i = 0; rows && cells && i < l->count; i++) {
 		if (rb_tune_first_same(l, i) != i)
 			continue;
-		snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)b->shape.m,
-			 (long long)b->shape.k, (long long)b->shape.n);
-		if (!b->found) {
-			printf("%-16s %-15s no verified config (%zu failed)\n",
-			       l->entries[i].names[0], shape, b->n_failed);
-			continue;
-		}
-		printf("%-16s %-15s %-9s %12.1f %12.1f %7.2fx  %s\n", l->entries[i].names[0], shape,
-		       rb_npu_launch_name(b->point.launch), b->median_us, b->default_us,
-		       b->default_us / b->median_us, b->point.text);
+		summary_row(rows[n], l->entries[i].names[0], &best[i]);
+		for (int c = 0; c < T_COLS; c++)
+			cells[n * T_COLS + (size_t)c] = rows[n][c];
+		n++;
 	}
+	if (rows && cells)
+		rb_table_print(stdout, cols, T_COLS, cells, n);
 	if (modeled)
 		printf("\nmodeled: times come from the emulator's timing model, not a clock\n");
+	free(cells);
+	free(rows);
 }
 
 static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)

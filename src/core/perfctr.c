@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/report.h"
+#include "core/table.h"
 
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 

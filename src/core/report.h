@@ -107,11 +107,8 @@ bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl);
 /* Frees config, stats and perf (not names, which the caller owns). */
 void rb_result_release(struct rb_result *r);
 
+/* table|csv|json; or -EINVAL with a message. */
 int rb_format_parse(const char *text, enum rb_format *out);
-
-/* Terminal columns of a UTF-8 string: one per code point (tables have no wide
- * characters). For aligning tables. */
-int rb_display_width(const char *s); /* table|csv|json; or -EINVAL */
 const char *rb_format_name(enum rb_format format);
 
 /* Writes the results in `format` to `out`. Returns 0 or a negative errno. */

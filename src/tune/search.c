@@ -379,6 +379,19 @@ static int tune_points(struct shape_ctx *c)
 	return ret == 0 && stopped(c) ? -EINTR : ret;
 }
 
+/* The winner's config text with the planner's choices made explicit (banks, K-slice,
+ * output type: no "auto" left), so the summary, the tuned JSON and the reproducer all
+ * name the same config. */
+static void explicit_config(struct rb_tune_best *b)
+{
+	struct rb_plan plan;
+
+	if (rb_plan_init(&plan, &b->shape, &b->point.plan) < 0)
+		return;
+	rb_plan_config_format(&plan.config, b->point.text, sizeof(b->point.text));
+	rb_plan_release(&plan);
+}
+
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
 		  struct rb_tune_best *best)
 {
@@ -400,6 +413,8 @@ int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	for (size_t i = 0; i < c.points.count; i++)
 		device_variant(&c, &c.points.items[i]);
 	ret = tune_points(&c);
+	if (ret == 0 && best->found)
+		explicit_config(best);
 	rb_tune_points_release(&c.points);
 	if (c.have_inputs)
 		rb_inputs_release(&c.in);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/report.h"
+#include "core/table.h"
 #include "core/version.h"
 
 #define assert_near(a, b, eps)                                                                     \
@@ -409,6 +410,27 @@ static void test_cpu_model(void **state)
 	free(p3);
 }
 
+/* The one table printer: widths from the widest cell (UTF-8 counted by code point),
+ * numbers right-aligned, two spaces between columns, no trailing blanks. */
+static void test_table_printer(void **state)
+{
+	static const struct rb_table_column cols[] = {
+	    {"name", false}, {"µs", true}, {"note", false}};
+	static const char *const cells[] = {"ffn_up-0", "12.5", "", "x", "1234.0", "fast"};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	rb_table_print(f, cols, 3, cells, 2);
+	fclose(f);
+	assert_string_equal(buf, "name          µs  note\n"
+				 "ffn_up-0    12.5\n"
+				 "x         1234.0  fast\n");
+	free(buf);
+}
+
 static void test_context_collect(void **state)
 {
 	static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ"; /* d: a digit */
@@ -434,10 +456,11 @@ static void test_context_collect(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rates),       cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_csv),         cmocka_unit_test(test_table),
-	    cmocka_unit_test(test_write_error), cmocka_unit_test(test_format_parse),
-	    cmocka_unit_test(test_cpu_model),   cmocka_unit_test(test_context_collect),
+	    cmocka_unit_test(test_rates),         cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_csv),           cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_write_error),   cmocka_unit_test(test_format_parse),
+	    cmocka_unit_test(test_cpu_model),     cmocka_unit_test(test_context_collect),
+	    cmocka_unit_test(test_table_printer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,24 @@
+/* The one console table printer: run's report table, tune's summary and compare's
+ * table all print through it, so every table of the tool aligns the same way. */
+#ifndef RB_CORE_TABLE_H
+#define RB_CORE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct rb_table_column {
+	const char *title;
+	bool right; /* numbers are right-aligned */
+};
+
+/* Prints the titles, then n_rows rows of n_cols cells (row-major: cells[r * n_cols + c]),
+ * each column as wide as its widest cell, columns two spaces apart, no trailing blanks
+ * (empty cells at the end of a row are left out). */
+void rb_table_print(FILE *out, const struct rb_table_column *cols, size_t n_cols,
+		    const char *const *cells, size_t n_rows);
+
+/* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
+int rb_display_width(const char *s);
+
+#endif
