@@ -5,8 +5,11 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cJSON.h>
+
+#include "core/inputs.h"
 
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
 int cmd_run(int argc, char **argv);
@@ -19,13 +22,6 @@ int cmd_info(int argc, char **argv);
 /* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
 struct rb_tune_opts;
 int tune_main(const struct rb_tune_opts *o);
-
-/* The host settings of `info` (cpufreq policies, DDR and NPU devfreq) as JSON. */
-struct rb_host_info;
-cJSON *cli_host_json(const struct rb_host_info *host);
-/* The host settings and their warnings for the context of a JSON report (NULL when
- * out of memory); the caller frees it. */
-cJSON *cli_host_settings(void);
 
 /* Loads the shapes files and --shape specs (of `dtype`) of a command into `list`;
  * an empty result is an error unless `allow_empty`. Prints the message on error and
@@ -63,6 +59,62 @@ extern const char cli_plan_usage[];
 struct option *cli_plan_options_join(const struct option *own);
 int cli_plan_option(struct rb_plan_config *cfg, int code, const char *arg);
 int cmd_plan(int argc, char **argv);
+
+/* The options of run and tune (bench_opts.c): one table for both commands, with the
+ * usage text generated from it. A command getopts with cli_bench_options(ITS_BIT)
+ * (free it), hands every code to cli_bench_option, which returns 0, -1 (the message is
+ * printed) or 1 for a code the command parses itself (its own options: --format,
+ * --strategy, ...), and prints cli_bench_usage(ITS_BIT) and cli_plan_usage in --help. */
+#define CLI_RUN  1u
+#define CLI_TUNE 2u
+enum cli_bench_code {
+	CLI_OPT_SHAPE = 256,
+	CLI_OPT_DTYPE,
+	CLI_OPT_DEVICE,
+	CLI_OPT_SOC,
+	CLI_OPT_THREADS,
+	CLI_OPT_LAUNCH,
+	CLI_OPT_TUNED,
+	CLI_OPT_WARMUP,
+	CLI_OPT_ITERS,
+	CLI_OPT_MIN_TIME,
+	CLI_OPT_MAX_ITERS,
+	CLI_OPT_PHASE,
+	CLI_OPT_PERF,
+	CLI_OPT_VERIFY,
+	CLI_OPT_NO_VERIFY,
+	CLI_OPT_SAMPLES,
+	CLI_OPT_ATOL,
+	CLI_OPT_RTOL,
+	CLI_OPT_SEED,
+	CLI_OPT_DATA,
+	CLI_OPT_FORMAT,
+	CLI_OPT_STRATEGY,
+	CLI_OPT_TOP,
+	CLI_OPT_MAX_EVALS,
+	CLI_OPT_SPACE,
+	CLI_OPT_LIST_SPACE,
+	CLI_OPT_CACHE,
+	CLI_OPT_QUIET,
+	CLI_OPT_VERBOSE,
+};
+struct rb_measure_opts;
+struct rb_verify_opts;
+struct cli_bench {
+	const char **specs; /* --shape values (room for argc) */
+	size_t n_specs;
+	enum rb_dtype dtype; /* of --shape shapes */
+	const char **device_name;
+	struct rb_engine_opts *engine;
+	struct rb_measure_opts *measure;
+	struct rb_verify_opts *verify;
+	uint64_t *seed;
+	enum rb_data_kind *data;
+	const char **out_path;
+};
+struct option *cli_bench_options(unsigned cmd);
+void cli_bench_usage(FILE *out, unsigned cmd);
+int cli_bench_option(struct cli_bench *b, int code, const char *arg);
 
 /* SIGINT/SIGTERM (stop.c): between cli_catch_stop(true) and (false) a signal sets
  * cli_stop_signal (its number, kept after (false)) instead of ending the process; a

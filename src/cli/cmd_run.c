@@ -12,6 +12,7 @@
 #include "core/debug.h"
 #include "run/engine.h"
 #include "core/error.h"
+#include "dev/info.h"
 #include "core/json.h"
 #include "core/fileio.h"
 #include "core/inputs.h"
@@ -79,144 +80,20 @@ static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry
 	return 0;
 }
 
-static const char run_usage[] =
-    "usage: rknn-bench run [options] [SHAPES.json ...]\n"
-    "\n"
-    "Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
-    "verifying each result against the CPU reference before timing it.\n"
-    "\n"
-    "shapes:\n"
-    "  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
-    "  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
-    "device:\n"
-    "  --device NAME        auto (default: the first NPU node found, rknpu or\n"
-    "                       rocket, else sim), sim (the emulated NPU\n"
-    "                       and kernel driver; times are modeled; also sim:rknpu),\n"
-    "                       sim:rocket (the same behind the emulated mainline rocket\n"
-    "                       kernel), rknpu[:PATH] (e.g. rknpu:/dev/dri/card1),\n"
-    "                       rocket[:PATH] (e.g. rocket:/dev/accel/accel0), cpu (the CPU\n"
-    "                       reference)\n"
-    "  --soc FILE           sim: the hardware profile of the timing model\n"
-    "                       (default: the built-in configs/soc/rk3588.json)\n"
-    "  --threads N          CPU threads for the reference (default: one per CPU)\n"
-    "  --launch MODE        NPU: fences (default: non-blocking submits, one per core)\n"
-    "                       or threads (one blocking submit per core per thread);\n"
-    "                       on rocket: fences = one SUBMIT with a job per core, threads\n"
-    "                       = a SUBMIT per core per thread (no multicore)\n"
-    "  --tuned FILE         NPU: each shape with its config from a tuned JSON\n"
-    "                       (rknn-bench tune); overrides --launch and the plan flags\n"
-    "  --unsafe-skip-validation  NPU: submit programs without checking them first\n"
-    "                       (reverse-engineering only; loud, recorded in the output)\n"
-    "measuring:\n"
-    "  --warmup N           runs before sampling (default 2)\n"
-    "  --iters N            minimum samples (default 10)\n"
-    "  --min-time S         minimum seconds of samples per shape (default 0)\n"
-    "  --max-iters N        most samples per shape (default 100000)\n"
-    "  --phase PHASE        all (default: whole runs), or on NPU devices pack (pack A)\n"
-    "                       or submit (submit + wait) alone, exactly --iters times\n"
-    "                       after one full run, timed on the host clock (for perf\n"
-    "                       stat: scripts/perf-stat.sh)\n"
-    "  --perf               host counters per phase (perf_event_open): task-clock,\n"
-    "                       context switches, page faults; cycles, instructions and\n"
-    "                       cache misses where the CPU exposes them\n"
-    "verification:\n"
-    "  --verify MODE        auto (default: full up to M·N·K = 2^30, else sample),\n"
-    "                       full, sample or none\n"
-    "  --no-verify          the same as --verify none\n"
-    "  --samples N          elements checked in sample mode (default 4096)\n"
-    "  --atol X, --rtol X   fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)\n"
-    "  --seed N             seed of inputs and of the sample (default 1)\n"
-    "  --data KIND          exact (default: small integers, order-independent sums)\n"
-    "                       or uniform\n"
-    "%s"
-    "output:\n"
-    "  --format FMT         table (default), csv or json on stdout\n"
-    "  -o, --output FILE    also write the JSON report to FILE\n"
-    "\n"
-    "Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
-    "2 usage or input error, 3 device error, 130/143 stopped by SIGINT/SIGTERM (the\n"
-    "device is released, nothing is reported or written).\n";
-
-enum {
-	OPT_SHAPE = 256,
-	OPT_DTYPE,
-	OPT_DEVICE,
-	OPT_THREADS,
-	OPT_WARMUP,
-	OPT_ITERS,
-	OPT_MIN_TIME,
-	OPT_MAX_ITERS,
-	OPT_VERIFY,
-	OPT_SAMPLES,
-	OPT_ATOL,
-	OPT_RTOL,
-	OPT_SEED,
-	OPT_DATA,
-	OPT_FORMAT,
-	OPT_LAUNCH,
-	OPT_TUNED,
-	OPT_SOC,
-	OPT_PERF,
-	OPT_PHASE,
-	OPT_NO_VERIFY,
-};
-
-static const struct option run_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"shape", required_argument, NULL, OPT_SHAPE},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"iters", required_argument, NULL, OPT_ITERS},
-    {"min-time", required_argument, NULL, OPT_MIN_TIME},
-    {"max-iters", required_argument, NULL, OPT_MAX_ITERS},
-    {"verify", required_argument, NULL, OPT_VERIFY},
-    {"samples", required_argument, NULL, OPT_SAMPLES},
-    {"atol", required_argument, NULL, OPT_ATOL},
-    {"rtol", required_argument, NULL, OPT_RTOL},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"data", required_argument, NULL, OPT_DATA},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"launch", required_argument, NULL, OPT_LAUNCH},
-    {"tuned", required_argument, NULL, OPT_TUNED},
-    {"soc", required_argument, NULL, OPT_SOC},
-    {"perf", no_argument, NULL, OPT_PERF},
-    {"phase", required_argument, NULL, OPT_PHASE},
-    {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
-    {"output", required_argument, NULL, 'o'},
-    {CLI_UNSAFE_OPT, no_argument, NULL, CLI_UNSAFE_OPT_VAL},
-    {NULL, 0, NULL, 0},
-};
-
-/* Options that take a count; kept apart so parse_option stays a flat switch. */
-static int parse_count(struct run_opts *o, int c, const char *arg)
+static void run_usage(void)
 {
-	long v;
-	int ret;
-
-	switch (c) {
-	case OPT_THREADS:
-		ret = cli_parse_int("--threads", arg, 1, 1024, &v);
-		o->engine.threads = (int)v;
-		return ret;
-	case OPT_WARMUP:
-		ret = cli_parse_int("--warmup", arg, 0, 1000000, &v);
-		o->measure.warmup = (int)v;
-		return ret;
-	case OPT_ITERS:
-		ret = cli_parse_int("--iters", arg, 1, 100000000, &v);
-		o->measure.iters = (int)v;
-		return ret;
-	case OPT_MAX_ITERS:
-		ret = cli_parse_int("--max-iters", arg, 1, 100000000, &v);
-		o->measure.max_iters = (int)v;
-		return ret;
-	default: /* OPT_SAMPLES */
-		ret = cli_parse_int("--samples", arg, 1, 1L << 30, &v);
-		o->verify.samples = v;
-		return ret;
-	}
+	fputs("usage: rknn-bench run [options] [SHAPES.json ...]\n"
+	      "\n"
+	      "Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
+	      "verifying each result against the CPU reference before timing it.\n"
+	      "\n",
+	      stdout);
+	cli_bench_usage(stdout, CLI_RUN);
+	fputs(cli_plan_usage, stdout);
+	fputs("\nOps are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
+	      "2 usage or input error, 3 device error, 130/143 stopped by SIGINT/SIGTERM (the\n"
+	      "device is released, nothing is reported or written).\n",
+	      stdout);
 }
 
 static int parse_named(const char *opt, const char *arg, int ret)
@@ -225,19 +102,6 @@ static int parse_named(const char *opt, const char *arg, int ret)
 		return rb_error("%s '%s' is not one of the accepted values; see 'rknn-bench run "
 				"--help'",
 				opt, arg);
-	return 0;
-}
-
-static enum rb_dtype shape_dtype = RB_DTYPE_FP16;
-
-/* --soc: the emulator keeps a pointer until the engine is open (it copies it then). */
-static int parse_soc(struct run_opts *o, const char *path)
-{
-	static struct rb_soc_profile soc;
-
-	if (rb_soc_load_file(&soc, path) < 0)
-		return rb_error("--soc: %s", rb_last_error());
-	o->engine.sim.soc = &soc;
 	return 0;
 }
 
@@ -260,57 +124,36 @@ static int parse_phase(const char *arg, enum rb_phase *out)
 	return 0;
 }
 
-static int parse_option(struct run_opts *o, int c, const char *arg, const char **specs,
-			size_t *n_specs)
+/* The options only run has (the shared ones are cli_bench_option's). */
+static int parse_option(struct run_opts *o, int c, const char *arg)
 {
+	long v;
+	int ret;
+
 	switch (c) {
-	case OPT_SHAPE:
-		specs[(*n_specs)++] = arg;
-		return 0;
-	case OPT_DTYPE:
-		return parse_named("--dtype", arg, rb_dtype_parse(arg, &shape_dtype));
-	case OPT_DEVICE:
-		o->device_name = arg;
-		return 0;
-	case OPT_LAUNCH:
+	case CLI_OPT_LAUNCH:
 		return parse_named("--launch", arg, rb_npu_launch_parse(arg, &o->engine.launch));
-	case OPT_MIN_TIME:
+	case CLI_OPT_MIN_TIME:
 		return cli_parse_double("--min-time", arg, 0, &o->measure.min_time_s);
-	case OPT_VERIFY:
-		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &o->verify.mode));
-	case OPT_ATOL:
-		return cli_parse_double("--atol", arg, 0, &o->verify.atol);
-	case OPT_RTOL:
-		return cli_parse_double("--rtol", arg, 0, &o->verify.rtol);
-	case OPT_SEED:
-		return cli_parse_u64("--seed", arg, &o->seed);
-	case OPT_DATA:
-		return parse_named("--data", arg, rb_data_kind_parse(arg, &o->data));
-	case OPT_FORMAT:
+	case CLI_OPT_MAX_ITERS:
+		ret = cli_parse_int("--max-iters", arg, 1, 100000000, &v);
+		o->measure.max_iters = (int)v;
+		return ret;
+	case CLI_OPT_FORMAT:
 		return parse_named("--format", arg, rb_format_parse(arg, &o->format));
-	case OPT_SOC:
-		return parse_soc(o, arg);
-	case OPT_PERF:
+	case CLI_OPT_PERF:
 		o->perf = true;
 		return 0;
-	case OPT_PHASE:
+	case CLI_OPT_PHASE:
 		return parse_named("--phase", arg, parse_phase(arg, &o->phase_only));
-	case OPT_NO_VERIFY:
+	case CLI_OPT_NO_VERIFY:
 		o->verify.mode = RB_VERIFY_NONE;
 		return 0;
-	case OPT_TUNED:
+	case CLI_OPT_TUNED:
 		rb_tuned_free(o->tuned); /* the last --tuned wins */
 		return tuned_load(arg, &o->tuned);
-	case 'o':
-		o->out_path = arg;
-		return 0;
-	case CLI_UNSAFE_OPT_VAL:
-		cli_unsafe_skip_validation(&o->engine);
-		return 0;
 	default:
-		if (c >= CLI_PLAN_OPT_BASE)
-			return cli_plan_option(&o->engine.plan, c, arg);
-		return parse_count(o, c, arg);
+		return rb_error("option code %d is not one of run's", c);
 	}
 }
 
@@ -329,8 +172,16 @@ static void run_opts_init(struct run_opts *o)
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
 	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
-	struct option *opts = cli_plan_options_join(run_options);
-	size_t n_specs = 0;
+	struct option *opts = cli_bench_options(CLI_RUN);
+	struct cli_bench b = {.specs = specs,
+			      .dtype = RB_DTYPE_FP16,
+			      .device_name = &o->device_name,
+			      .engine = &o->engine,
+			      .measure = &o->measure,
+			      .verify = &o->verify,
+			      .seed = &o->seed,
+			      .data = &o->data,
+			      .out_path = &o->out_path};
 	int c, ret = 0;
 
 	if (!specs || !opts) {
@@ -338,21 +189,22 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 		free(opts);
 		return RB_EXIT_USAGE;
 	}
-	shape_dtype = RB_DTYPE_FP16;
 	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		if (c == 'h') {
-			printf(run_usage, cli_plan_usage);
+			run_usage();
 			ret = -2;
 		} else if (c == '?') {
 			fputs("see 'rknn-bench run --help'\n", stderr);
 			ret = -1;
 		} else {
-			ret = parse_option(o, c, optarg, specs, &n_specs);
+			ret = cli_bench_option(&b, c, optarg);
+			if (ret > 0)
+				ret = parse_option(o, c, optarg);
 		}
 	}
 	if (ret == 0)
-		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, n_specs,
-				      shape_dtype, "run", false);
+		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, b.n_specs,
+				      b.dtype, "run", false);
 	if (ret == 0) {
 		o->device = cli_find_device(o->device_name, &o->engine);
 		ret = o->device ? 0 : -1;
@@ -534,7 +386,7 @@ int cmd_run(int argc, char **argv)
 	if (ret == 0)
 		ret = run_all(&o, &results);
 	if (results) {
-		cJSON *settings = cli_host_settings();
+		cJSON *settings = rb_host_settings_json();
 
 		rb_context_collect(&ctx);
 		/* The governors and DDR clock the numbers were taken under (info's checks). */

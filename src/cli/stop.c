@@ -48,6 +48,7 @@ int cli_exit_code(int err)
 	case -EPERM:
 	case -ENOENT:
 	case -EISDIR:
+	case -ESTALE: /* a tune cache of another setup */
 		return RB_EXIT_USAGE;
 	case -EFAULT:
 		return RB_EXIT_FAIL;

@@ -14,99 +14,21 @@
 #include "core/table.h"
 #include "core/version.h"
 
-/* ---- engines ---- */
-
-static int open_engines(struct rb_tune_run *t)
+/* The engines and the cache (rb_tune_open); says when a cache is resumed. */
+static int open_session(struct rb_tune_run *t)
 {
-	const struct rb_tune_opts *o = t->o;
-	struct rb_engine_opts mo = o->engine, scratch = o->engine;
-	/* The model of the kernel the device runs under: rocket serializes an fd's jobs. */
-	const struct rb_engine_ops *sim =
-	    rb_engine_find(strstr(o->device->name, "rocket") ? "sim:rocket" : "sim", &scratch);
-	const struct rb_engine_ops *cpu = rb_engine_find("cpu", &scratch);
+	int ret = rb_tune_open(t);
 
-	if (rb_engine_open(&t->device, o->device, &o->engine) < 0)
-		return rb_error("cannot open device '%s': %s", o->device->name, rb_last_error()),
-		       RB_EXIT_DEVICE;
-	if (rb_engine_open(&t->cpu, cpu, &o->engine) < 0)
-		return rb_error("cannot open the CPU reference: %s", rb_last_error()),
-		       RB_EXIT_DEVICE;
-	t->cpu_open = true;
-	if (o->strategy != RB_TUNE_STRATEGY_MODEL)
-		return 0;
-	mo.sim.model_only = true;
-	if (rb_engine_open(&t->model, sim, &mo) < 0)
-		return rb_error("cannot open the timing model: %s", rb_last_error()),
-		       RB_EXIT_DEVICE;
-	t->model_open = true;
-	return 0;
-}
-
-static void close_engines(struct rb_tune_run *t)
-{
-	if (t->model_open)
-		rb_engine_close(&t->model);
-	if (t->cpu_open)
-		rb_engine_close(&t->cpu);
-	rb_engine_close(&t->device);
-}
-
-/* ---- the cache header: what the numbers depend on ---- */
-
-/* Driver version and, on the emulator, the hardware profile its times come from (the
- * engine's "timing_model"); on a board, the SoC. */
-static void device_facts(struct rb_engine *e, struct rb_tune_header *h)
-{
-	cJSON *cfg = e->ops->config(e);
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, "driver_version");
-	const cJSON *model = cJSON_GetObjectItemCaseSensitive(cfg, "timing_model");
-	unsigned code = cJSON_IsNumber(v) ? (unsigned)v->valuedouble : 0;
-
-	snprintf(h->driver, sizeof(h->driver), "%u.%u.%u", code / 10000, code / 100 % 100,
-		 code % 100);
-	if (e->ops->modeled)
-		snprintf(h->soc, sizeof(h->soc), "%s",
-			 cJSON_IsString(model) ? model->valuestring : "unknown");
-	else
-		rb_cpu_model_read(h->soc, sizeof(h->soc), "/proc/cpuinfo",
-				  "/proc/device-tree/compatible");
-	cJSON_Delete(cfg);
-}
-
-static void fill_header(struct rb_tune_run *t, struct rb_tune_header *h)
-{
-	const struct rb_tune_opts *o = t->o;
-
-	memset(h, 0, sizeof(*h));
-	snprintf(h->tool_version, sizeof(h->tool_version), "%s", RB_VERSION);
-	snprintf(h->device, sizeof(h->device), "%s%s%s", o->device->name, o->engine.path ? ":" : "",
-		 o->engine.path ? o->engine.path : "");
-	device_facts(&t->device, h);
-	snprintf(h->space, sizeof(h->space), "%016llx",
-		 (unsigned long long)rb_tune_space_hash(&o->space));
-	rb_tune_space_describe(&o->space, h->space_desc, sizeof(h->space_desc));
-	snprintf(h->measure, sizeof(h->measure),
-		 "seed=%llu data=%s verify=%s samples=%lld atol=%g rtol=%g warmup=%d iters=%d "
-		 "cpu_threads=%d",
-		 (unsigned long long)o->seed, rb_data_kind_name(o->data),
-		 rb_verify_mode_name(o->verify.mode), (long long)o->verify.samples, o->verify.atol,
-		 o->verify.rtol, o->measure.warmup, o->measure.iters,
-		 rb_ref_threads(o->engine.threads));
-}
-
-static int open_cache(struct rb_tune_run *t)
-{
-	fill_header(t, &t->header);
-	if (rb_tune_cache_open(&t->cache, t->o->cache_path, &t->header) < 0)
+	if (ret == -EINVAL)
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
+	if (ret < 0)
+		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
 	if (t->cache.resumed && !t->o->quiet && !cli_quiet)
 		fprintf(stderr, "rknn-bench: resuming from '%s': %zu results%s\n", t->o->cache_path,
 			t->cache.resumed,
 			t->cache.dropped_last_line ? " (a truncated last line was dropped)" : "");
 	return 0;
 }
-
-/* ---- shapes ---- */
 
 /* ---- progress on stderr: a live line on a TTY; one line per config with --verbose ---- */
 
@@ -243,20 +165,16 @@ int tune_main(const struct rb_tune_opts *o)
 		t->t0_us = rb_now_us();
 		t->stop = &cli_stop_signal;
 		show_progress(t, o);
-		ret = open_engines(t);
+		ret = open_session(t);
 	}
-	if (ret == 0)
-		ret = open_cache(t);
 	if (ret == 0) {
 		cli_catch_stop(true);
 		ret = rb_tune_all(t, best);
 		cli_catch_stop(false);
 		ret = finish(t, best, ret);
 	}
-	if (t) {
-		rb_tune_cache_close(&t->cache);
-		close_engines(t);
-	}
+	if (t)
+		rb_tune_close(t);
 	free(best);
 	free(t);
 	return ret;

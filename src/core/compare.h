@@ -126,4 +126,12 @@ void rb_compare_release(struct rb_compare *cmp);
 
 const char *rb_verdict_name(enum rb_verdict verdict); /* "identical", "only in base", ... */
 
+/* The schema of `compare --format json`. */
+#define RB_COMPARE_SCHEMA "rknn-bench-compare/1"
+
+/* The comparison as a JSON document (compare_json.c): the two paths, the options, a
+ * row per pair and the summary; undefined numbers are null. NULL when out of memory. */
+cJSON *rb_compare_json(const struct rb_compare *cmp, const char *base_path, const char *new_path,
+		       const struct rb_compare_opts *opts);
+
 #endif

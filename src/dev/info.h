@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
 #include "core/report.h"
 #include "sim/sim.h"
 
@@ -75,5 +77,12 @@ void rb_host_info_collect(struct rb_host_info *host, const char *sysfs_root);
 /* The settings that make numbers untrustworthy; npu may be NULL. */
 void rb_info_check(const struct rb_host_info *host, const struct rb_npu_info *npu,
 		   struct rb_info_warnings *w);
+
+/* As JSON (info_json.c); `note` says what an emulated NPU is (NULL: none). */
+cJSON *rb_npu_info_json(const struct rb_npu_info *npu, const char *note);
+cJSON *rb_host_info_json(const struct rb_host_info *host);
+/* The host settings and their warnings (collected from $RKNN_BENCH_SYSFS or /sys) for
+ * the context of a report; NULL when out of memory. The caller frees it. */
+cJSON *rb_host_settings_json(void);
 
 #endif

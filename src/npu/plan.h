@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
 #include "hw/task.h"
 #include "hw/soc.h"
 #include "rknn_bench/shape.h"
@@ -158,5 +160,10 @@ const char *rb_plan_axis_name(enum rb_plan_axis axis);          /* "auto", "n", 
 const char *rb_plan_residency_name(enum rb_plan_residency res); /* "resident", ... */
 const char *rb_plan_out_name(enum rb_plan_out out);             /* "auto", "fp32", ... */
 const char *rb_plan_prec_name(enum rb_npu_prec prec);           /* "fp32", "int32", ... */
+
+/* Appends `plan` as an object to the JSON array (plan_json.c): name, shape, configs
+ * (as planned and as requested), settings, padded sizes, buffers, totals, cores with
+ * their tasks. False when out of memory. */
+bool rb_plan_json_add(cJSON *array, const struct rb_plan *plan, const char *name);
 
 #endif

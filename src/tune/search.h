@@ -72,7 +72,7 @@ struct rb_tune_run {
 	struct rb_engine device; /* the --device engine */
 	struct rb_engine model;  /* sim, model_only: the timing model (strategy model) */
 	struct rb_engine cpu;    /* the CPU reference, timed once per shape */
-	bool model_open, cpu_open;
+	bool device_open, model_open, cpu_open, cache_open;
 	struct rb_tune_header header; /* what the cache was opened with */
 	struct rb_tune_cache cache;
 	size_t shape_index, n_shapes;
@@ -86,6 +86,15 @@ struct rb_tune_run {
 			  bool cached);
 	void *cb_ctx;
 };
+
+/* Opens the engines of t->o (device, CPU reference, and the timing model for strategy
+ * model) and the cache with its header (rb_tune_header: tool version, device, driver,
+ * SoC, space, measuring settings; a cache of another setup is refused). 0, -ENODEV
+ * (an engine did not open) or the cache's error (-EINVAL for a cache of another setup
+ * or a corrupt one), with rb_last_error(). rb_tune_close releases whatever was opened
+ * (also after a failed open). */
+int rb_tune_open(struct rb_tune_run *t);
+void rb_tune_close(struct rb_tune_run *t);
 
 /* Tunes one shape: 0, -EINTR (*t->stop was set: it stops after the config being
  * measured), -EINVAL (the space cannot be enumerated for it), -ENOMEM, or the cache's
