@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "npu/regcmd.h"
 
 static const char dump_usage[] =
@@ -39,51 +40,22 @@ static const struct option dump_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Reads a whole stream; returns 0 or -1 with a message naming `label`. */
-static int read_all(FILE *f, const char *label, char **data, size_t *len)
-{
-	size_t cap = 4096, n = 0, got;
-	char *buf = malloc(cap + 1), *bigger;
+/* A register program of the largest plan is a few MiB; more is not a program (e.g.
+ * /dev/zero or /dev/urandom given by mistake). */
+#define DUMP_MAX_BYTES ((size_t)64 << 20)
 
-	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			cap *= 2;
-			bigger = realloc(buf, cap + 1);
-			if (!bigger)
-				free(buf);
-			buf = bigger;
-		}
-	}
-	if (!buf)
-		return rb_error("out of memory reading '%s'", label);
-	if (ferror(f)) {
-		free(buf);
-		return rb_error("cannot read '%s': %s", label, strerror(errno));
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-	return 0;
-}
-
-/* Reads the program of `path` ("-" = standard input). */
+/* Reads the program of `path` ("-" = standard input) through the one file reader. */
 static int load_words(const char *path, bool binary, uint64_t **words, size_t *n)
 {
 	bool std_in = strcmp(path, "-") == 0;
 	const char *label = std_in ? "<stdin>" : path;
-	FILE *f = std_in ? stdin : fopen(path, binary ? "rb" : "r");
 	char *data = NULL;
 	size_t len = 0;
-	int ret;
+	int ret = rb_file_read_max(std_in ? "/dev/stdin" : path, DUMP_MAX_BYTES,
+				   "a register program", &data, &len);
 
-	if (!f)
-		return rb_error("cannot open '%s': %s", path, strerror(errno));
-	ret = read_all(f, label, &data, &len);
-	if (!std_in)
-		fclose(f);
 	if (ret < 0)
-		return ret;
+		return rb_error("%s", rb_last_error());
 	ret = rb_regcmd_parse(data, len, binary, label, words, n);
 	free(data);
 	return ret < 0 ? rb_error("%s", rb_last_error()) : 0;

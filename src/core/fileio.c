@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +18,15 @@
 
 /* ---- reading ---- */
 
+/* Grows the buffer to at least `want` bytes (doubling), at most FILE_MAX + 2: one byte
+ * past the limit is enough to notice a file that is too big, and the terminator. */
 static int grow(char **buf, size_t *cap, size_t want)
 {
-	size_t cap2 = *cap ? *cap : 4096;
+	size_t cap2 = *cap ? *cap * 2 : 4096;
 	char *p;
 
 	while (cap2 < want)
 		cap2 *= 2;
-	/* one byte past the limit is enough to notice a file that is too big */
 	if (cap2 > FILE_MAX + 2)
 		cap2 = FILE_MAX + 2;
 	p = realloc(*buf, cap2);
@@ -36,14 +38,17 @@ static int grow(char **buf, size_t *cap, size_t want)
 }
 
 /* Reads until end of file; the size from fstat is only a hint (pipes, /proc). */
-static int read_all(int fd, const char *path, size_t hint, char **data, size_t *len)
+static int read_all(int fd, const char *path, size_t max, const char *kind, size_t hint,
+		    char **data, size_t *len)
 {
 	char *buf = NULL;
 	size_t cap = 0, n = 0;
 	ssize_t got;
 
 	for (;;) {
-		if (n + 1 >= cap && grow(&buf, &cap, n + 1 + (n ? 0 : hint))) {
+		/* n <= FILE_MAX here, so a full-size buffer always has room for one more
+		 * byte: a file at or past the limit is seen, never cut short */
+		if (n + 1 >= cap && grow(&buf, &cap, n + 2 + (n ? 0 : hint))) {
 			free(buf);
 			return rb_set_error(-ENOMEM, "cannot read '%s': out of memory", path);
 		}
@@ -59,10 +64,11 @@ static int read_all(int fd, const char *path, size_t hint, char **data, size_t *
 			return rb_set_error(-err, "cannot read '%s': %s", path, strerror(err));
 		}
 		n += (size_t)got;
-		if (n > FILE_MAX) {
+		if (n > max) {
 			free(buf);
-			return rb_set_error(-EFBIG, "cannot read '%s': larger than %zu MiB", path,
-					    FILE_MAX >> 20);
+			return rb_set_error(
+			    -EFBIG, "cannot read '%s': larger than the %zu MiB limit for %s", path,
+			    max >> 20, kind);
 		}
 	}
 	buf[n] = '\0';
@@ -71,14 +77,35 @@ static int read_all(int fd, const char *path, size_t hint, char **data, size_t *
 	return 0;
 }
 
-int rb_file_read(const char *path, char **data, size_t *len)
+/* A FIFO (or a pipe given as /dev/stdin) must get data or a writer within the
+ * timeout: a named FIFO nobody writes to would otherwise block the command forever. */
+static int wait_fifo(int fd, const char *path)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	int r;
+
+	do
+		r = poll(&p, 1, RB_FIFO_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return rb_set_error(-errno, "cannot read '%s': %s", path, strerror(errno));
+	if (r == 0)
+		return rb_set_error(-ETIMEDOUT,
+				    "cannot read '%s': it is a FIFO and nothing was written to it "
+				    "for %d s",
+				    path, RB_FIFO_TIMEOUT_MS / 1000);
+	return 0;
+}
+
+int rb_file_read_max(const char *path, size_t max, const char *kind, char **data, size_t *len)
 {
 	struct stat st;
 	size_t n = 0, hint;
 	int fd, rc, err;
 
 	*data = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* non-blocking: opening a FIFO that has no writer must not hang (wait_fifo) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = errno;
 		return rb_set_error(-err, "cannot open '%s': %s", path, strerror(err));
@@ -93,14 +120,28 @@ int rb_file_read(const char *path, char **data, size_t *len)
 		close(fd);
 		return rb_set_error(-EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
 	}
-	hint = S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < FILE_MAX
+	rc = S_ISFIFO(st.st_mode) ? wait_fifo(fd, path) : 0;
+	if (rc == 0 && fcntl(fd, F_SETFL, 0) < 0) /* blocking reads from here on */
+		rc = rb_set_error(-errno, "cannot read '%s': %s", path, strerror(errno));
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	if (max > FILE_MAX)
+		max = FILE_MAX;
+	hint = S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < max
 		   ? (size_t)st.st_size
 		   : 0;
-	rc = read_all(fd, path, hint, data, &n);
+	rc = read_all(fd, path, max, kind, hint, data, &n);
 	close(fd);
 	if (len)
 		*len = n;
 	return rc;
+}
+
+int rb_file_read(const char *path, char **data, size_t *len)
+{
+	return rb_file_read_max(path, FILE_MAX, "an input file", data, len);
 }
 
 /* ---- writing ---- */

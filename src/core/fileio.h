@@ -8,6 +8,15 @@
 /* Reads a whole file into a NUL-terminated buffer (free with free()). Returns 0 or a
  * negative errno with a message naming the file. */
 int rb_file_read(const char *path, char **data, size_t *len);
+/* The same with a smaller limit (at most 256 MiB) for one `kind` of file, named in the
+ * message of a file that is larger ("... limit for a register program"). Regular files,
+ * pipes, /dev/stdin and FIFOs are read to the end. */
+int rb_file_read_max(const char *path, size_t max, const char *kind, char **data, size_t *len);
+
+/* How long rb_file_read waits for a FIFO's first data before refusing it. */
+#ifndef RB_FIFO_TIMEOUT_MS
+#define RB_FIFO_TIMEOUT_MS 10000
+#endif
 
 /* Writes `path` through a temporary file in the same directory that is renamed over it
  * only when `write` returned 0 and every byte reached the disk; on any failure the
