@@ -210,18 +210,9 @@ static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, 
 
 static int print_json(const struct rb_plan *plans, const struct plan_opts *o)
 {
-	cJSON *doc = cJSON_CreateObject(), *ctx, *results;
-	char *text = NULL;
-	bool ok = doc && cJSON_AddStringToObject(doc, "schema", "rknn-bench/1");
+	cJSON *doc = rb_plans_json(plans, &o->shapes);
+	char *text = doc ? cJSON_Print(doc) : NULL;
 
-	ctx = ok ? cJSON_AddObjectToObject(doc, "context") : NULL;
-	ok = ctx && cJSON_AddStringToObject(ctx, "tool_version", RB_VERSION);
-	results = ok ? cJSON_AddArrayToObject(doc, "results") : NULL;
-	for (size_t i = 0; results && i < o->shapes.count; i++)
-		if (!rb_plan_json_add(results, &plans[i], o->shapes.entries[i].names[0]))
-			results = NULL;
-	if (results)
-		text = cJSON_Print(doc);
 	cJSON_Delete(doc);
 	if (!text)
 		return rb_error("out of memory for the JSON plan");

@@ -149,60 +149,14 @@ static int parse_shape(const char *spec, enum rb_dtype dtype, struct rb_shape *s
 	return ret < 0 ? rb_error("--shape: %s", rb_last_error()) : 0;
 }
 
-static int parse_out(const char *name, enum rb_dtype dtype, enum rb_npu_prec *out)
-{
-	if (!name)
-		*out = dtype == RB_DTYPE_INT8 ? RB_PREC_INT32 : RB_PREC_FP32;
-	else if (dtype == RB_DTYPE_FP16 && strcmp(name, "fp32") == 0)
-		*out = RB_PREC_FP32;
-	else if (dtype == RB_DTYPE_FP16 && strcmp(name, "fp16") == 0)
-		*out = RB_PREC_FP16;
-	else if (dtype == RB_DTYPE_INT8 && strcmp(name, "int32") == 0)
-		*out = RB_PREC_INT32;
-	else
-		return rb_error("--out '%s' does not go with --dtype %s: fp16 gives fp32 or fp16, "
-				"int8 gives int32",
-				name, rb_dtype_name(dtype));
-	return 0;
-}
-
-static uint64_t round_up(uint64_t v, uint64_t to)
-{
-	return (v + to - 1) / to * to;
-}
-
-/* The one-task plan of a matmul (npu-facts.md §b.5 padding, §c bank split). */
+/* The one-task plan of the matmul (npu/regcmd.h), its message printed. */
 static int plan_task(const struct regcmd_opts *o, const struct rb_shape *s, struct rb_npu_task *t)
 {
-	uint64_t bpe = rb_dtype_in_size(s->dtype);
-	uint64_t k = round_up((uint64_t)s->k, 32);
-	uint64_t n = round_up((uint64_t)s->n, (uint64_t)rb_layout_kernel_group(s->dtype));
-	uint64_t feature = (uint64_t)s->m * k * bpe;
-	uint64_t banks = (feature + RB_NPU_CBUF_BANK_BYTES - 1) / RB_NPU_CBUF_BANK_BYTES;
+	const uint32_t addr[3] = {(uint32_t)o->addr[0], (uint32_t)o->addr[1], (uint32_t)o->addr[2]};
 
-	if (banks > RB_NPU_CBUF_BANKS - 1)
-		return rb_error("%" PRId64 "x%" PRIu64 " %s feature data (%" PRIu64 " bytes) needs "
-				"%" PRIu64 " CBUF data banks; one task has at most %d: use a "
-				"smaller M or K",
-				s->m, k, rb_dtype_name(s->dtype), feature, banks,
-				RB_NPU_CBUF_BANKS - 1);
-	if (k > UINT32_MAX || n > UINT32_MAX)
-		return rb_error("--shape %s is too large for one task", o->shape);
-	*t = (struct rb_npu_task){
-	    .dtype = s->dtype,
-	    .m = (uint32_t)s->m,
-	    .k = (uint32_t)k,
-	    .n = (uint32_t)n,
-	    .a_height = (uint32_t)s->m,
-	    .c_height = (uint32_t)s->m,
-	    .data_banks = (uint32_t)banks,
-	    .weight_banks = RB_NPU_CBUF_BANKS - (uint32_t)banks,
-	    .a_addr = (uint32_t)o->addr[0],
-	    .b_addr = (uint32_t)o->addr[1],
-	    .c_addr = (uint32_t)o->addr[2],
-	    .mainline = o->mainline,
-	};
-	return parse_out(o->out, s->dtype, &t->out);
+	if (rb_regcmd_one_task(s, o->out, addr, o->mainline, t) < 0)
+		return rb_error("%s", rb_last_error());
+	return 0;
 }
 
 static void print_hex(const struct rb_regcmd *rc)

@@ -52,7 +52,8 @@ static int tuned_load(const char *path, struct rb_tuned_db **db)
 	return 0;
 }
 
-/* opts = base, then the tuned config of the entry (name, shape, then nearest M). */
+/* opts = base, then the tuned config of the entry; says when there is none or only a
+ * nearest-M one. */
 static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry *entry,
 		       const struct rb_engine_opts *base, struct rb_engine_opts *opts)
 {
@@ -60,23 +61,15 @@ static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry
 	const struct rb_tuned_config *t;
 	enum rb_tuned_match how;
 
-	if (!db)
-		return 0;
-	opts->plan = base->plan;
-	opts->launch = base->launch;
-	t = rb_tuned_lookup(db, s->m, s->k, s->n, s->dtype, entry->names[0], &how);
-	if (!t) {
-		if (!cli_quiet)
-			rb_warn("%s: no tuned config for %lldx%lldx%lld %s: runs with the default",
-				entry->names[0], (long long)s->m, (long long)s->k, (long long)s->n,
-				rb_dtype_name(s->dtype));
-		return 0;
-	}
+	if (rb_engine_opts_lookup_tuned(opts, base, db, entry, &t, &how) < 0)
+		return rb_error("--tuned: %s", rb_last_error());
+	if (db && !t && !cli_quiet)
+		rb_warn("%s: no tuned config for %lldx%lldx%lld %s: runs with the default",
+			entry->names[0], (long long)s->m, (long long)s->k, (long long)s->n,
+			rb_dtype_name(s->dtype));
 	if (how == RB_TUNED_BUCKET && !cli_quiet)
 		rb_warn("%s: using the config tuned for M = %lld (nearest shape)", entry->names[0],
 			(long long)t->shape.m);
-	if (rb_engine_opts_apply_tuned(opts, t) < 0)
-		return rb_error("--tuned: %s", rb_last_error());
 	return 0;
 }
 
@@ -220,45 +213,6 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	return ret < 0 ? RB_EXIT_USAGE : 0;
 }
 
-/* The command line that measures this shape alone with the same settings; for an NPU
- * device it carries the config as planned, so it replays the identical plan. */
-static void format_reproducer(const struct run_opts *o, const struct rb_engine *e,
-			      const struct rb_result *r, char *buf, size_t size)
-{
-	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(r->config, "plan");
-	const struct rb_shape *s = &r->shape;
-	int len;
-
-	len = snprintf(buf, size,
-		       "rknn-bench run --device %s%s%s --shape %lldx%lldx%lld --dtype %s "
-		       "--seed %llu --data %s --verify %s",
-		       e->ops->name, e->opts.path ? ":" : "", e->opts.path ? e->opts.path : "",
-		       (long long)s->m, (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
-		       (unsigned long long)o->seed, rb_data_kind_name(o->data),
-		       rb_verify_mode_name(o->verify.mode));
-	if (len < 0 || (size_t)len >= size)
-		return;
-	if (cJSON_IsString(plan))
-		snprintf(buf + len, size - (size_t)len, " --launch %s --config '%s'",
-			 rb_npu_launch_name(e->opts.launch), plan->valuestring);
-	else
-		snprintf(buf + len, size - (size_t)len, " --threads %d",
-			 rb_ref_threads(e->opts.threads));
-	len = (int)strlen(buf);
-	if (o->phase_only != RB_PHASE_NONE)
-		snprintf(buf + len, size - (size_t)len, " --phase %s --iters %d",
-			 phase_option(o->phase_only), o->measure.iters);
-}
-
-static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
-{
-	r->perf = malloc(sizeof(*r->perf));
-	if (!r->perf)
-		return cli_fail(RB_EXIT_USAGE, "out of memory for the counters");
-	*r->perf = pc->perf;
-	return 0;
-}
-
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, struct rb_result *r)
 {
@@ -267,34 +221,14 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 				     .ref_threads = o->engine.threads,
 				     .stop = &cli_stop_signal,
 				     .phase_only = o->phase_only};
-	struct rb_inputs in;
 	int ret;
 
-	r->shape = entry->shape;
-	r->names = entry->names;
-	r->n_names = entry->n_names;
-	r->device = e->ops->name;
-	r->modeled = e->ops->modeled;
-	if (e->ops->check && e->ops->check(e, &entry->shape) < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
-	if (rb_inputs_init(&in, &entry->shape, o->seed, o->data) < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s: %s", entry->names[0], rb_last_error());
 	if (!cli_quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "running %s (%lldx%lldx%lld %s) on %s...\n", entry->names[0],
 			(long long)entry->shape.m, (long long)entry->shape.k,
 			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype), e->ops->name);
-	rb_perfctr_reset(e->perf);
-	ret = rb_measure_shape(&m, e, &in, r);
-	if (ret < 0) {
-		rb_error("%s", m.reason);
-		ret = cli_exit_code(ret);
-	}
-	if (ret == 0 && e->perf)
-		ret = copy_perf(e->perf, r);
-	r->config = e->ops->config(e);
-	format_reproducer(o, e, r, r->reproducer, sizeof(r->reproducer));
-	rb_inputs_release(&in);
-	return ret;
+	ret = rb_measure_entry(&m, e, entry, o->seed, o->data, r);
+	return ret < 0 ? cli_fail(cli_exit_code(ret), "%s", m.reason) : 0;
 }
 
 /* A pair pinned to a config ("config" in the shapes file) runs with it on top of the

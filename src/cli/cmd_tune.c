@@ -35,25 +35,14 @@ static void tune_usage(void)
 	    stdout);
 }
 
-static int parse_strategy(const char *arg, enum rb_tune_strategy *out)
-{
-	static const char *const names[] = {"model", "exhaustive", "random"};
-
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(arg, names[i]) == 0) {
-			*out = (enum rb_tune_strategy)i;
-			return 0;
-		}
-	}
-	return rb_error("--strategy '%s' must be model, exhaustive or random", arg);
-}
-
 /* The options only tune has (the shared ones are cli_bench_option's). */
 static int parse_option(struct rb_tune_opts *o, int c, const char *arg)
 {
 	switch (c) {
 	case CLI_OPT_STRATEGY:
-		return parse_strategy(arg, &o->strategy);
+		if (rb_tune_strategy_parse(arg, &o->strategy) < 0)
+			return rb_error("--strategy '%s' must be model, exhaustive or random", arg);
+		return 0;
 	case CLI_OPT_TOP:
 		return cli_parse_int("--top", arg, 1, 1000000, &o->top);
 	case CLI_OPT_MAX_EVALS:

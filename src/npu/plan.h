@@ -166,4 +166,9 @@ const char *rb_plan_prec_name(enum rb_npu_prec prec);           /* "fp32", "int3
  * their tasks. False when out of memory. */
 bool rb_plan_json_add(cJSON *array, const struct rb_plan *plan, const char *name);
 
+/* The document of `plan --format json`: {"schema", "context", "results": one
+ * rb_plan_json_add object per plan, named after shapes->entries[i]}. NULL when out of
+ * memory. */
+cJSON *rb_plans_json(const struct rb_plan *plans, const struct rb_shape_list *shapes);
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <cJSON.h>
 
+#include "core/version.h"
 #include "npu/plan.h"
 
 /* ---- JSON ----------------------------------------------------------------------- */
@@ -118,4 +119,22 @@ bool rb_plan_json_add(cJSON *array, const struct rb_plan *p, const char *name)
 		if (!json_core(cores, p, &p->cores[i]))
 			return false;
 	return cores != NULL;
+}
+
+cJSON *rb_plans_json(const struct rb_plan *plans, const struct rb_shape_list *shapes)
+{
+	cJSON *doc = cJSON_CreateObject(), *ctx, *results;
+	bool ok = doc && cJSON_AddStringToObject(doc, "schema", "rknn-bench/1");
+
+	ctx = ok ? cJSON_AddObjectToObject(doc, "context") : NULL;
+	ok = ctx && cJSON_AddStringToObject(ctx, "tool_version", RB_VERSION);
+	results = ok ? cJSON_AddArrayToObject(doc, "results") : NULL;
+	for (size_t i = 0; results && i < shapes->count; i++)
+		if (!rb_plan_json_add(results, &plans[i], shapes->entries[i].names[0]))
+			results = NULL;
+	if (!results) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
 }

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -567,4 +568,68 @@ uint32_t rb_regcmd_int_mask(void)
 	rb_field_pack(RB_FIELD_PC_INTERRUPT_MASK_DPU_0, 1, &v);
 	rb_field_pack(RB_FIELD_PC_INTERRUPT_MASK_DPU_1, 1, &v);
 	return v;
+}
+
+/* ---- a matmul as one task (rknn-bench regcmd) ---- */
+
+static int parse_out(const char *name, enum rb_dtype dtype, enum rb_npu_prec *out)
+{
+	if (!name)
+		*out = dtype == RB_DTYPE_INT8 ? RB_PREC_INT32 : RB_PREC_FP32;
+	else if (dtype == RB_DTYPE_FP16 && strcmp(name, "fp32") == 0)
+		*out = RB_PREC_FP32;
+	else if (dtype == RB_DTYPE_FP16 && strcmp(name, "fp16") == 0)
+		*out = RB_PREC_FP16;
+	else if (dtype == RB_DTYPE_INT8 && strcmp(name, "int32") == 0)
+		*out = RB_PREC_INT32;
+	else
+		return rb_set_error(
+		    -EINVAL,
+		    "--out '%s' does not go with --dtype %s: fp16 gives fp32 or fp16, "
+		    "int8 gives int32",
+		    name, rb_dtype_name(dtype));
+	return 0;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* The one-task plan of a matmul (npu-facts.md §b.5 padding, §c bank split). */
+int rb_regcmd_one_task(const struct rb_shape *s, const char *out, const uint32_t addr[3],
+		       bool mainline, struct rb_npu_task *t)
+{
+	uint64_t bpe = rb_dtype_in_size(s->dtype);
+	uint64_t k = round_up((uint64_t)s->k, 32);
+	uint64_t n = round_up((uint64_t)s->n, (uint64_t)rb_layout_kernel_group(s->dtype));
+	uint64_t feature = (uint64_t)s->m * k * bpe;
+	uint64_t banks = (feature + RB_NPU_CBUF_BANK_BYTES - 1) / RB_NPU_CBUF_BANK_BYTES;
+
+	if (banks > RB_NPU_CBUF_BANKS - 1)
+		return rb_set_error(
+		    -EINVAL,
+		    "%" PRId64 "x%" PRIu64 " %s feature data (%" PRIu64 " bytes) "
+		    "needs %" PRIu64 " CBUF data banks; one task has at most %d: use "
+		    "a smaller M or K",
+		    s->m, k, rb_dtype_name(s->dtype), feature, banks, RB_NPU_CBUF_BANKS - 1);
+	if (k > UINT32_MAX || n > UINT32_MAX)
+		return rb_set_error(-EINVAL,
+				    "%" PRId64 "x%" PRId64 "x%" PRId64 " is too large for one task",
+				    s->m, s->k, s->n);
+	*t = (struct rb_npu_task){
+	    .dtype = s->dtype,
+	    .m = (uint32_t)s->m,
+	    .k = (uint32_t)k,
+	    .n = (uint32_t)n,
+	    .a_height = (uint32_t)s->m,
+	    .c_height = (uint32_t)s->m,
+	    .data_banks = (uint32_t)banks,
+	    .weight_banks = RB_NPU_CBUF_BANKS - (uint32_t)banks,
+	    .a_addr = addr[0],
+	    .b_addr = addr[1],
+	    .c_addr = addr[2],
+	    .mainline = mainline,
+	};
+	return parse_out(out, s->dtype, &t->out);
 }

@@ -115,4 +115,12 @@ size_t rb_decode_print(FILE *out, const uint64_t *words, size_t n);
 int rb_regcmd_parse(const char *data, size_t len, bool binary, const char *label, uint64_t **words,
 		    size_t *n);
 
+/* The one-task plan of a matmul (what `rknn-bench regcmd` encodes): K padded to 32
+ * and N to the kernel group, ceil(M·K·bytes / 32 KiB) CBUF banks for the features (at
+ * most 11), the rest for the weights; `out` "fp32", "fp16", "int32" or NULL (the
+ * dtype's default); addr: NPU addresses of A, B and C. 0, or -EINVAL with a message
+ * when it does not fit one task or `out` does not go with the dtype. */
+int rb_regcmd_one_task(const struct rb_shape *s, const char *out, const uint32_t addr[3],
+		       bool mainline, struct rb_npu_task *t);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/ref.h"
 #include "dev/discover.h"
 
 extern const struct rb_engine_ops rb_engine_cpu;
@@ -117,4 +118,29 @@ void rb_engine_close(struct rb_engine *engine)
 	if (engine->ops && engine->ops->close)
 		engine->ops->close(engine);
 	memset(engine, 0, sizeof(*engine));
+}
+
+void rb_engine_reproducer(const struct rb_engine *e, const struct rb_result *r, uint64_t seed,
+			  enum rb_data_kind data, enum rb_verify_mode verify, char *buf,
+			  size_t size)
+{
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(r->config, "plan");
+	const struct rb_shape *s = &r->shape;
+	int len;
+
+	len = snprintf(buf, size,
+		       "rknn-bench run --device %s%s%s --shape %lldx%lldx%lld --dtype %s "
+		       "--seed %llu --data %s --verify %s",
+		       e->ops->name, e->opts.path ? ":" : "", e->opts.path ? e->opts.path : "",
+		       (long long)s->m, (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
+		       (unsigned long long)seed, rb_data_kind_name(data),
+		       rb_verify_mode_name(verify));
+	if (len < 0 || (size_t)len >= size)
+		return;
+	if (cJSON_IsString(plan))
+		snprintf(buf + len, size - (size_t)len, " --launch %s --config '%s'",
+			 rb_npu_launch_name(e->opts.launch), plan->valuestring);
+	else
+		snprintf(buf + len, size - (size_t)len, " --threads %d",
+			 rb_ref_threads(e->opts.threads));
 }

@@ -17,6 +17,8 @@
 
 #include "core/inputs.h"
 #include "core/perfctr.h"
+#include "core/report.h"
+#include "core/verify.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"
@@ -83,5 +85,13 @@ const struct rb_engine_ops *const *rb_engine_list(void);
 int rb_engine_open(struct rb_engine *engine, const struct rb_engine_ops *ops,
 		   const struct rb_engine_opts *opts);
 void rb_engine_close(struct rb_engine *engine);
+
+/* The command line that measures result r alone with the same settings; for an NPU
+ * device it carries the config as planned (r->config "plan"), so it replays the
+ * identical plan. */
+struct rb_result;
+void rb_engine_reproducer(const struct rb_engine *e, const struct rb_result *r, uint64_t seed,
+			  enum rb_data_kind data, enum rb_verify_mode verify, char *buf,
+			  size_t size);
 
 #endif

@@ -237,3 +237,47 @@ int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const stru
 	free(t.c);
 	return ret;
 }
+
+/* ---- one entry of a shapes file ---- */
+
+static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
+{
+	r->perf = malloc(sizeof(*r->perf));
+	if (!r->perf)
+		return rb_set_error(-ENOMEM, "out of memory for the counters");
+	*r->perf = pc->perf;
+	return 0;
+}
+
+int rb_measure_entry(struct rb_shape_measure *m, struct rb_engine *e,
+		     const struct rb_shape_entry *entry, uint64_t seed, enum rb_data_kind data,
+		     struct rb_result *r)
+{
+	struct rb_inputs in;
+	int ret;
+
+	r->shape = entry->shape;
+	r->names = entry->names;
+	r->n_names = entry->n_names;
+	r->device = e->ops->name;
+	r->modeled = e->ops->modeled;
+	if (e->ops->check && (ret = e->ops->check(e, &entry->shape)) < 0)
+		return fail(m, ret, "%s: %s", entry->names[0], rb_last_error());
+	if ((ret = rb_inputs_init(&in, &entry->shape, seed, data)) < 0)
+		return fail(m, ret, "%s: %s", entry->names[0], rb_last_error());
+	rb_perfctr_reset(e->perf);
+	ret = rb_measure_shape(m, e, &in, r);
+	if (ret == 0 && e->perf)
+		ret = copy_perf(e->perf, r);
+	r->config = e->ops->config(e);
+	rb_engine_reproducer(e, r, seed, data, m->verify->mode, r->reproducer,
+			     sizeof(r->reproducer));
+	if (m->phase_only != RB_PHASE_NONE) { /* run --phase: the same phase alone */
+		size_t len = strlen(r->reproducer);
+
+		snprintf(r->reproducer + len, sizeof(r->reproducer) - len, " --phase %s --iters %d",
+			 m->phase_only == RB_PHASE_PACK_A ? "pack" : "submit", m->measure->iters);
+	}
+	rb_inputs_release(&in);
+	return ret;
+}

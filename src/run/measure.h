@@ -42,4 +42,12 @@ struct rb_shape_measure {
 int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in,
 		     struct rb_result *r);
 
+/* One entry of a shapes file on an open engine: r gets the entry's shape, names and
+ * device, seeded inputs are made and measured (rb_measure_shape), then r->config, the
+ * reproducer and, with e->perf, the counters. 0 or as rb_measure_shape (a shape whose
+ * buffers would not fit: -EINVAL before anything is allocated). */
+int rb_measure_entry(struct rb_shape_measure *m, struct rb_engine *e,
+		     const struct rb_shape_entry *entry, uint64_t seed, enum rb_data_kind data,
+		     struct rb_result *r);
+
 #endif

@@ -454,3 +454,20 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 	}
 	return ret;
 }
+
+static const char *const strategy_names[] = {"model", "exhaustive", "random"};
+
+const char *rb_tune_strategy_name(enum rb_tune_strategy s)
+{
+	return (unsigned)s < 3 ? strategy_names[s] : "unknown";
+}
+
+int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(text, strategy_names[i]) == 0) {
+			*out = (enum rb_tune_strategy)i;
+			return 0;
+		}
+	return -EINVAL;
+}

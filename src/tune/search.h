@@ -24,6 +24,10 @@ enum rb_tune_strategy {
 	RB_TUNE_STRATEGY_RANDOM,
 };
 
+/* "model", "exhaustive", "random"; parse: 0 or -EINVAL. */
+const char *rb_tune_strategy_name(enum rb_tune_strategy s);
+int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out);
+
 struct rb_tune_opts {
 	struct rb_shape_list shapes;
 	char **files;

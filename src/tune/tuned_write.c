@@ -16,8 +16,6 @@
 #include "core/version.h"
 #include "rknn_bench/tuned.h"
 
-static const char *const strategy_names[] = {"model", "exhaustive", "random"};
-
 void rb_tune_reproducer(const struct rb_tune_opts *o, const struct rb_shape *s,
 			const struct rb_tune_point *p, char *buf, size_t size)
 {
@@ -128,7 +126,7 @@ static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_tune_be
 	add_num(m, "cpu_us", b->cpu_us);
 	add_num(m, "speedup_vs_cpu", b->cpu_us / r.stats.median_us);
 	cJSON_AddStringToObject(m, "verify", b->found ? b->verify : "failed");
-	cJSON_AddStringToObject(m, "strategy", strategy_names[t->o->strategy]);
+	cJSON_AddStringToObject(m, "strategy", rb_tune_strategy_name(t->o->strategy));
 	cJSON_AddNumberToObject(m, "configs_in_space", (double)b->n_space);
 	cJSON_AddNumberToObject(m, "configs_modeled", (double)b->n_model);
 	cJSON_AddNumberToObject(m, "configs_run", (double)b->n_run);
@@ -259,7 +257,7 @@ static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddStringToObject(doc, "driver", t->header.driver);
 	cJSON_AddStringToObject(doc, "soc", t->header.soc);
 	cJSON_AddStringToObject(doc, "generated", ctx.date);
-	cJSON_AddStringToObject(doc, "strategy", strategy_names[t->o->strategy]);
+	cJSON_AddStringToObject(doc, "strategy", rb_tune_strategy_name(t->o->strategy));
 	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
 }
 
