@@ -15,203 +15,42 @@
 #include "npu/regcmd.h"
 #include "npu/validate.h"
 
-#define DEFAULT_TIMEOUT_MS 6000
-/* Data buffers: scattered pages behind the IOMMU (the big weight buffers would not fit
- * the CMA pool contiguously), cached and synced explicitly (§d.1 memory flags). */
-#define DATA_BO_FLAGS (RKNPU_MEM_NON_CONTIGUOUS | RKNPU_MEM_CACHEABLE | RKNPU_MEM_IOMMU)
-
-/* A buffer object of either driver: the runner's seam to the two drivers is
- * bo_create/bo_destroy/bo_to_device/bo_from_device below and the launch functions. */
-struct job_bo {
-	void *map;
-	uint32_t dma_addr;
-	uint64_t size;
-	struct rb_rknpu_bo rknpu;
-	struct rb_rocket_bo rocket;
-};
-
-/* One SUBMIT: a run of consecutive tasks of one core. */
-struct job_submit {
-	unsigned core;
-	uint32_t task_start, task_number;
-};
-
 struct rb_npu_job {
 	struct rb_npu_device *dev;
 	const struct rb_plan *plan;
 	const struct rb_inputs *in;
 	enum rb_npu_launch launch;
-	struct job_bo a, b, c, regcmd, tasks; /* rocket: no task BO (tasks go in SUBMIT) */
-	struct drm_rocket_task *rocket_tasks; /* rocket: every task, in submit order */
-	struct job_submit *submits;
+	struct rb_dev_bo a, b, c, regcmd, tasks; /* tasks: drivers with tasks_in_bo */
+	struct rb_dev_task *descs;               /* every task's program, in submit order */
+	struct rb_dev_core cores[RB_PLAN_MAX_CORES];
+	struct rb_dev_submit *submits;
 	size_t n_submits;
 	float *partial; /* fp16 output with K-slices: one slice unpacked before adding */
 	bool launched;  /* for fault_hang_once */
 };
 
-/* ---- devices ---- */
+/* ---- buffers, through the device's ops ---- */
 
-static int device_init(struct rb_npu_device *dev, struct rb_transport *tr, const char *name,
-		       enum rb_npu_driver driver)
+static int bo_create(struct rb_npu_device *dev, uint64_t size, enum rb_dev_bo_kind kind,
+		     struct rb_dev_bo *bo)
 {
-	memset(dev, 0, sizeof(*dev));
-	dev->name = name;
-	dev->driver = driver;
-	dev->modeled = strcmp(tr->ops->name, "sim") == 0;
-	dev->timeout_ms = DEFAULT_TIMEOUT_MS;
-	if (driver == RB_DRIVER_ROCKET)
-		return rb_rocket_open(&dev->rocket, tr);
-	return rb_rknpu_open(&dev->drv, tr);
+	return dev->ops->bo_create(dev, size, kind, bo);
 }
 
-int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
+static void bo_destroy(struct rb_npu_device *dev, struct rb_dev_bo *bo)
 {
-	struct rb_transport tr;
-	int ret = rb_transport_open_sim_rknpu(&tr, cfg);
-	bool model_only = tr.model_only; /* device_init takes tr over */
-
-	if (ret == 0)
-		ret = device_init(dev, &tr, "sim", RB_DRIVER_RKNPU);
-	if (ret == 0)
-		dev->model_only = model_only;
-	return ret;
+	if (bo->map || bo->size)
+		dev->ops->bo_destroy(dev, bo);
 }
 
-int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
+static int bo_to_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
 {
-	struct rb_npu_node node;
-	struct rb_transport tr;
-	int ret =
-	    path ? rb_discover_check(path, "rknpu", &node) : rb_discover_driver("rknpu", &node);
-
-	if (ret == 0)
-		ret = rb_transport_open_host(&tr, node.path);
-	if (ret == 0)
-		ret = device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU);
-	return ret;
+	return dev->ops->bo_to_device(dev, bo);
 }
 
-int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
+static int bo_from_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
 {
-	struct rb_transport tr;
-	int ret = rb_transport_open_sim_rocket(&tr, cfg);
-	bool model_only = tr.model_only; /* device_init takes tr over */
-
-	if (ret == 0)
-		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET);
-	if (ret == 0)
-		dev->model_only = model_only;
-	return ret;
-}
-
-int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
-{
-	struct rb_npu_node node;
-	struct rb_transport tr;
-	int ret =
-	    path ? rb_discover_check(path, "rocket", &node) : rb_discover_driver("rocket", &node);
-
-	if (ret == 0)
-		ret = rb_transport_open_host(&tr, node.path);
-	if (ret == 0)
-		ret = device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET);
-	return ret;
-}
-
-void rb_npu_device_close(struct rb_npu_device *dev)
-{
-	if (dev->driver == RB_DRIVER_ROCKET)
-		rb_rocket_close(&dev->rocket);
-	else
-		rb_rknpu_close(&dev->drv);
-	memset(dev, 0, sizeof(*dev));
-}
-
-struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev)
-{
-	return dev->driver == RB_DRIVER_ROCKET ? &dev->rocket.tr : &dev->drv.tr;
-}
-
-/* ---- buffers of either driver ---- */
-
-static bool is_rocket(const struct rb_npu_job *job)
-{
-	return job->dev->driver == RB_DRIVER_ROCKET;
-}
-
-static int bo_create(struct rb_npu_device *dev, uint64_t size, uint32_t rknpu_flags,
-		     struct job_bo *bo)
-{
-	int ret;
-
-	memset(bo, 0, sizeof(*bo));
-	if (dev->driver == RB_DRIVER_RKNPU) {
-		ret = rb_rknpu_bo_create(&dev->drv, size, rknpu_flags, &bo->rknpu);
-		bo->map = bo->rknpu.map;
-		bo->dma_addr = bo->rknpu.dma_addr;
-		bo->size = bo->rknpu.size;
-		return ret;
-	}
-	if (size > UINT32_MAX)
-		return rb_set_error(-ENOMEM, "a %llu-byte buffer is more than rocket's 4 GiB limit",
-				    (unsigned long long)size);
-	ret = rb_rocket_bo_create(&dev->rocket, (uint32_t)size, &bo->rocket);
-	bo->map = bo->rocket.map;
-	bo->dma_addr = bo->rocket.dma_addr;
-	bo->size = bo->rocket.size;
-	return ret;
-}
-
-static void bo_destroy(struct rb_npu_device *dev, struct job_bo *bo)
-{
-	if (dev->driver == RB_DRIVER_RKNPU)
-		rb_rknpu_bo_destroy(&dev->drv, &bo->rknpu);
-	else
-		rb_rocket_bo_destroy(&dev->rocket, &bo->rocket);
-	memset(bo, 0, sizeof(*bo));
-}
-
-/* CPU writes done: rknpu MEM_SYNC to the device, rocket FINI_BO. */
-static int bo_to_device(struct rb_npu_device *dev, const struct job_bo *bo)
-{
-	if (dev->driver == RB_DRIVER_RKNPU)
-		return rb_rknpu_bo_sync(&dev->drv, &bo->rknpu, RKNPU_MEM_SYNC_TO_DEVICE, 0,
-					bo->size);
-	return rb_rocket_bo_fini(&dev->rocket, &bo->rocket);
-}
-
-/* Device writes done: rknpu MEM_SYNC from the device, rocket PREP_BO (which also waits
- * for the jobs writing it). */
-static int bo_from_device(struct rb_npu_device *dev, const struct job_bo *bo)
-{
-	if (dev->driver == RB_DRIVER_RKNPU)
-		return rb_rknpu_bo_sync(&dev->drv, &bo->rknpu, RKNPU_MEM_SYNC_FROM_DEVICE, 0,
-					bo->size);
-	return rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
-}
-
-/* ---- launch modes ---- */
-
-static const char *const launch_names[] = {
-    [RB_LAUNCH_FENCES] = "fences",
-    [RB_LAUNCH_THREADS] = "threads",
-    [RB_LAUNCH_MULTICORE] = "multicore",
-};
-
-const char *rb_npu_launch_name(enum rb_npu_launch launch)
-{
-	return launch <= RB_LAUNCH_MULTICORE ? launch_names[launch] : "unknown";
-}
-
-int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out)
-{
-	for (int i = 0; i <= RB_LAUNCH_MULTICORE; i++) {
-		if (strcmp(text, launch_names[i]) == 0) {
-			*out = (enum rb_npu_launch)i;
-			return 0;
-		}
-	}
-	return rb_set_error(-EINVAL, "launch mode '%s' must be fences, threads or multicore", text);
+	return dev->ops->bo_from_device(dev, bo);
 }
 
 /* ---- preparing: buffers, programs, weights ---- */
@@ -235,7 +74,7 @@ static int plan_submits(struct rb_npu_job *job)
 		const struct rb_plan_core *core = &plan->cores[i];
 
 		for (size_t t = 0; t < core->n_tasks; t += per) {
-			struct job_submit *s = &job->submits[n++];
+			struct rb_dev_submit *s = &job->submits[n++];
 
 			s->core = core->core;
 			s->task_start = start + (uint32_t)t;
@@ -259,30 +98,36 @@ static const struct rb_plan_task *task_at(const struct rb_plan *plan, uint32_t i
 	return NULL;
 }
 
-/* The kernel's description of task `index`: an rknpu_task in the task BO, or rocket's
- * {regcmd, regcmd_count} for the SUBMIT. */
+/* What the kernel is told of task `index`: where its program is, how long, and which
+ * blocks and interrupts it uses (the driver turns it into its own descriptor). */
 static void fill_task(struct rb_npu_job *job, uint32_t index, const struct rb_npu_task *npu,
 		      const struct rb_regcmd_layout *lay)
 {
-	struct rknpu_task *desc;
+	job->descs[index] = (struct rb_dev_task){.regcmd_addr = lay->addr,
+						 .regcfg_amount = lay->regcfg_amount,
+						 .regcmd_words = lay->words,
+						 .enable_mask = rb_regcmd_op_enable(npu),
+						 .int_mask = rb_regcmd_int_mask()};
+}
 
-	if (is_rocket(job)) {
-		job->rocket_tasks[index].regcmd = lay->addr;
-		job->rocket_tasks[index].regcmd_count = lay->words;
-		return;
+/* The plan's cores for the driver: each core's tasks in order (core after core in
+ * the descriptor array). */
+static void describe_cores(struct rb_npu_job *job)
+{
+	const struct rb_plan *plan = job->plan;
+	uint32_t start = 0;
+
+	for (unsigned i = 0; i < plan->n_cores; i++) {
+		job->cores[i] = (struct rb_dev_core){.core = plan->cores[i].core,
+						     .tasks = &job->descs[start],
+						     .n_tasks = (uint32_t)plan->cores[i].n_tasks};
+		start += (uint32_t)plan->cores[i].n_tasks;
 	}
-	desc = (struct rknpu_task *)job->tasks.map + index;
-	memset(desc, 0, sizeof(*desc));
-	desc->enable_mask = rb_regcmd_op_enable(npu);
-	desc->int_mask = rb_regcmd_int_mask();
-	desc->int_clear = RKNPU_INT_CLEAR;
-	desc->regcfg_amount = lay->regcfg_amount;
-	desc->regcmd_addr = lay->addr;
 }
 
 /* Encodes one submit's chain at `word` in the regcmd buffer and fills its task
  * descriptors; returns the words used or a negative errno. */
-static long encode_submit(struct rb_npu_job *job, const struct job_submit *s, size_t word,
+static long encode_submit(struct rb_npu_job *job, const struct rb_dev_submit *s, size_t word,
 			  struct rb_regcmd *rc)
 {
 	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr, job->c.dma_addr};
@@ -348,37 +193,34 @@ static int create_buffers(struct rb_npu_job *job, size_t words)
 	const struct rb_plan *plan = job->plan;
 	int ret;
 
-	ret = bo_create(dev, plan->a_bytes, DATA_BO_FLAGS, &job->a);
+	ret = bo_create(dev, plan->a_bytes, RB_BO_DATA, &job->a);
 	if (ret == 0)
-		ret = bo_create(dev, plan->b_bytes, DATA_BO_FLAGS, &job->b);
+		ret = bo_create(dev, plan->b_bytes, RB_BO_DATA, &job->b);
 	if (ret == 0)
-		ret = bo_create(dev, plan->c_bytes, DATA_BO_FLAGS, &job->c);
+		ret = bo_create(dev, plan->c_bytes, RB_BO_DATA, &job->c);
 	if (ret == 0)
-		ret = bo_create(dev, words * 8, DATA_BO_FLAGS, &job->regcmd);
-	if (ret == 0 && is_rocket(job)) {
-		job->rocket_tasks = calloc(plan->n_tasks, sizeof(*job->rocket_tasks));
-		return job->rocket_tasks ? 0 : rb_set_error(-ENOMEM, "out of memory for tasks");
+		ret = bo_create(dev, words * 8, RB_BO_DATA, &job->regcmd);
+	if (ret == 0) {
+		job->descs = calloc(plan->n_tasks, sizeof(*job->descs));
+		ret = job->descs ? 0 : rb_set_error(-ENOMEM, "out of memory for tasks");
 	}
-	/* The kernel reads the descriptors through its own mapping of this BO (§d.1). */
-	if (ret == 0)
-		ret = bo_create(dev, plan->n_tasks * sizeof(struct rknpu_task),
-				RKNPU_MEM_KERNEL_MAPPING, &job->tasks);
+	if (ret == 0 && dev->ops->tasks_in_bo)
+		ret =
+		    bo_create(dev, dev->ops->task_bytes * plan->n_tasks, RB_BO_TASKS, &job->tasks);
 	return ret;
 }
 
 /* Every program is checked before anything is submitted (npu/validate.h), on every
  * device, so what the tests run is what a board runs. */
-/* Where task i's program lies, as the kernel is told: the rknpu task descriptor, or
- * rocket's {regcmd, regcmd_count} (body and tail). */
+/* Where task i's program lies, as the kernel is told: a descriptor's register count,
+ * or (drivers that take {regcmd, regcmd_count}) every word less the tail. */
 static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t i)
 {
-	const struct rknpu_task *desc = job->tasks.map;
+	const struct rb_dev_task *d = &job->descs[i];
 
-	if (is_rocket(job))
-		return (struct rb_validate_task){job->rocket_tasks[i].regcmd,
-						 job->rocket_tasks[i].regcmd_count -
-						     RB_REGCMD_TAIL_WORDS};
-	return (struct rb_validate_task){desc[i].regcmd_addr, desc[i].regcfg_amount};
+	if (job->dev->ops->tasks_in_bo)
+		return (struct rb_validate_task){d->regcmd_addr, d->regcfg_amount};
+	return (struct rb_validate_task){d->regcmd_addr, d->regcmd_words - RB_REGCMD_TAIL_WORDS};
 }
 
 static int validate_programs(const struct rb_npu_job *job)
@@ -395,7 +237,7 @@ static int validate_programs(const struct rb_npu_job *job)
 				    bufs,
 				    3,
 				    RB_NPU_CBUF_BANKS,
-				    is_rocket(job)};
+				    job->dev->ops->mainline_programs};
 	struct rb_validate_task *tasks = calloc(job->plan->n_tasks, sizeof(*tasks));
 	struct rb_validate_chain *chains = calloc(job->n_submits, sizeof(*chains));
 	int ret = tasks && chains ? 0 : rb_set_error(-ENOMEM, "out of memory for validation");
@@ -446,11 +288,7 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	job->plan = plan;
 	job->in = in;
 	job->launch = launch;
-	ret = 0;
-	if (dev->driver == RB_DRIVER_ROCKET && launch == RB_LAUNCH_MULTICORE)
-		ret = rb_set_error(-EINVAL,
-				   "launch mode 'multicore' is the vendor driver's core-mask "
-				   "submit; rocket has none: use fences or threads");
+	ret = dev->ops->check_launch(launch);
 	if (ret == 0)
 		ret = plan_submits(job);
 	if (ret == 0)
@@ -459,6 +297,10 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 		ret = create_buffers(job, words);
 	if (ret == 0)
 		ret = encode_programs(job);
+	if (ret == 0 && dev->ops->tasks_in_bo)
+		ret = dev->ops->write_tasks(dev, job->descs, plan->n_tasks, &job->tasks);
+	if (ret == 0)
+		describe_cores(job);
 	if (ret == 0 && !dev->unsafe_skip_validation)
 		ret = validate_programs(job);
 	if (ret == 0)
@@ -485,233 +327,13 @@ void rb_npu_job_free(struct rb_npu_job *job)
 	bo_destroy(job->dev, &job->c);
 	bo_destroy(job->dev, &job->b);
 	bo_destroy(job->dev, &job->a);
-	free(job->rocket_tasks);
+	free(job->descs);
 	free(job->submits);
 	free(job->partial);
 	free(job);
 }
 
 /* ---- running ---- */
-
-static void fill_submit(const struct rb_npu_job *job, const struct job_submit *s, bool nonblock,
-			struct rknpu_submit *sub)
-{
-	memset(sub, 0, sizeof(*sub));
-	sub->flags = RKNPU_JOB_PC | RKNPU_JOB_PINGPONG;
-	if (nonblock)
-		sub->flags |= RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
-	sub->timeout = (uint32_t)job->dev->timeout_ms;
-	sub->task_start = s->task_start;
-	sub->task_number = s->task_number;
-	sub->task_obj_addr = job->tasks.rknpu.obj_addr;
-	sub->core_mask = rb_fault_core_mask(1u << s->core);
-	sub->fence_fd = -1;
-	/* A single-core job takes its range from subcore_task[core index] (§d.1). */
-	sub->subcore_task[s->core].task_start = s->task_start;
-	sub->subcore_task[s->core].task_number = s->task_number;
-}
-
-/* Names the failing submit and, under emulation, what the emulated kernel logged. */
-static int submit_error(const struct rb_npu_job *job, const struct job_submit *s, int err)
-{
-	const char *fault = rb_transport_fault_text(rb_npu_device_transport(job->dev));
-	char cause[512];
-
-	/* rb_set_error writes the buffer rb_last_error() returns: copy it first. */
-	snprintf(cause, sizeof(cause), "%s", rb_last_error());
-	return rb_set_error(err, "core %u, tasks %u..%u: %s%s%s", s->core, s->task_start,
-			    s->task_start + s->task_number - 1, cause, *fault ? "; emulator: " : "",
-			    fault);
-}
-
-/* Non-blocking submits with out-fences for every core, then one wait per fence. */
-static int launch_fences(struct rb_npu_job *job)
-{
-	int *fences = malloc(job->n_submits * sizeof(*fences));
-	int ret = fences ? 0 : -ENOMEM, err;
-	char first_error[768] = "";
-	size_t n = 0;
-
-	for (size_t i = 0; ret == 0 && i < job->n_submits; i++) {
-		struct rknpu_submit sub;
-
-		fill_submit(job, &job->submits[i], true, &sub);
-		ret = rb_rknpu_submit(&job->dev->drv, &sub);
-		if (ret < 0)
-			ret = submit_error(job, &job->submits[i], ret);
-		else
-			fences[n++] = sub.fence_fd;
-	}
-	if (ret < 0)
-		snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
-	/* Wait for everything that was submitted, even after an error; the first error is
-	 * the one reported (later calls overwrite rb_last_error). */
-	for (size_t i = 0; i < n; i++) {
-		err = rb_rknpu_fence_wait(&job->dev->drv, fences[i], job->dev->timeout_ms);
-		if (err < 0 && ret == 0) {
-			ret = submit_error(job, &job->submits[i], err);
-			snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
-		}
-	}
-	free(fences);
-	return ret < 0 ? rb_set_error(ret, "%s", first_error) : 0;
-}
-
-/* The subcore_task entry of core `core` in a submit for `mask` (§d.1): entry i for one
- * or two cores, entry i + 2 for three. */
-static unsigned subcore_index(uint32_t mask, unsigned core)
-{
-	return __builtin_popcount(mask) == 3 ? core + 2 : core;
-}
-
-/* The cores that have a round-th submit (chain). */
-static uint32_t round_mask(const struct rb_npu_job *job, size_t round)
-{
-	size_t seen[RB_PLAN_MAX_CORES] = {0};
-	uint32_t mask = 0;
-
-	for (size_t i = 0; i < job->n_submits; i++)
-		if (seen[job->submits[i].core]++ == round)
-			mask |= 1u << job->submits[i].core;
-	return mask;
-}
-
-/* One SUBMIT for the round-th chain of every core in `mask`. */
-static void fill_multicore(const struct rb_npu_job *job, size_t round, uint32_t mask,
-			   struct rknpu_submit *sub, const struct job_submit **first)
-{
-	size_t seen[RB_PLAN_MAX_CORES] = {0};
-
-	memset(sub, 0, sizeof(*sub));
-	*first = NULL;
-	for (size_t i = 0; i < job->n_submits; i++) {
-		const struct job_submit *s = &job->submits[i];
-		unsigned idx = subcore_index(mask, s->core);
-
-		if (seen[s->core]++ != round || !(mask & (1u << s->core)))
-			continue;
-		if (!*first) {
-			*first = s;
-			sub->task_start = s->task_start;
-		}
-		sub->subcore_task[idx].task_start = s->task_start;
-		sub->subcore_task[idx].task_number = s->task_number;
-		sub->task_number += s->task_number;
-	}
-	sub->flags = RKNPU_JOB_PC | RKNPU_JOB_PINGPONG | RKNPU_JOB_NONBLOCK | RKNPU_JOB_FENCE_OUT;
-	sub->timeout = (uint32_t)job->dev->timeout_ms;
-	sub->task_obj_addr = job->tasks.rknpu.obj_addr;
-	sub->core_mask = rb_fault_core_mask(mask);
-	sub->fence_fd = -1;
-}
-
-/* The submits of one round: all its cores together, unless uneven task counts leave
- * cores 0+2 or 1+2 (masks the vendor driver never runs) for a plan that did not ask
- * for them: those go one core at a time. */
-static size_t round_masks(const struct rb_npu_job *job, size_t round, uint32_t masks[3])
-{
-	uint32_t mask = round_mask(job, round);
-	size_t n = 0;
-
-	if ((mask == 0x5 || mask == 0x6) && mask != job->plan->config.core_mask) {
-		for (unsigned c = 0; c < RB_PLAN_MAX_CORES; c++)
-			if (mask & (1u << c))
-				masks[n++] = 1u << c;
-		return n;
-	}
-	masks[0] = mask;
-	return mask ? 1 : 0;
-}
-
-/* One multi-core submit per round, then a wait for each. */
-static int launch_multicore(struct rb_npu_job *job)
-{
-	size_t cap = job->n_submits + 1, n = 0, n_masks;
-	int *fences = malloc(cap * sizeof(*fences));
-	const struct job_submit **owner = malloc(cap * sizeof(*owner));
-	char first_error[768] = "";
-	int ret = fences && owner ? 0 : -ENOMEM, err;
-	uint32_t masks[RB_PLAN_MAX_CORES];
-
-	for (size_t round = 0; ret == 0 && (n_masks = round_masks(job, round, masks)); round++) {
-		for (size_t m = 0; ret == 0 && m < n_masks; m++) {
-			struct rknpu_submit sub;
-
-			fill_multicore(job, round, masks[m], &sub, &owner[n]);
-			ret = rb_rknpu_submit(&job->dev->drv, &sub);
-			if (ret < 0)
-				ret = submit_error(job, owner[n], ret);
-			fences[n] = sub.fence_fd;
-			n += ret == 0;
-		}
-	}
-	if (ret < 0)
-		snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
-	for (size_t i = 0; i < n; i++) {
-		err = rb_rknpu_fence_wait(&job->dev->drv, fences[i], job->dev->timeout_ms);
-		if (err < 0 && ret == 0) {
-			ret = submit_error(job, owner[i], err);
-			snprintf(first_error, sizeof(first_error), "%s", rb_last_error());
-		}
-	}
-	free(fences);
-	free(owner);
-	return ret < 0 ? rb_set_error(ret, "%s", first_error) : 0;
-}
-
-struct core_thread {
-	struct rb_npu_job *job;
-	unsigned core;
-	double hw_us;
-	int ret;
-	char error[512];
-};
-
-/* The seed backend's way: each core's submits, blocking, from a thread of its own. */
-static void *core_thread_main(void *arg)
-{
-	struct core_thread *ct = arg;
-	struct rb_npu_job *job = ct->job;
-
-	for (size_t i = 0; ct->ret == 0 && i < job->n_submits; i++) {
-		struct rknpu_submit sub;
-
-		if (job->submits[i].core != ct->core)
-			continue;
-		fill_submit(job, &job->submits[i], false, &sub);
-		ct->ret = rb_rknpu_submit(&job->dev->drv, &sub);
-		if (ct->ret < 0) {
-			ct->ret = submit_error(job, &job->submits[i], ct->ret);
-			snprintf(ct->error, sizeof(ct->error), "%s", rb_last_error());
-		}
-		ct->hw_us += (double)sub.hw_elapse_time / 1000.0;
-	}
-	return NULL;
-}
-
-static int launch_threads(struct rb_npu_job *job, struct rb_npu_job_times *times)
-{
-	struct core_thread ct[RB_PLAN_MAX_CORES] = {0};
-	pthread_t tid[RB_PLAN_MAX_CORES];
-	bool started[RB_PLAN_MAX_CORES] = {false};
-	int ret = 0;
-
-	for (unsigned i = 0; i < job->plan->n_cores; i++) {
-		ct[i].job = job;
-		ct[i].core = job->plan->cores[i].core;
-		started[i] = pthread_create(&tid[i], NULL, core_thread_main, &ct[i]) == 0;
-		if (!started[i])
-			core_thread_main(&ct[i]);
-	}
-	for (unsigned i = 0; i < job->plan->n_cores; i++) {
-		if (started[i])
-			pthread_join(tid[i], NULL);
-		times->hw_us[ct[i].core] = ct[i].hw_us;
-		if (ct[i].ret < 0 && ret == 0)
-			ret = rb_set_error(ct[i].ret, "%s", ct[i].error);
-	}
-	return ret;
-}
 
 /* C (row-major) from the C cubes, adding K-slices on the host. */
 static int unpack_output(struct rb_npu_job *job, void *c)
@@ -752,88 +374,15 @@ static uint64_t device_ns(const struct rb_npu_job *job)
 	return tr->ops->now_ns(tr->priv);
 }
 
-/* ---- rocket ---- */
+/* ---- jobs a kernel may drop (rocket) ---- */
 
 /* Rocket signals the fences of a job its scheduler timed out like those of a finished
- * one (the core is reset, the outputs stay as they were, §d.2), so C is filled with this
- * before each launch: a job whose last task's output still holds it never finished. An
- * all-ones word is a NaN payload no fp16/fp32 result has; an int32 result of exactly -1
- * in that place would be taken for a dropped job (and retried). */
-#define ROCKET_CANARY 0xffu
-
-/* The tasks of plan core i, in the rocket_tasks array (core after core). */
-static uint32_t core_first_task(const struct rb_plan *plan, unsigned i)
-{
-	uint32_t start = 0;
-
-	for (unsigned j = 0; j < i; j++)
-		start += (uint32_t)plan->cores[j].n_tasks;
-	return start;
-}
-
-/* Plan cores [first, first + n) as rocket jobs, one per core: its tasks in order,
- * reading A, B and the programs, writing C; one SUBMIT. */
-static int rocket_submit(struct rb_npu_job *job, unsigned first, unsigned n)
-{
-	struct rb_rocket_job rj[RB_PLAN_MAX_CORES];
-	uint32_t handles[4] = {job->a.rocket.handle, job->b.rocket.handle,
-			       job->regcmd.rocket.handle, job->c.rocket.handle};
-	unsigned used = 0;
-
-	for (unsigned i = first; i < first + n; i++) {
-		if (!job->plan->cores[i].n_tasks)
-			continue;
-		rj[used].tasks = &job->rocket_tasks[core_first_task(job->plan, i)];
-		rj[used].n_tasks = (uint32_t)job->plan->cores[i].n_tasks;
-		rj[used].in_handles = handles;
-		rj[used].n_in = 3;
-		rj[used].out_handles = &handles[3];
-		rj[used].n_out = 1;
-		used++;
-	}
-	return used ? rb_rocket_submit(&job->dev->rocket, rj, used) : 0;
-}
-
-struct rocket_thread {
-	struct rb_npu_job *job;
-	unsigned index; /* plan core */
-	int ret;
-	char error[512];
-};
-
-static void *rocket_thread_main(void *arg)
-{
-	struct rocket_thread *rt = arg;
-
-	rt->ret = rocket_submit(rt->job, rt->index, 1);
-	if (rt->ret < 0)
-		snprintf(rt->error, sizeof(rt->error), "%s", rb_last_error());
-	return NULL;
-}
-
-/* One SUBMIT per core, each from its own thread. */
-static int rocket_submit_threads(struct rb_npu_job *job)
-{
-	struct rocket_thread rt[RB_PLAN_MAX_CORES] = {0};
-	pthread_t tid[RB_PLAN_MAX_CORES];
-	bool started[RB_PLAN_MAX_CORES] = {false};
-	int ret = 0;
-
-	for (unsigned i = 0; i < job->plan->n_cores; i++) {
-		rt[i].job = job;
-		rt[i].index = i;
-		started[i] = pthread_create(&tid[i], NULL, rocket_thread_main, &rt[i]) == 0;
-		if (!started[i])
-			rocket_thread_main(&rt[i]);
-	}
-	for (unsigned i = 0; i < job->plan->n_cores; i++) {
-		if (started[i])
-			pthread_join(tid[i], NULL);
-		if (rt[i].ret < 0 && ret == 0)
-			ret = rb_set_error(rt[i].ret, "%s", rt[i].error);
-	}
-	return ret;
-}
+ * one (the core is reset, the outputs stay as they were, §d.2): for a device whose ops
+ * say drops_timed_out_jobs, C is filled with this before each launch, and a job whose
+ * last task's output still holds it never finished. An all-ones word is a NaN payload
+ * no fp16/fp32 result has; an int32 result of exactly -1 in that place would be taken
+ * for a dropped job (and retried). */
+#define DROP_CANARY 0xffu
 
 /* The kernel log under emulation ("" on a board), for messages. */
 static const char *emulator_log(const struct rb_npu_job *job)
@@ -851,16 +400,15 @@ static void log_tail(const struct rb_npu_job *job, char *buf, size_t size)
 	snprintf(buf, size, "%s", log + (n >= size ? n - size + 1 : 0));
 }
 
-/* A job the kernel dropped (see ROCKET_CANARY). Under model_only C is never written:
+/* A job the kernel dropped (see DROP_CANARY). Under model_only C is never written:
  * then only the emulated kernel's log can tell. */
-static int rocket_check_done(struct rb_npu_job *job, const char *log_before)
+static int check_done(struct rb_npu_job *job, const char *log_before)
 {
 	const struct rb_plan *plan = job->plan;
 	const char *log = emulator_log(job);
 	char tail[512];
 
 	log_tail(job, tail, sizeof(tail));
-
 	for (unsigned i = 0; i < plan->n_cores; i++) {
 		const struct rb_plan_core *core = &plan->cores[i];
 		const unsigned char *out;
@@ -870,46 +418,27 @@ static int rocket_check_done(struct rb_npu_job *job, const char *log_before)
 			continue;
 		out = (const unsigned char *)job->c.map + core->tasks[core->n_tasks - 1].npu.c_addr;
 		for (int b = 0; b < 4; b++)
-			untouched = untouched && out[b] == ROCKET_CANARY;
+			untouched = untouched && out[b] == DROP_CANARY;
 		if (job->dev->model_only)
 			untouched = strcmp(tail, log_before) != 0;
 		if (untouched)
 			return rb_set_error(
 			    -ETIMEDOUT,
-			    "the rocket job of core %u's share (%zu tasks) never "
-			    "wrote its output: the kernel timed it out and reset the "
-			    "core%s%s",
-			    core->core, core->n_tasks, *log ? "; emulator: " : "", log);
+			    "the %s job of core %u's share (%zu tasks) never wrote its "
+			    "output: the kernel timed it out and reset the core%s%s",
+			    job->dev->ops->name, core->core, core->n_tasks,
+			    *log ? "; emulator: " : "", log);
 	}
 	return 0;
 }
 
-/* Jobs of every core, then PREP_BO on C: rocket's completion is the fence on the BOs
- * a job writes (§d.2). */
-static int launch_rocket(struct rb_npu_job *job)
-{
-	char log_before[512];
-	int ret;
-
-	log_tail(job, log_before, sizeof(log_before));
-	if (job->launch == RB_LAUNCH_THREADS)
-		ret = rocket_submit_threads(job);
-	else
-		ret = rocket_submit(job, 0, job->plan->n_cores);
-	if (ret == 0)
-		ret = bo_from_device(job->dev, &job->c);
-	if (ret == 0)
-		ret = rocket_check_done(job, log_before);
-	return ret;
-}
-
 /* Fills C with the canary for the next launch and hands it to the device. */
-static int rocket_arm_output(struct rb_npu_job *job)
+static int arm_output(struct rb_npu_job *job)
 {
-	if (!is_rocket(job))
+	if (!job->dev->ops->drops_timed_out_jobs)
 		return 0;
 	if (!job->dev->model_only)
-		memset(job->c.map, ROCKET_CANARY, job->c.size);
+		memset(job->c.map, DROP_CANARY, job->c.size);
 	return bo_to_device(job->dev, &job->c);
 }
 
@@ -917,16 +446,26 @@ static int rocket_arm_output(struct rb_npu_job *job)
 
 static int launch_once(struct rb_npu_job *job, struct rb_npu_job_times *times)
 {
-	if (is_rocket(job))
-		return launch_rocket(job);
-	switch (job->launch) {
-	case RB_LAUNCH_THREADS:
-		return launch_threads(job, times);
-	case RB_LAUNCH_MULTICORE:
-		return launch_multicore(job);
-	default:
-		return launch_fences(job);
-	}
+	struct rb_dev_job dj = {.submits = job->submits,
+				.n_submits = job->n_submits,
+				.cores = job->cores,
+				.n_cores = job->plan->n_cores,
+				.plan_core_mask = job->plan->config.core_mask,
+				.force_core_mask = rb_fault_core_mask(0),
+				.tasks = &job->tasks,
+				.in = {&job->a, &job->b, &job->regcmd},
+				.out = &job->c};
+	char log_before[512];
+	int ret;
+
+	log_tail(job, log_before, sizeof(log_before));
+	ret = job->dev->ops->launch(job->dev, job->launch, &dj);
+	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++)
+		if (dj.hw_us[i] > 0)
+			times->hw_us[i] = dj.hw_us[i];
+	if (ret == 0 && job->dev->ops->drops_timed_out_jobs)
+		ret = check_done(job, log_before);
+	return ret;
 }
 
 /* fault_hang_once: the job's first launch runs a broken program 0 (restored after). */
@@ -947,13 +486,12 @@ static int launch(struct rb_npu_job *job, struct rb_npu_job_times *times)
 	return ret;
 }
 
-/* After a timeout: the vendor driver's ACT_RESET; rocket has no reset ioctl, its
- * scheduler already reset the core that hung (§a.3). */
+/* After a timeout: the driver's reset, then C armed again for a kernel that drops jobs. */
 static int reset_device(struct rb_npu_job *job)
 {
-	if (is_rocket(job))
-		return rocket_arm_output(job);
-	return rb_rknpu_action(&job->dev->drv, RKNPU_ACT_RESET, NULL);
+	int ret = job->dev->ops->reset(job->dev);
+
+	return ret < 0 ? ret : arm_output(job);
 }
 
 /* A timed-out launch is retried once after a reset; the device time is that of the
@@ -997,7 +535,7 @@ static int pack_features(struct rb_npu_job *job)
 		ret = rb_layout_pack_a(job->a.map, job->in->a, s->dtype, s->m, s->k, p->k_pad, 0);
 	if (ret == 0)
 		ret = bo_to_device(job->dev, &job->a);
-	return ret < 0 ? ret : rocket_arm_output(job);
+	return ret < 0 ? ret : arm_output(job);
 }
 
 /* True when the phase is to run (see enum rb_npu_phase). Called outside the timed

@@ -20,62 +20,8 @@
 #include <stdbool.h>
 
 #include "core/inputs.h"
-#include "dev/discover.h"
-#include "dev/rknpu.h"
-#include "dev/rocket.h"
+#include "dev/npu_device.h"
 #include "npu/plan.h"
-struct rb_sim_config; /* sim/sim.h: the emulator behind a sim device */
-
-/* The host phases of rb_npu_job_run. When a device has an on_phase hook, the job calls
- * it as each phase begins, outside the timed windows (and with DONE at the end); a
- * phase the hook returns false for is skipped. Profilers count per phase with it (run
- * --perf), run --phase repeats one phase alone (the inputs packed and C unpacked by an
- * earlier full run). */
-enum rb_npu_phase {
-	RB_NPU_PHASE_PACK_A, /* pack A, sync it to the device */
-	RB_NPU_PHASE_SUBMIT, /* submit the jobs, wait for them */
-	RB_NPU_PHASE_UNPACK, /* sync C from the device, unpack it, add K-slices */
-	RB_NPU_PHASE_DONE,
-};
-typedef bool (*rb_npu_phase_fn)(void *ctx, enum rb_npu_phase phase);
-
-struct rb_npu_device {
-	enum rb_npu_driver driver; /* the kernel driver under it (dev/discover.h) */
-	struct rb_rknpu drv;       /* driver RB_DRIVER_RKNPU */
-	struct rb_rocket rocket;   /* driver RB_DRIVER_ROCKET */
-	const char *name;          /* "sim", "rknpu", "sim:rocket", "rocket" */
-	bool modeled;              /* times come from the emulator's model */
-	bool model_only;           /* emulator timing only: C is never written, so no data is
-				      packed or unpacked (inputs may hold no matrices) */
-	int timeout_ms;            /* per submit */
-	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
-	rb_npu_phase_fn on_phase;
-	void *phase_ctx;
-	/* --unsafe-skip-validation: programs reach the device unchecked (npu/validate.h),
-	 * for reverse-engineering work; the emulator still enforces its rules */
-	bool unsafe_skip_validation;
-};
-
-int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
-/* path NULL: the first rknpu node discovery finds (dev/discover.h, which also checks an
- * explicit path is an rknpu node). */
-int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path);
-int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
-int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path);
-/* The transport under the device's driver. */
-struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev);
-void rb_npu_device_close(struct rb_npu_device *dev);
-
-/* On rocket: fences = one SUBMIT with one job per core, then PREP_BO on the output
- * (rocket's fences are on the BOs); threads = one SUBMIT per core from its own thread;
- * multicore does not exist (no core masks) and is refused. */
-enum rb_npu_launch {
-	RB_LAUNCH_FENCES = 0, /* non-blocking submits with out-fences, then wait all */
-	RB_LAUNCH_THREADS,    /* one blocking submit per core from its own thread */
-	RB_LAUNCH_MULTICORE,  /* one submit for all cores of the plan (core_mask 0x3/0x7,
-				 subcore_task ranges); masks 0x5/0x6 never run on the
-				 vendor driver, which such a submit shows (§d.1) */
-};
 
 struct rb_npu_job_times {
 	double device_us;                /* first submit to last completion, on the device clock */
@@ -110,8 +56,5 @@ int rb_npu_job_bytes(const struct rb_plan *plan, struct rb_npu_job_bytes *bytes)
  * bytes (the emulator's mem_budget; 0: none). Checked before anything is allocated. */
 int rb_npu_job_check_limits(const struct rb_plan *plan, uint64_t budget,
 			    struct rb_npu_job_bytes *bytes);
-
-const char *rb_npu_launch_name(enum rb_npu_launch launch);
-int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out);
 
 #endif

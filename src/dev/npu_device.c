@@ -1,0 +1,135 @@
+/* Opening and closing an NPU device of either driver, and what the launch files share
+ * (npu_device.h). */
+#include "dev/npu_device.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "dev/transport.h"
+
+/* Per submit: generous for the largest plans on a board, and the emulator's virtual
+ * time never comes near it. */
+#define DEFAULT_TIMEOUT_MS 6000
+
+/* ---- devices ---- */
+
+static int device_init(struct rb_npu_device *dev, struct rb_transport *tr, const char *name,
+		       enum rb_npu_driver driver)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->name = name;
+	dev->driver = driver;
+	dev->modeled = strcmp(tr->ops->name, "sim") == 0;
+	dev->timeout_ms = DEFAULT_TIMEOUT_MS;
+	dev->ops = driver == RB_DRIVER_ROCKET ? &rb_rocket_ops : &rb_rknpu_ops;
+	if (driver == RB_DRIVER_ROCKET)
+		return rb_rocket_open(&dev->rocket, tr);
+	return rb_rknpu_open(&dev->drv, tr);
+}
+
+int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
+{
+	struct rb_transport tr;
+	int ret = rb_transport_open_sim_rknpu(&tr, cfg);
+	bool model_only = tr.model_only; /* device_init takes tr over */
+
+	if (ret == 0)
+		ret = device_init(dev, &tr, "sim", RB_DRIVER_RKNPU);
+	if (ret == 0)
+		dev->model_only = model_only;
+	return ret;
+}
+
+int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
+{
+	struct rb_npu_node node;
+	struct rb_transport tr;
+	int ret =
+	    path ? rb_discover_check(path, "rknpu", &node) : rb_discover_driver("rknpu", &node);
+
+	if (ret == 0)
+		ret = rb_transport_open_host(&tr, node.path);
+	if (ret == 0)
+		ret = device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU);
+	return ret;
+}
+
+int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
+{
+	struct rb_transport tr;
+	int ret = rb_transport_open_sim_rocket(&tr, cfg);
+	bool model_only = tr.model_only; /* device_init takes tr over */
+
+	if (ret == 0)
+		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET);
+	if (ret == 0)
+		dev->model_only = model_only;
+	return ret;
+}
+
+int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
+{
+	struct rb_npu_node node;
+	struct rb_transport tr;
+	int ret =
+	    path ? rb_discover_check(path, "rocket", &node) : rb_discover_driver("rocket", &node);
+
+	if (ret == 0)
+		ret = rb_transport_open_host(&tr, node.path);
+	if (ret == 0)
+		ret = device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET);
+	return ret;
+}
+
+void rb_npu_device_close(struct rb_npu_device *dev)
+{
+	if (dev->driver == RB_DRIVER_ROCKET)
+		rb_rocket_close(&dev->rocket);
+	else
+		rb_rknpu_close(&dev->drv);
+	memset(dev, 0, sizeof(*dev));
+}
+
+struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev)
+{
+	return dev->driver == RB_DRIVER_ROCKET ? &dev->rocket.tr : &dev->drv.tr;
+}
+
+/* ---- launch modes ---- */
+
+static const char *const launch_names[] = {
+    [RB_LAUNCH_FENCES] = "fences",
+    [RB_LAUNCH_THREADS] = "threads",
+    [RB_LAUNCH_MULTICORE] = "multicore",
+};
+
+const char *rb_npu_launch_name(enum rb_npu_launch launch)
+{
+	return launch <= RB_LAUNCH_MULTICORE ? launch_names[launch] : "unknown";
+}
+
+int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out)
+{
+	for (int i = 0; i <= RB_LAUNCH_MULTICORE; i++) {
+		if (strcmp(text, launch_names[i]) == 0) {
+			*out = (enum rb_npu_launch)i;
+			return 0;
+		}
+	}
+	return rb_set_error(-EINVAL, "launch mode '%s' must be fences, threads or multicore", text);
+}
+
+int rb_dev_submit_error(struct rb_npu_device *dev, unsigned core, uint32_t task_start,
+			uint32_t task_number, int err)
+{
+	const char *fault = rb_transport_fault_text(rb_npu_device_transport(dev));
+	char cause[512];
+
+	/* rb_set_error writes the buffer rb_last_error() returns: copy it first. */
+	snprintf(cause, sizeof(cause), "%s", rb_last_error());
+	return rb_set_error(err, "core %u, tasks %u..%u: %s%s%s", core, task_start,
+			    task_start + task_number - 1, cause, *fault ? "; emulator: " : "",
+			    fault);
+}

@@ -1,0 +1,169 @@
+/* The mainline rocket driver behind the device ops (npu_device.h): its buffer objects
+ * and its two launch modes. A job is one core's tasks (program address and length each)
+ * with the BOs it reads and writes; completion is the fence on the BOs a job writes,
+ * waited for with PREP_BO on C (§d.2). Rocket has no core masks, so no multicore. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "dev/npu_device.h"
+
+/* A core's tasks as rocket's {regcmd, regcmd_count}; NULL when out of memory. */
+static struct drm_rocket_task *rocket_tasks(const struct rb_dev_core *c)
+{
+	struct drm_rocket_task *t = calloc(c->n_tasks ? c->n_tasks : 1, sizeof(*t));
+
+	for (uint32_t i = 0; t && i < c->n_tasks; i++)
+		t[i] = (struct drm_rocket_task){c->tasks[i].regcmd_addr, c->tasks[i].regcmd_words};
+	return t;
+}
+
+/* Cores [first, first + n) of the job as rocket jobs, one per core, in one SUBMIT. */
+static int submit_cores(struct rb_npu_device *dev, const struct rb_dev_job *job, unsigned first,
+			unsigned n)
+{
+	struct rb_rocket_job rj[RB_HW_MAX_CORES];
+	struct drm_rocket_task *tasks[RB_HW_MAX_CORES] = {NULL};
+	uint32_t handles[4] = {job->in[0]->rocket.handle, job->in[1]->rocket.handle,
+			       job->in[2]->rocket.handle, job->out->rocket.handle};
+	unsigned used = 0;
+	int ret = 0;
+
+	for (unsigned i = first; ret == 0 && i < first + n; i++) {
+		if (!job->cores[i].n_tasks)
+			continue;
+		tasks[used] = rocket_tasks(&job->cores[i]);
+		if (!tasks[used])
+			ret = rb_set_error(-ENOMEM, "out of memory for a rocket job");
+		rj[used] = (struct rb_rocket_job){.tasks = tasks[used],
+						  .n_tasks = job->cores[i].n_tasks,
+						  .in_handles = handles,
+						  .n_in = 3,
+						  .out_handles = &handles[3],
+						  .n_out = 1};
+		used++;
+	}
+	if (ret == 0 && used)
+		ret = rb_rocket_submit(&dev->rocket, rj, used);
+	for (unsigned i = 0; i < used; i++)
+		free(tasks[i]);
+	return ret;
+}
+
+struct core_thread {
+	struct rb_npu_device *dev;
+	const struct rb_dev_job *job;
+	unsigned index; /* the job's core */
+	int ret;
+	char error[512];
+};
+
+static void *core_thread_main(void *arg)
+{
+	struct core_thread *ct = arg;
+
+	ct->ret = submit_cores(ct->dev, ct->job, ct->index, 1);
+	if (ct->ret < 0)
+		snprintf(ct->error, sizeof(ct->error), "%s", rb_last_error());
+	return NULL;
+}
+
+/* One SUBMIT per core, each from its own thread. */
+static int submit_threads(struct rb_npu_device *dev, const struct rb_dev_job *job)
+{
+	struct core_thread ct[RB_HW_MAX_CORES] = {0};
+	pthread_t tid[RB_HW_MAX_CORES];
+	bool started[RB_HW_MAX_CORES] = {false};
+	int ret = 0;
+
+	for (unsigned i = 0; i < job->n_cores; i++) {
+		ct[i] = (struct core_thread){.dev = dev, .job = job, .index = i};
+		started[i] = pthread_create(&tid[i], NULL, core_thread_main, &ct[i]) == 0;
+		if (!started[i])
+			core_thread_main(&ct[i]);
+	}
+	for (unsigned i = 0; i < job->n_cores; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		if (ct[i].ret < 0 && ret == 0)
+			ret = rb_set_error(ct[i].ret, "%s", ct[i].error);
+	}
+	return ret;
+}
+
+/* ---- the ops ---- */
+
+static int bo_create(struct rb_npu_device *dev, uint64_t size, enum rb_dev_bo_kind kind,
+		     struct rb_dev_bo *bo)
+{
+	int ret;
+
+	(void)kind; /* rocket has one kind of BO */
+	memset(bo, 0, sizeof(*bo));
+	if (size > UINT32_MAX)
+		return rb_set_error(-ENOMEM, "a %llu-byte buffer is more than rocket's 4 GiB limit",
+				    (unsigned long long)size);
+	ret = rb_rocket_bo_create(&dev->rocket, (uint32_t)size, &bo->rocket);
+	bo->map = bo->rocket.map;
+	bo->dma_addr = bo->rocket.dma_addr;
+	bo->size = bo->rocket.size;
+	return ret;
+}
+
+static void bo_destroy(struct rb_npu_device *dev, struct rb_dev_bo *bo)
+{
+	rb_rocket_bo_destroy(&dev->rocket, &bo->rocket);
+	memset(bo, 0, sizeof(*bo));
+}
+
+static int bo_to_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
+{
+	return rb_rocket_bo_fini(&dev->rocket, &bo->rocket);
+}
+
+static int bo_from_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
+{
+	return rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
+}
+
+static int check_launch(enum rb_npu_launch launch)
+{
+	if (launch == RB_LAUNCH_MULTICORE)
+		return rb_set_error(-EINVAL,
+				    "launch mode 'multicore' is the vendor driver's core-mask "
+				    "submit; rocket has none: use fences or threads");
+	return 0;
+}
+
+/* The jobs of every core, then PREP_BO on C: the end of every job that writes it. */
+static int launch(struct rb_npu_device *dev, enum rb_npu_launch mode, struct rb_dev_job *job)
+{
+	int ret = mode == RB_LAUNCH_THREADS ? submit_threads(dev, job)
+					    : submit_cores(dev, job, 0, job->n_cores);
+
+	return ret ? ret : bo_from_device(dev, job->out);
+}
+
+/* Rocket has no reset ioctl: its scheduler already reset the core that hung (§a.3). */
+static int reset(struct rb_npu_device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+const struct rb_dev_ops rb_rocket_ops = {
+    .name = "rocket",
+    .tasks_in_bo = false,
+    .mainline_programs = true,
+    .drops_timed_out_jobs = true,
+    .bo_create = bo_create,
+    .bo_destroy = bo_destroy,
+    .bo_to_device = bo_to_device,
+    .bo_from_device = bo_from_device,
+    .check_launch = check_launch,
+    .launch = launch,
+    .reset = reset,
+};
