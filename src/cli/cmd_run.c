@@ -53,7 +53,7 @@ static int tuned_load(const char *path, struct rb_tuned_db **db)
 }
 
 /* opts = base, then the tuned config of the entry; says when there is none or only a
- * nearest-M one. */
+ * nearest-M one. 1 when a tuned config applies, 0 when not, -1 on error. */
 static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry *entry,
 		       const struct rb_engine_opts *base, struct rb_engine_opts *opts)
 {
@@ -70,7 +70,7 @@ static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry
 	if (how == RB_TUNED_BUCKET && !cli_quiet)
 		rb_warn("%s: using the config tuned for M = %lld (nearest shape)", entry->names[0],
 			(long long)t->shape.m);
-	return 0;
+	return t != NULL;
 }
 
 static void run_usage(void)
@@ -232,14 +232,15 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 }
 
 /* A pair pinned to a config ("config" in the shapes file) runs with it on top of the
- * command line's plan flags. */
+ * command line's plan flags, unless a tuned config (run --tuned) applies: that one is
+ * complete and wins, as it was tuned for the pair. */
 static int run_entry(const struct run_opts *o, struct rb_engine *e,
-		     const struct rb_shape_entry *entry, struct rb_result *r)
+		     const struct rb_shape_entry *entry, bool tuned, struct rb_result *r)
 {
 	struct rb_plan_config saved = e->opts.plan;
 	int ret;
 
-	if (entry->config && rb_plan_config_parse(&e->opts.plan, entry->config) < 0) {
+	if (entry->config && !tuned && rb_plan_config_parse(&e->opts.plan, entry->config) < 0) {
 		rb_error("%s: config '%s': %s", entry->names[0], entry->config, rb_last_error());
 		return RB_EXIT_USAGE;
 	}
@@ -270,7 +271,7 @@ static int run_all(const struct run_opts *o, struct rb_result **out)
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
 		ret = tuned_apply(o->tuned, &o->shapes.entries[i], &o->engine, &engine.opts);
 		ret = ret < 0 ? RB_EXIT_USAGE
-			      : run_entry(o, &engine, &o->shapes.entries[i], &(*out)[i]);
+			      : run_entry(o, &engine, &o->shapes.entries[i], ret == 1, &(*out)[i]);
 	}
 	rb_engine_close(&engine);
 err_close_perf:

@@ -3,6 +3,9 @@
  *
  *   consumer TUNED.json              load it, look up every seed shape (ffn_up, ffn_out,
  *                                    result_output) and a few others, print the configs
+ *   consumer --every TUNED.json      look every tuned pair up by its own name and shape:
+ *                                    each must come back as itself (match=name); prints
+ *                                    "N pairs found, N missed" and the reader's warnings
  *   consumer --seed-reader FILE      read FILE with only the seed backend's fields
  *                                    (pairs[].src0.row/col, src1.row/col, name) the way
  *                                    its read_shape_pairs_from_json does, print them
@@ -70,6 +73,35 @@ static int lookup_all(const char *path)
 	return 0;
 }
 
+/* Every tuned pair, looked up the way a backend asks for it (name and shape). */
+static int lookup_every(const char *path)
+{
+	struct rb_tuned_db *db;
+	size_t found = 0, missed = 0;
+
+	if (rb_tuned_load_file(&db, path) < 0) {
+		fprintf(stderr, "consumer: %s\n", rb_last_error());
+		return 1;
+	}
+	for (size_t i = 0; i < rb_tuned_warning_count(db); i++)
+		printf("warning: %s\n", rb_tuned_warning(db, i));
+	for (size_t i = 0; i < rb_tuned_count(db); i++) {
+		const struct rb_tuned_config *t = rb_tuned_at(db, i), *got;
+		enum rb_tuned_match how;
+
+		got = rb_tuned_lookup(db, t->shape.m, t->shape.k, t->shape.n, t->shape.dtype,
+				      t->name, &how);
+		if (got && how == RB_TUNED_NAME && strcmp(got->config, t->config) == 0 &&
+		    strcmp(got->launch, t->launch) == 0)
+			found++;
+		else
+			missed++, printf("missed: %s\n", t->name);
+	}
+	printf("%zu pairs found, %zu missed\n", found, missed);
+	rb_tuned_free(db);
+	return missed || !found;
+}
+
 /* The seed backend's reader: src0/src1 row/col and name of every pair, nothing else. */
 static int seed_reader(const char *path)
 {
@@ -108,8 +140,11 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--seed-reader") == 0)
 		return seed_reader(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--every") == 0)
+		return lookup_every(argv[2]);
 	if (argc == 2)
 		return lookup_all(argv[1]);
-	fprintf(stderr, "usage: consumer TUNED.json | consumer --seed-reader FILE\n");
+	fprintf(stderr, "usage: consumer TUNED.json | consumer --every TUNED.json | consumer "
+			"--seed-reader FILE\n");
 	return 2;
 }

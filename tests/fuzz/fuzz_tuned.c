@@ -1,4 +1,4 @@
-/* Fuzz target: the tuned JSON loader and its lookups (src/core/tuned.c), the public
+/* Fuzz target: the tuned JSON loader and its lookups (src/tune/tuned_read.c), the public
  * library API an inference backend calls (include/rknn_bench/tuned.h). */
 #include <string.h>
 

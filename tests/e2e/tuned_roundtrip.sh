@@ -1,0 +1,97 @@
+# Every file tune writes loads everywhere it will be read: tune each shipped shapes file
+# over the WHOLE default space (every launch mode, multicore included), then read the
+# result with the library as a backend does (consumer --every: each pair found by name
+# and shape), with the seed backend's own reader, and replay it with run --tuned, which
+# must reproduce every pair's modeled time exactly and verify every shape.
+# configs/llama-3.2-1b-prefill.json (10 prefill shapes up to 512x2048x128256) is tuned
+# over a reduced space with --top 1: its full default space takes many minutes on the
+# emulator (every candidate computes the whole product), the reduced one still has
+# every launch mode. Under CHECK_SCOPE=quick (qemu) only the seed and regression files
+# are tuned.
+. tests/e2e/lib.sh
+FAST="--device sim --iters 1 --warmup 0 --verify sample"
+json() { "$JSONCHECK" "$1" "$2" 2>/dev/null; }
+cat >"$TMP/prefill-space.json" <<'SPACE'
+{"mask": ["0x7"], "split": ["m"], "weights": ["even"], "align": [32],
+ "banks": ["auto"], "kslice": ["auto"], "launch": ["fences", "threads", "multicore"]}
+SPACE
+
+# roundtrip NAME SHAPES [tune options...]
+roundtrip() {
+	name=$1 shapes=$2
+	shift 2
+	out="$TMP/$name.json"
+	expect_exit 0 "$name: tune" -- $RKNN_BENCH --quiet tune "$shapes" $FAST "$@" -o "$out"
+	expect_exit 0 "$name: the library finds every tuned pair by name and shape" -- \
+		"$CONSUMER" --every "$out"
+	expect_grep ' 0 missed$' "$TMP/out" "$name: no pair missed"
+	"$CONSUMER" --seed-reader "$shapes" >"$TMP/seed-in" 2>&1
+	"$CONSUMER" --seed-reader "$out" >"$TMP/seed-out" 2>&1
+	cmp -s "$TMP/seed-in" "$TMP/seed-out" && ok "$name: the seed backend's reader reads it" ||
+		not_ok "$name: the seed backend's reader reads it"
+	expect_exit 0 "$name: run --tuned" -- $RKNN_BENCH --quiet run --tuned "$out" "$shapes" \
+		$FAST --format json
+	cp "$TMP/out" "$TMP/$name-run.json"
+	same=0 differ=0 unverified=0
+	results=$(json "$TMP/$name-run.json" results.#)
+	pairs=$(json "$out" pairs.#)
+	i=0
+	while [ "$i" -lt "$results" ]; do
+		rname=$(json "$TMP/$name-run.json" results.$i.names.0)
+		[ "$(json "$TMP/$name-run.json" results.$i.verify.status)" = verified ] ||
+			unverified=$((unverified + 1))
+		j=0
+		while [ "$j" -lt "$pairs" ] && [ "$(json "$out" pairs.$j.name)" != "$rname" ]; do
+			j=$((j + 1))
+		done
+		got=$(json "$TMP/$name-run.json" results.$i.stats.median_us)
+		want=$(json "$out" pairs.$j.measured.median_us)
+		if [ "$got" = "$want" ]; then same=$((same + 1)); else
+			differ=$((differ + 1))
+			echo "# $name: $rname: run --tuned $got us, tuned $want us"
+		fi
+		i=$((i + 1))
+	done
+	[ "$results" -gt 0 ] && [ "$differ" -eq 0 ] &&
+		ok "$name: run --tuned reproduces all $same modeled times" ||
+		not_ok "$name: run --tuned reproduces every modeled time" "$differ of $results differ"
+	[ "$unverified" -eq 0 ] && ok "$name: every shape verified" ||
+		not_ok "$name: every shape verified" "$unverified not verified"
+}
+
+roundtrip seed configs/mat_kernel_size.json
+grep -q '"launch":	"multicore"' "$TMP/seed.json" && ok "the default space can pick multicore" ||
+	not_ok "the default space can pick multicore"
+roundtrip regression configs/regression.json
+if [ "${CHECK_SCOPE:-full}" != quick ]; then
+	roundtrip qwen configs/qwen2.5-1.5b.json
+	roundtrip prefill configs/llama-3.2-1b-prefill.json --space "$TMP/prefill-space.json" --top 1
+fi
+
+# A file of a newer schema 1.x: what this version does not know is a warning, not an
+# error, and the pair still runs.
+cat >"$TMP/newer.json" <<'NEWER'
+{"schema": "rknn-bench-tuned/1.9", "pairs": [
+ {"src0": {"row": 1, "col": 64}, "src1": {"row": 64, "col": 64}, "name": "x",
+  "tuned": {"config": "mask=0x3", "launch": "warp-drive", "turbo": true}}]}
+NEWER
+expect_exit 0 "a newer 1.x file loads in the library" -- "$CONSUMER" --every "$TMP/newer.json"
+expect_grep 'tuned.turbo: unknown key, ignored' "$TMP/out" "the library warns about the unknown key"
+expect_exit 0 "run --tuned runs a newer 1.x file" -- $RKNN_BENCH run --tuned "$TMP/newer.json" \
+	--shape 1x64x64 $FAST
+expect_grep 'tuned.launch "warp-drive" is not known to this version: runs with "fences"' \
+	"$TMP/err" "run --tuned says which launch it falls back to"
+sed 's#tuned/1.9#tuned/2#' "$TMP/newer.json" >"$TMP/major2.json"
+expect_exit 2 "another major schema is refused" -- $RKNN_BENCH run --tuned "$TMP/major2.json" \
+	--shape 1x64x64 $FAST
+
+# The default config is a candidate only inside the space.
+echo '{"launch": ["threads"], "mask": ["0x1", "0x7"]}' >"$TMP/threads-space.json"
+expect_exit 0 "tune a threads-only space" -- $RKNN_BENCH --quiet tune --shape 1x2048x8192 $FAST \
+	--space "$TMP/threads-space.json" -o "$TMP/threads.json"
+[ "$(json "$TMP/threads.json" pairs.0.tuned.launch)" = threads ] &&
+	ok "the default (fences) is not chosen outside the space" ||
+	not_ok "the default (fences) is not chosen outside the space" \
+		"$(json "$TMP/threads.json" pairs.0.tuned.launch)"
+[ -n "$(json "$TMP/threads.json" pairs.0.measured.default_us)" ] &&
+	ok "the default is still timed as the baseline" || not_ok "the default is still timed"
