@@ -260,3 +260,30 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		return parse_measure(b, code, arg);
 	}
 }
+
+int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
+		    const struct cli_bench_cmd *own)
+{
+	struct option *opts = cli_bench_options(cmd);
+	int c, ret = 0;
+
+	b->specs = calloc((size_t)argc + 1, sizeof(*b->specs));
+	b->n_specs = 0;
+	if (!b->specs || !opts)
+		ret = rb_error("out of memory");
+	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		if (c == 'h') {
+			own->usage();
+			ret = -2;
+		} else if (c == '?') {
+			fprintf(stderr, "see 'rknn-bench %s --help'\n", own->name);
+			ret = -1;
+		} else {
+			ret = cli_bench_option(b, c, optarg);
+			if (ret > 0)
+				ret = own->option(own->ctx, c, optarg);
+		}
+	}
+	free(opts);
+	return ret;
+}

@@ -115,6 +115,17 @@ struct cli_bench {
 struct option *cli_bench_options(unsigned cmd);
 void cli_bench_usage(FILE *out, unsigned cmd);
 int cli_bench_option(struct cli_bench *b, int code, const char *arg);
+/* The whole getopt loop of run or tune: the shared options into b (b->specs is
+ * allocated: free it), the command's own through `option`. 0, -1 (a message was
+ * printed) or -2 (--help was printed). */
+struct cli_bench_cmd {
+	const char *name;
+	void (*usage)(void);
+	int (*option)(void *ctx, int code, const char *arg);
+	void *ctx;
+};
+int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
+		    const struct cli_bench_cmd *own);
 
 /* SIGINT/SIGTERM (stop.c): between cli_catch_stop(true) and (false) a signal sets
  * cli_stop_signal (its number, kept after (false)) instead of ending the process; a

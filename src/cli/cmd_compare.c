@@ -191,15 +191,7 @@ static void fill_row(row_cells cells, const struct rb_compare_row *row, double t
 
 static void print_grid(row_cells *rows, size_t n)
 {
-	const char **cells = calloc(n ? n * N_COLS : 1, sizeof(*cells));
-
-	if (!cells)
-		return;
-	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < N_COLS; c++)
-			cells[i * N_COLS + (size_t)c] = rows[i][c];
-	rb_table_print(stdout, columns, N_COLS, cells, n);
-	free(cells);
+	rb_table_print_cells(stdout, columns, N_COLS, (const char *)rows, CELL_SIZE, n);
 }
 
 /* The last line: the geometric mean, with the counts. */

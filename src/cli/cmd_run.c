@@ -161,13 +161,16 @@ static void run_opts_init(struct run_opts *o)
 	o->seed = DEFAULT_SEED;
 }
 
+static int own_option(void *ctx, int code, const char *arg)
+{
+	return parse_option(ctx, code, arg);
+}
+
 /* Parses argv into `o`; returns 0, or an exit code > 0 (help printed: RB_EXIT_OK + 100). */
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
-	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
-	struct option *opts = cli_bench_options(CLI_RUN);
-	struct cli_bench b = {.specs = specs,
-			      .dtype = RB_DTYPE_FP16,
+	const struct cli_bench_cmd own = {"run", run_usage, own_option, o};
+	struct cli_bench b = {.dtype = RB_DTYPE_FP16,
 			      .device_name = &o->device_name,
 			      .engine = &o->engine,
 			      .measure = &o->measure,
@@ -175,28 +178,10 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 			      .seed = &o->seed,
 			      .data = &o->data,
 			      .out_path = &o->out_path};
-	int c, ret = 0;
+	int ret = cli_bench_parse(&b, CLI_RUN, argc, argv, &own);
 
-	if (!specs || !opts) {
-		free(specs);
-		free(opts);
-		return RB_EXIT_USAGE;
-	}
-	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == 'h') {
-			run_usage();
-			ret = -2;
-		} else if (c == '?') {
-			fputs("see 'rknn-bench run --help'\n", stderr);
-			ret = -1;
-		} else {
-			ret = cli_bench_option(&b, c, optarg);
-			if (ret > 0)
-				ret = parse_option(o, c, optarg);
-		}
-	}
 	if (ret == 0)
-		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, b.n_specs,
+		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, b.specs, b.n_specs,
 				      b.dtype, "run", false);
 	if (ret == 0) {
 		o->device = cli_find_device(o->device_name, &o->engine);
@@ -206,8 +191,7 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 		ret = rb_error("--phase %s: the CPU reference has no such phase; use an NPU "
 			       "device (sim, rknpu) or --phase all",
 			       phase_option(o->phase_only));
-	free(specs);
-	free(opts);
+	free(b.specs);
 	if (ret == -2)
 		return 100 + RB_EXIT_OK;
 	return ret < 0 ? RB_EXIT_USAGE : 0;

@@ -114,13 +114,16 @@ static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_spec
 /* --help was printed: not an error, nothing more to do (no exit code is this big). */
 #define HELP_SHOWN 1000
 
+static int own_option(void *ctx, int code, const char *arg)
+{
+	return parse_option(ctx, code, arg);
+}
+
 /* Parses argv: 0, HELP_SHOWN, or an exit code. */
 static int parse_args(struct rb_tune_opts *o, int argc, char **argv)
 {
-	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
-	struct option *opts = cli_bench_options(CLI_TUNE);
-	struct cli_bench b = {.specs = specs,
-			      .dtype = RB_DTYPE_FP16,
+	const struct cli_bench_cmd own = {"tune", tune_usage, own_option, o};
+	struct cli_bench b = {.dtype = RB_DTYPE_FP16,
 			      .device_name = &o->device_name,
 			      .engine = &o->engine,
 			      .measure = &o->measure,
@@ -128,27 +131,13 @@ static int parse_args(struct rb_tune_opts *o, int argc, char **argv)
 			      .seed = &o->seed,
 			      .data = &o->data,
 			      .out_path = &o->out_path};
-	int c, ret = specs && opts ? 0 : -1;
+	int ret = cli_bench_parse(&b, CLI_TUNE, argc, argv, &own);
 
-	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == 'h') {
-			tune_usage();
-			ret = -2;
-		} else if (c == '?') {
-			fputs("see 'rknn-bench tune --help'\n", stderr);
-			ret = -1;
-		} else {
-			ret = cli_bench_option(&b, c, optarg);
-			if (ret > 0)
-				ret = parse_option(o, c, optarg);
-		}
-	}
 	o->files = argv + optind;
 	o->n_files = argc - optind;
 	if (ret == 0)
-		ret = finish_args(o, specs, b.n_specs, b.dtype);
-	free(specs);
-	free(opts);
+		ret = finish_args(o, b.specs, b.n_specs, b.dtype);
+	free(b.specs);
 	if (ret == -2)
 		return HELP_SHOWN;
 	return ret < 0 ? RB_EXIT_USAGE : 0;

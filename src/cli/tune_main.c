@@ -114,22 +114,15 @@ static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best
 	    {"config", false},
 	};
 	char(*rows)[T_COLS][T_CELL] = calloc(l->count ? l->count : 1, sizeof(*rows));
-	const char **cells = calloc(l->count ? l->count * T_COLS : 1, sizeof(*cells));
 	size_t n = 0;
 
-	for (size_t i = 0; rows && cells && i < l->count; i++) {
-		if (rb_tune_first_same(l, i) != i)
-			continue;
-		summary_row(rows[n], l->entries[i].names[0], &best[i]);
-		for (int c = 0; c < T_COLS; c++)
-			cells[n * T_COLS + (size_t)c] = rows[n][c];
-		n++;
-	}
-	if (rows && cells)
-		rb_table_print(stdout, cols, T_COLS, cells, n);
+	for (size_t i = 0; rows && i < l->count; i++)
+		if (rb_tune_first_same(l, i) == i)
+			summary_row(rows[n++], l->entries[i].names[0], &best[i]);
+	if (rows)
+		rb_table_print_cells(stdout, cols, T_COLS, (const char *)rows, T_CELL, n);
 	if (modeled)
 		printf("\nmodeled: times come from the emulator's timing model, not a clock\n");
-	free(cells);
 	free(rows);
 }
 

@@ -124,15 +124,7 @@ static void fill_row(row_cells cells, const struct rb_result *r)
 
 static void print_grid(FILE *out, row_cells *rows, size_t n)
 {
-	const char **cells = calloc(n ? n * N_COLS : 1, sizeof(*cells));
-
-	if (!cells)
-		return;
-	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < N_COLS; c++)
-			cells[i * N_COLS + (size_t)c] = rows[i][c];
-	rb_table_print(out, columns, N_COLS, cells, n);
-	free(cells);
+	rb_table_print_cells(out, columns, N_COLS, (const char *)rows, CELL_SIZE, n);
 }
 
 static void print_failure(FILE *out, const struct rb_result *r)

@@ -53,3 +53,16 @@ void rb_table_print(FILE *out, const struct rb_table_column *cols, size_t n_cols
 	for (size_t r = 0; r < n_rows; r++)
 		print_line(out, cols, n_cols, cells + r * n_cols, width);
 }
+
+void rb_table_print_cells(FILE *out, const struct rb_table_column *cols, size_t n_cols,
+			  const char *cells, size_t cell_size, size_t n_rows)
+{
+	const char **ptrs = calloc(n_rows ? n_rows * n_cols : 1, sizeof(*ptrs));
+
+	if (!ptrs)
+		return;
+	for (size_t i = 0; i < n_rows * n_cols; i++)
+		ptrs[i] = cells + i * cell_size;
+	rb_table_print(out, cols, n_cols, ptrs, n_rows);
+	free(ptrs);
+}

@@ -18,6 +18,11 @@ struct rb_table_column {
 void rb_table_print(FILE *out, const struct rb_table_column *cols, size_t n_cols,
 		    const char *const *cells, size_t n_rows);
 
+/* The same for cells stored as fixed-size strings, row-major: cell (r, c) starts at
+ * cells + (r * n_cols + c) * cell_size (a char rows[n][N_COLS][CELL] array). */
+void rb_table_print_cells(FILE *out, const struct rb_table_column *cols, size_t n_cols,
+			  const char *cells, size_t cell_size, size_t n_rows);
+
 /* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
 int rb_display_width(const char *s);
 
