@@ -112,6 +112,14 @@ struct cli_bench {
 	enum rb_data_kind *data;
 	const char **out_path;
 };
+/* A cli_bench over the fields of a command's options struct `o` (run's and tune's name
+ * them the same). */
+#define CLI_BENCH_OF(o)                                                                            \
+	{                                                                                          \
+		.dtype = RB_DTYPE_FP16, .device_name = &(o)->device_name, .engine = &(o)->engine,  \
+		.measure = &(o)->measure, .verify = &(o)->verify, .seed = &(o)->seed,              \
+		.data = &(o)->data, .out_path = &(o)->out_path                                     \
+	}
 struct option *cli_bench_options(unsigned cmd);
 void cli_bench_usage(FILE *out, unsigned cmd);
 int cli_bench_option(struct cli_bench *b, int code, const char *arg);

@@ -170,14 +170,7 @@ static int own_option(void *ctx, int code, const char *arg)
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
 	const struct cli_bench_cmd own = {"run", run_usage, own_option, o};
-	struct cli_bench b = {.dtype = RB_DTYPE_FP16,
-			      .device_name = &o->device_name,
-			      .engine = &o->engine,
-			      .measure = &o->measure,
-			      .verify = &o->verify,
-			      .seed = &o->seed,
-			      .data = &o->data,
-			      .out_path = &o->out_path};
+	struct cli_bench b = CLI_BENCH_OF(o);
 	int ret = cli_bench_parse(&b, CLI_RUN, argc, argv, &own);
 
 	if (ret == 0)
