@@ -103,6 +103,24 @@ static void summary_row(char (*cells)[T_CELL], const char *name, const struct rb
 	snprintf(cells[T_CONFIG], T_CELL, "%s", b->point.text);
 }
 
+/* Per model: what the default config and the tuned ones spend per token and prompt. */
+static void print_totals(const struct rb_tune_run *t, const struct rb_tune_best *best)
+{
+	struct rb_total before[RB_TOTALS_MAX], after[RB_TOTALS_MAX];
+	size_t nb = rb_tune_totals(t->o, best, false, before);
+	size_t na = rb_tune_totals(t->o, best, true, after);
+	char line[160];
+
+	printf("\nper model, the sum over every pair%s:\n",
+	       t->device.ops->modeled ? " (modeled)" : "");
+	for (size_t i = 0; i < nb && i < na; i++) {
+		rb_total_text(&before[i], line, sizeof(line));
+		printf("  default %s\n", line);
+		rb_total_text(&after[i], line, sizeof(line));
+		printf("  tuned   %s\n", line);
+	}
+}
+
 static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	const struct rb_shape_list *l = &t->o->shapes;
@@ -121,6 +139,7 @@ static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best
 			summary_row(rows[n++], l->entries[i].names[0], &best[i]);
 	if (rows)
 		rb_table_print_cells(stdout, cols, T_COLS, (const char *)rows, T_CELL, n);
+	print_totals(t, best);
 	if (modeled)
 		printf("\nmodeled: times come from the emulator's timing model, not a clock\n");
 	free(rows);

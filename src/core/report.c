@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/report_format.h"
+#include "core/totals.h"
 
 /* ---- results ----------------------------------------------------------------- */
 
@@ -85,6 +86,25 @@ void rb_result_release(struct rb_result *r)
 	rb_stats_release(&r->stats);
 	free(r->perf);
 	r->perf = NULL;
+}
+
+size_t rb_report_totals(const struct rb_result *results, size_t n, struct rb_total *out)
+{
+	struct rb_total_item *items = calloc(n ? n : 1, sizeof(*items));
+	size_t groups = 0;
+
+	for (size_t i = 0; items && i < n; i++) {
+		if (results[i].phase) { /* a phase alone is not a matmul's time */
+			free(items);
+			return 0;
+		}
+		items[i] = (struct rb_total_item){results[i].shape.m, results[i].stats.median_us,
+						  results[i].n_names ? results[i].n_names : 1};
+	}
+	if (items)
+		groups = rb_totals_sum(items, n, out, RB_TOTALS_MAX);
+	free(items);
+	return groups;
 }
 
 static const struct {

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/report_format.h"
+#include "core/totals.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -185,6 +186,16 @@ static bool json_result(cJSON *results, const struct rb_result *r)
 	       (!r->phase || add_str(o, "phase", r->phase)) && json_perf(o, r->perf);
 }
 
+/* "totals": per model, the sum over every pair per M (core/totals.h). */
+static bool json_totals(cJSON *doc, const struct rb_result *results, size_t n)
+{
+	struct rb_total t[RB_TOTALS_MAX];
+	size_t groups = rb_report_totals(results, n, t);
+	cJSON *array = rb_totals_json(t, groups);
+
+	return array && cJSON_AddItemToObject(doc, "totals", array);
+}
+
 cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *results, size_t n)
 {
 	cJSON *doc = cJSON_CreateObject();
@@ -199,6 +210,8 @@ cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *resu
 	for (i = 0; i < n; i++)
 		if (!json_result(array, &results[i]))
 			goto err_delete;
+	if (!json_totals(doc, results, n))
+		goto err_delete;
 	return doc;
 
 err_delete:

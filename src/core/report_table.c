@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/report_format.h"
 #include "core/table.h"
+#include "core/totals.h"
 
 #define MODELED_NOTE "modeled: times come from the emulator's timing model, not a clock"
 
@@ -165,6 +166,22 @@ static void print_perf(FILE *out, const struct rb_result *results, size_t n)
 		rb_perf_print_unavailable(out, last);
 }
 
+/* What the model spends in these matmuls, per token and per prompt. */
+static void print_totals(FILE *out, const struct rb_result *results, size_t n, bool modeled)
+{
+	struct rb_total t[RB_TOTALS_MAX];
+	size_t groups = rb_report_totals(results, n, t);
+	char line[160];
+
+	if (groups)
+		fprintf(out, "\nper model, the sum over every pair%s:\n",
+			modeled ? " (modeled)" : "");
+	for (size_t i = 0; i < groups; i++) {
+		rb_total_text(&t[i], line, sizeof(line));
+		fprintf(out, "  %s\n", line);
+	}
+}
+
 /* Lines below the table: failures, outliers, the modeled footnote, the counters. */
 static void print_notes(FILE *out, const struct rb_result *results, size_t n)
 {
@@ -189,6 +206,7 @@ static void print_notes(FILE *out, const struct rb_result *results, size_t n)
 				name, r->stats.outliers, r->stats.n);
 		modeled |= r->modeled;
 	}
+	print_totals(out, results, n, modeled);
 	if (modeled)
 		fprintf(out, "\n" MODELED_NOTE "\n");
 	print_perf(out, results, n);

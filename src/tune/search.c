@@ -471,3 +471,22 @@ int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out)
 		}
 	return -EINVAL;
 }
+
+size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best, bool tuned,
+		      struct rb_total *out)
+{
+	const struct rb_shape_list *l = &o->shapes;
+	struct rb_total_item *items = calloc(l->count ? l->count : 1, sizeof(*items));
+	size_t groups = 0;
+
+	for (size_t i = 0; items && i < l->count; i++) {
+		const struct rb_tune_best *b = &best[i];
+		double us = tuned ? (b->found ? b->median_us : NAN) : b->default_us;
+
+		items[i] = (struct rb_total_item){b->shape.m, us, l->entries[i].n_names};
+	}
+	if (items)
+		groups = rb_totals_sum(items, l->count, out, RB_TOTALS_MAX);
+	free(items);
+	return groups;
+}

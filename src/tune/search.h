@@ -16,6 +16,7 @@
 #include "core/verify.h"
 #include "run/engine.h"
 #include "rknn_bench/shape.h"
+#include "core/totals.h"
 #include "tune/tune.h"
 
 enum rb_tune_strategy {
@@ -111,6 +112,11 @@ int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best);
 /* The entry tuned for an identical shape earlier in the list, or i itself. */
 size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i);
+
+/* Per-model totals (core/totals.h) of the tuned configs (tuned) or of the default
+ * config (!tuned), every pair of the input counted. */
+size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best, bool tuned,
+		      struct rb_total *out);
 
 /* Writes the tuned JSON: the input files' pairs (in order, every name) with "tuned"
  * and "measured" objects. Returns 0 or a negative errno (with rb_last_error()). */

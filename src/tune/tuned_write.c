@@ -261,6 +261,20 @@ static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
 }
 
+/* Per model, before (the default config) and after tuning. */
+static cJSON *totals_json(const struct rb_tune_run *t, const struct rb_tune_best *best)
+{
+	struct rb_total before[RB_TOTALS_MAX], after[RB_TOTALS_MAX];
+	size_t nb = rb_tune_totals(t->o, best, false, before);
+	size_t na = rb_tune_totals(t->o, best, true, after);
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddBoolToObject(o, "modeled", t->device.ops->modeled);
+	cJSON_AddItemToObject(o, "default", rb_totals_json(before, nb));
+	cJSON_AddItemToObject(o, "tuned", rb_totals_json(after, na));
+	return o;
+}
+
 static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	cJSON *base = NULL, *pairs = input_pairs(t->o, &base), *doc;
@@ -282,6 +296,7 @@ static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best
 	cJSON_Delete(base);
 	for (cJSON *p = pairs->child; p; p = p->next)
 		annotate(t, best, p);
+	cJSON_AddItemToObject(doc, "totals", totals_json(t, best));
 	cJSON_AddItemToObject(doc, "pairs", pairs);
 	return doc;
 }

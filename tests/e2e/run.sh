@@ -94,3 +94,21 @@ expect_grep "RKNN_BENCH_DEBUG: unknown flag 'corupt_c' ignored; valid flags: cor
 	"an unknown debug flag is named with the valid ones"
 RKNN_BENCH_DEBUG=fault_dma,corrupt_c expect_exit 1 "valid debug flags still act" -- \
 	$RKNN_BENCH run --device cpu --shape 1x64x64 --iters 1 --warmup 0
+
+# Per model: every pair's median summed per M (decode per token, prefill per prompt).
+expect_exit 0 "totals: run the seed shapes" -- $RKNN_BENCH run configs/mat_kernel_size.json \
+	--device sim --iters 1 --warmup 0 --verify sample --format json
+cp "$TMP/out" "$TMP/totals.json"
+want=$(for i in 0 1 2; do
+	echo "$("$JSONCHECK" "$TMP/totals.json" results.$i.stats.median_us) $("$JSONCHECK" "$TMP/totals.json" results.$i.names.#)"
+done | awk '{ s += $1 * $2 } END { printf "%.3f", s }')
+got=$("$JSONCHECK" "$TMP/totals.json" totals.0.total_us)
+[ "$("$JSONCHECK" "$TMP/totals.json" totals.0.pairs)" = 35 ] && ok "totals: all 35 pairs counted" ||
+	not_ok "totals: all 35 pairs counted"
+awk -v g="$got" -v w="$want" 'BEGIN { exit !(g - w < 0.01 && w - g < 0.01) }' &&
+	ok "totals: decode total is each median times its pairs" ||
+	not_ok "totals: decode total is each median times its pairs" "$got vs $want"
+expect_exit 0 "totals: the table" -- $RKNN_BENCH run configs/mat_kernel_size.json \
+	--device sim --iters 1 --warmup 0 --verify sample
+expect_grep '^  decode \(M = 1\): [0-9.]+ µs per token over 35 pairs' "$TMP/out" \
+	"totals: the table says the per-token total"

@@ -60,6 +60,10 @@ roundtrip() {
 }
 
 roundtrip seed configs/mat_kernel_size.json
+[ "$(json "$TMP/seed.json" totals.tuned.0.pairs)" = 35 ] &&
+	[ -n "$(json "$TMP/seed.json" totals.default.0.total_us)" ] &&
+	ok "the tuned file holds the per-token totals before and after tuning" ||
+	not_ok "the tuned file holds the per-token totals before and after tuning"
 grep -q '"launch":	"multicore"' "$TMP/seed.json" && ok "the default space can pick multicore" ||
 	not_ok "the default space can pick multicore"
 roundtrip regression configs/regression.json

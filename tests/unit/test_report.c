@@ -16,6 +16,7 @@
 
 #include "core/report.h"
 #include "core/table.h"
+#include "core/totals.h"
 #include "core/version.h"
 
 #define assert_near(a, b, eps)                                                                     \
@@ -431,6 +432,28 @@ static void test_table_printer(void **state)
 	free(buf);
 }
 
+/* Per-model totals: each shape's time once per pair, grouped by M in increasing order;
+ * a shape without a time makes its group incomplete. */
+static void test_totals(void **state)
+{
+	const struct rb_total_item items[] = {
+	    {128, 10.0, 2}, {1, 3.0, 16}, {1, 5.0, 1}, {512, NAN, 1}, {128, 1.5, 4}};
+	struct rb_total t[RB_TOTALS_MAX];
+	char line[160];
+
+	(void)state;
+	assert_int_equal(rb_totals_sum(items, 5, t, RB_TOTALS_MAX), 3);
+	assert_true(t[0].m == 1 && t[0].pairs == 17 && t[0].complete);
+	assert_true(t[0].total_us == 53.0);
+	assert_true(t[1].m == 128 && t[1].pairs == 6 && t[1].total_us == 26.0);
+	assert_true(t[2].m == 512 && !t[2].complete);
+	rb_total_text(&t[0], line, sizeof(line));
+	assert_string_equal(line, "decode (M = 1): 53.0 µs per token over 17 pairs");
+	rb_total_text(&t[1], line, sizeof(line));
+	assert_string_equal(line, "prefill (M = 128): 26.0 µs per 128-token prompt over 6 pairs");
+	assert_int_equal(rb_totals_sum(items, 5, t, 1), 1); /* more M values than room */
+}
+
 static void test_context_collect(void **state)
 {
 	static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ"; /* d: a digit */
@@ -460,7 +483,7 @@ int main(void)
 	    cmocka_unit_test(test_csv),           cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_write_error),   cmocka_unit_test(test_format_parse),
 	    cmocka_unit_test(test_cpu_model),     cmocka_unit_test(test_context_collect),
-	    cmocka_unit_test(test_table_printer),
+	    cmocka_unit_test(test_table_printer), cmocka_unit_test(test_totals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
