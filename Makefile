@@ -163,7 +163,7 @@ deps-check:
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE) \
 		$(FUZZ_REPLAYS)
-	@BUILD=$(BUILD) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
 		sh tests/run-tests.sh $(TESTS)
 
 # CHECK_SCOPE=quick: the e2e tests replace their largest emulator workloads with smaller
