@@ -181,6 +181,7 @@ static int launch_multicore(struct launch *l)
 struct core_thread {
 	struct launch *l;
 	unsigned core;
+	bool grouped; /* a member of the transport's thread group */
 	double hw_us;
 	int ret;
 	char error[512];
@@ -205,26 +206,41 @@ static void *core_thread_main(void *arg)
 		}
 		ct->hw_us += (double)sub.hw_elapse_time / 1000.0;
 	}
+	if (ct->grouped)
+		rb_transport_group_leave(rb_npu_device_transport(l->dev));
 	return NULL;
 }
 
+/* The threads start as one group of the transport (the emulator needs it to run their
+ * jobs together in virtual time, transport.h). A thread that cannot be created leaves
+ * the group at once; its core's submits then run on this thread after the others. */
 static int launch_threads(struct launch *l)
 {
+	struct rb_transport *tr = rb_npu_device_transport(l->dev);
 	struct core_thread ct[RB_HW_MAX_CORES] = {0};
 	pthread_t tid[RB_HW_MAX_CORES];
 	bool started[RB_HW_MAX_CORES] = {false};
+	bool grouped = rb_transport_group_begin(tr, l->job->n_cores) == 0;
 	int ret = 0;
 
 	for (unsigned i = 0; i < l->job->n_cores; i++) {
 		ct[i].l = l;
 		ct[i].core = l->job->cores[i].core;
+		ct[i].grouped = grouped;
 		started[i] = pthread_create(&tid[i], NULL, core_thread_main, &ct[i]) == 0;
-		if (!started[i])
-			core_thread_main(&ct[i]);
+		if (!started[i] && grouped)
+			rb_transport_group_leave(tr);
 	}
-	for (unsigned i = 0; i < l->job->n_cores; i++) {
+	for (unsigned i = 0; i < l->job->n_cores; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
+	if (grouped)
+		rb_transport_group_end(tr);
+	for (unsigned i = 0; i < l->job->n_cores; i++) {
+		if (!started[i]) {
+			ct[i].grouped = false;
+			core_thread_main(&ct[i]);
+		}
 		l->job->hw_us[ct[i].core] = ct[i].hw_us;
 		if (ct[i].ret < 0 && ret == 0)
 			ret = rb_set_error(ct[i].ret, "%s", ct[i].error);

@@ -35,6 +35,14 @@ struct rb_transport_ops {
 	 * NULL means ""). */
 	const char *(*fault_text)(void *priv);
 	const char *(*kernel_log)(void *priv);
+	/* A thread group (optional, NULL on a board where cores run concurrently by
+	 * themselves): `threads` threads are about to block in SUBMIT at once; each calls
+	 * group_leave when it submits no more; group_end after they joined. The emulated
+	 * kernel runs jobs on the calling thread and needs this to run them together in
+	 * virtual time (src/sim/sim.h). begin: 0 or a negative errno (then no group). */
+	int (*group_begin)(void *priv, unsigned threads);
+	void (*group_leave)(void *priv);
+	void (*group_end)(void *priv);
 	void (*release)(void *priv);
 };
 
@@ -59,6 +67,11 @@ struct rb_sim_kmod *rb_transport_sim_kmod(const struct rb_transport *t);
 /* The transport's fault_text / kernel_log, "" where it has none. */
 const char *rb_transport_fault_text(const struct rb_transport *t);
 const char *rb_transport_kernel_log(const struct rb_transport *t);
+
+/* The transport's thread group calls; no-ops where it has none. */
+int rb_transport_group_begin(const struct rb_transport *t, unsigned threads);
+void rb_transport_group_leave(const struct rb_transport *t);
+void rb_transport_group_end(const struct rb_transport *t);
 
 static inline int rb_transport_ioctl(struct rb_transport *t, unsigned long request, void *arg)
 {

@@ -158,3 +158,21 @@ const char *rb_transport_kernel_log(const struct rb_transport *t)
 {
 	return t && t->ops && t->ops->kernel_log ? t->ops->kernel_log(t->priv) : "";
 }
+
+int rb_transport_group_begin(const struct rb_transport *t, unsigned threads)
+{
+	return t && t->ops && t->ops->group_begin ? t->ops->group_begin(t->priv, threads)
+						  : -EOPNOTSUPP;
+}
+
+void rb_transport_group_leave(const struct rb_transport *t)
+{
+	if (t && t->ops && t->ops->group_leave)
+		t->ops->group_leave(t->priv);
+}
+
+void rb_transport_group_end(const struct rb_transport *t)
+{
+	if (t && t->ops && t->ops->group_end)
+		t->ops->group_end(t->priv);
+}

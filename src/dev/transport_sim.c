@@ -49,6 +49,21 @@ static const char *sim_kernel_log(void *priv)
 	return rb_sim_kmod_log(priv);
 }
 
+static int sim_group_begin(void *priv, unsigned threads)
+{
+	return rb_sim_kmod_group_begin(priv, threads);
+}
+
+static void sim_group_leave(void *priv)
+{
+	rb_sim_kmod_group_leave(priv);
+}
+
+static void sim_group_end(void *priv)
+{
+	rb_sim_kmod_group_end(priv);
+}
+
 static void sim_release(void *priv)
 {
 	rb_sim_kmod_free(priv);
@@ -64,6 +79,9 @@ static const struct rb_transport_ops sim_ops = {
     .close_fd = sim_close_fd,
     .fault_text = sim_fault_text,
     .kernel_log = sim_kernel_log,
+    .group_begin = sim_group_begin,
+    .group_leave = sim_group_leave,
+    .group_end = sim_group_end,
     .release = sim_release,
 };
 

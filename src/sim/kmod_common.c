@@ -30,6 +30,102 @@ void rb_kmod_advance_to(struct rb_sim_kmod *k, uint64_t t)
 		atomic_store(&k->now, t);
 }
 
+/* A thread's clock inside a thread group; `k` and `serial` say whose. */
+static _Thread_local struct {
+	const struct rb_sim_kmod *k;
+	uint64_t serial, now;
+} thread_clock;
+
+static bool in_group(const struct rb_sim_kmod *k)
+{
+	return k->group.expected > 0;
+}
+
+uint64_t rb_kmod_thread_now(const struct rb_sim_kmod *k)
+{
+	if (!in_group(k))
+		return atomic_load(&k->now);
+	if (thread_clock.k == k && thread_clock.serial == k->group.serial)
+		return thread_clock.now;
+	return k->group.start_ns;
+}
+
+void rb_kmod_thread_advance(struct rb_sim_kmod *k, uint64_t t)
+{
+	if (in_group(k)) {
+		uint64_t mine = kmod_max(rb_kmod_thread_now(k), t);
+
+		thread_clock.k = k;
+		thread_clock.serial = k->group.serial;
+		thread_clock.now = mine;
+	}
+	rb_kmod_advance_to(k, t);
+}
+
+/* Every member left or blocked: nothing earlier in virtual time can come. */
+static void group_run_if_ready(struct rb_sim_kmod *k)
+{
+	struct kmod_group *g = &k->group;
+
+	if (!g->blocked || g->blocked + g->left < g->expected)
+		return;
+	k->ops->run_all(k);
+	g->blocked = 0;
+	pthread_cond_broadcast(&g->cond);
+}
+
+void rb_kmod_block_until(struct rb_sim_kmod *k, const bool *done)
+{
+	if (!in_group(k)) {
+		k->ops->run_all(k);
+		return;
+	}
+	if (*done)
+		return;
+	k->group.blocked++;
+	group_run_if_ready(k);
+	while (!*done)
+		pthread_cond_wait(&k->group.cond, &k->lock);
+}
+
+int rb_sim_kmod_group_begin(struct rb_sim_kmod *k, unsigned threads)
+{
+	int ret = 0;
+
+	if (!k->ops->run_all)
+		return -EOPNOTSUPP;
+	if (!threads)
+		return -EINVAL;
+	pthread_mutex_lock(&k->lock);
+	if (in_group(k)) {
+		ret = -EBUSY;
+	} else {
+		k->group.expected = threads;
+		k->group.blocked = k->group.left = 0;
+		k->group.start_ns = atomic_load(&k->now);
+		k->group.serial++;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+void rb_sim_kmod_group_leave(struct rb_sim_kmod *k)
+{
+	pthread_mutex_lock(&k->lock);
+	if (in_group(k)) {
+		k->group.left++;
+		group_run_if_ready(k);
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+void rb_sim_kmod_group_end(struct rb_sim_kmod *k)
+{
+	pthread_mutex_lock(&k->lock);
+	k->group.expected = 0;
+	pthread_mutex_unlock(&k->lock);
+}
+
 static void log_line(struct rb_sim_kmod *k, const char *text)
 {
 	uint64_t t = atomic_load(&k->now);
@@ -543,6 +639,7 @@ static struct rb_sim_kmod *new_failed(struct rb_sim_kmod *k, int err, const char
 	/* the NPU says what is wrong with the configuration, if it was that */
 	snprintf(why, sizeof(why), "%s", *rb_last_error() ? rb_last_error() : strerror(err));
 	if (k) {
+		pthread_cond_destroy(&k->group.cond);
 		pthread_mutex_destroy(&k->lock);
 		free(k);
 	}
@@ -566,6 +663,7 @@ struct rb_sim_kmod *rb_kmod_new(const struct rb_sim_config *cfg, const struct km
 	if (!k)
 		return new_failed(NULL, ENOMEM, ops->name);
 	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->group.cond, NULL);
 	k->ops = ops;
 	k->mem_budget = cfg->mem_budget ? cfg->mem_budget : DEFAULT_BUDGET;
 	k->next_token = OBJ_TOKEN_START;
@@ -596,6 +694,7 @@ void rb_sim_kmod_free(struct rb_sim_kmod *k)
 	free_bos(k, &k->live);
 	free_bos(k, &k->zombies);
 	rb_sim_npu_free(k->npu);
+	pthread_cond_destroy(&k->group.cond);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 }

@@ -78,7 +78,23 @@ struct kmod_ops {
 	bool (*complete)(struct rb_sim_kmod *k, int core, const struct rb_sim_core_result *r,
 			 uint64_t kick_ns);
 	void (*retire)(struct rb_sim_kmod *k);
+	/* Runs every queued job to its end (NULL: the kernel has no blocking submits, so
+	 * no thread group, see struct kmod_group). */
+	void (*run_all)(struct rb_sim_kmod *k);
 	void (*release)(struct rb_sim_kmod *k); /* frees `drv` */
+};
+
+/* A thread group (rb_sim_kmod_group_begin): on a board, threads blocked in SUBMIT on
+ * different cores run at once. The emulator runs a job on the thread that submitted it,
+ * so a blocking submit of a group member waits (on `cond`) until every member still in
+ * the group is blocked too; then all queued jobs run together, sharing DDR bandwidth,
+ * and each member wakes at its own job's end on its own virtual clock (starting at
+ * start_ns). The set of jobs each run gets is therefore the same run after run. */
+struct kmod_group {
+	unsigned expected, blocked, left;
+	uint64_t start_ns;
+	uint64_t serial; /* tells a member's clock from a stale one of an earlier group */
+	pthread_cond_t cond;
 };
 
 struct rb_sim_kmod {
@@ -94,7 +110,8 @@ struct rb_sim_kmod {
 	struct bo_list zombies; /* destroyed, still mmapped */
 	uint64_t mem_used, mem_budget;
 	uint64_t next_token, next_offset;
-	_Atomic uint64_t now;
+	_Atomic uint64_t now; /* the latest time any thread reached */
+	struct kmod_group group;
 	char last_fault[512];
 	char log[8192]; /* every fault and reset, a line each (oldest dropped) */
 	size_t log_len;
@@ -110,6 +127,13 @@ static inline uint64_t kmod_max(uint64_t a, uint64_t b)
 }
 
 void rb_kmod_advance_to(struct rb_sim_kmod *k, uint64_t t);
+/* The calling thread's virtual clock: its own inside a thread group, else `now`. */
+uint64_t rb_kmod_thread_now(const struct rb_sim_kmod *k);
+/* Moves the calling thread's clock (and `now`) to t if that is later. */
+void rb_kmod_thread_advance(struct rb_sim_kmod *k, uint64_t t);
+/* A blocking submit's wait until *done: in a thread group, as described at struct
+ * kmod_group; outside one, runs every queued job at once. */
+void rb_kmod_block_until(struct rb_sim_kmod *k, const bool *done);
 /* Records why a job failed (rb_sim_kmod_last_fault) and logs it. */
 void rb_kmod_fault(struct rb_sim_kmod *k, const char *fmt, ...) RB_PRINTF(2, 3);
 /* Appends a line to the kernel log, stamped with the virtual time like dmesg. */

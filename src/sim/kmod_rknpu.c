@@ -665,8 +665,8 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 
 	if (err)
 		return err;
-	rb_kmod_advance_to(k, atomic_load(&k->now) + k->cost.submit);
-	job->submit_ns = atomic_load(&k->now);
+	job->submit_ns = rb_kmod_thread_now(k) + k->cost.submit;
+	rb_kmod_thread_advance(k, job->submit_ns);
 	if (a->flags & RKNPU_JOB_FENCE_OUT) {
 		a->fence_fd = fence_alloc(k, job);
 		if (a->fence_fd < 0) {
@@ -680,8 +680,8 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 	else
 		unknown_mask_job(k, job);
 	if (!(a->flags & RKNPU_JOB_NONBLOCK)) {
-		run_pending(k);
-		rb_kmod_advance_to(k, job->done_ns + k->cost.wake);
+		rb_kmod_block_until(k, &job->done);
+		rb_kmod_thread_advance(k, job->done_ns + k->cost.wake);
 		a->task_counter = job->task_counter;
 		if (!job->status)
 			a->hw_elapse_time = (int64_t)job->hw_elapse_ns;
@@ -829,6 +829,7 @@ static const struct kmod_ops rknpu_ops = {
     .commit = op_commit,
     .complete = op_complete,
     .retire = finish_jobs,
+    .run_all = run_pending,
     .release = op_release,
 };
 

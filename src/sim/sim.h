@@ -108,6 +108,15 @@ int rb_sim_kmod_close_fd(struct rb_sim_kmod *kmod, int fd);
  * the kernel's fixed costs (submit, commit, interrupt, wake-up: the profile's
  * submit.* numbers). */
 uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
+/* A thread group: `threads` threads are about to block in SUBMIT at once (one per core,
+ * as the seed backend does); the kernel runs their jobs together in virtual time (see
+ * struct kmod_group in kmod_internal.h). Each member calls leave when it will submit no
+ * more; end closes the group. -EBUSY while a group is open, -EOPNOTSUPP for a kernel
+ * without blocking submits (rocket). A board needs none of this: its cores run
+ * concurrently by themselves. */
+int rb_sim_kmod_group_begin(struct rb_sim_kmod *kmod, unsigned threads);
+void rb_sim_kmod_group_leave(struct rb_sim_kmod *kmod);
+void rb_sim_kmod_group_end(struct rb_sim_kmod *kmod);
 /* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
  * kernel log (dmesg) on a board. */
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *kmod);

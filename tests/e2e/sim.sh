@@ -88,3 +88,17 @@ case "$repro" in
 *) not_ok "reproducer carries the config" "$repro" ;;
 esac
 expect_exit 0 "reproducer runs" -- sh -c "$(echo "$repro" | sed "s|^rknn-bench|$RKNN_BENCH|") --iters 1"
+
+# The seed backend's way (blocking submits, a thread per core) runs the cores at once, as
+# on a board: on 3 cores at least 2x faster than on one, the same time run after run.
+median() { field "$TMP/out" results.0.stats.median_us; }
+expect_exit 0 "threads launch on core 0" -- $RKNN_BENCH run --shape 1x2048x8192 --launch threads --core-mask 0x1 --device sim --format json $FAST
+one=$(median)
+expect_exit 0 "threads launch on cores 0-2" -- $RKNN_BENCH run --shape 1x2048x8192 --launch threads --core-mask 0x7 --device sim --format json --iters 3 --warmup 0
+three=$(median)
+awk -v a="$one" -v b="$three" 'BEGIN { exit !(a >= 2 * b) }' &&
+	ok "threads on 0x7 at least 2x faster than on 0x1 (modeled: $three vs $one us)" ||
+	not_ok "threads on 0x7 at least 2x faster than on 0x1" "0x1 $one us, 0x7 $three us"
+[ "$(field "$TMP/out" results.0.stats.stddev_us)" = 0 ] &&
+	ok "threads launch: identical modeled samples" ||
+	not_ok "threads launch: identical modeled samples" "$(field "$TMP/out" results.0.stats)"

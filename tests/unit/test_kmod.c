@@ -954,11 +954,12 @@ static void test_chunks(void **state)
 	free(lay);
 }
 
-/* Blocking submits from one host thread per core, as the seed backend does: the kernel
- * serializes them safely and every job completes. */
+/* Blocking submits from host threads, as the seed backend does (one per core): the
+ * kernel serializes them safely and every job completes. */
 struct worker {
 	struct fx *f;
-	int core;
+	int core, submits;
+	bool grouped;
 	int failures;
 };
 
@@ -966,32 +967,83 @@ static void *submit_loop(void *arg)
 {
 	struct worker *w = arg;
 
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < w->submits; i++) {
 		struct rknpu_submit s = submit_args(w->f, 1u << w->core);
 
+		s.task_start = (uint32_t)w->core;
 		s.subcore_task[w->core] = (struct rknpu_subcore_task){(uint32_t)w->core, 1};
 		w->failures += rb_rknpu_submit(&w->f->dev, &s) != 0 || s.task_counter != 1;
 	}
+	if (w->grouped)
+		rb_sim_kmod_group_leave(w->f->kmod);
 	return NULL;
+}
+
+/* Runs one thread per entry of core[] with submits[i] blocking submits each; the
+ * virtual time it took. grouped: as one thread group (sim.h). */
+static uint64_t run_threads(struct fx *f, int n, const int core[], const int submits[],
+			    bool grouped)
+{
+	uint64_t t0 = rb_sim_kmod_now_ns(f->kmod);
+	struct worker w[4];
+	pthread_t th[4];
+
+	if (grouped)
+		assert_int_equal(rb_sim_kmod_group_begin(f->kmod, (unsigned)n), 0);
+	for (int i = 0; i < n; i++) {
+		w[i] = (struct worker){f, core[i], submits[i], grouped, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, submit_loop, &w[i]), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(w[i].failures, 0);
+		expect_c(f, (uint32_t)core[i]);
+	}
+	if (grouped)
+		rb_sim_kmod_group_end(f->kmod);
+	return rb_sim_kmod_now_ns(f->kmod) - t0;
 }
 
 static void test_threads(void **state)
 {
 	struct fx *f = *state;
-	struct worker w[3];
-	pthread_t th[3];
+	const int cores[3] = {0, 1, 2}, twenty[3] = {20, 20, 20};
+	uint64_t one, serial;
 
 	make_programs(f, 3);
 	rb_sim_kmod_set_mmio_trace(f->kmod, NULL, NULL);
-	for (int c = 0; c < 3; c++) {
-		w[c] = (struct worker){f, c, 0};
-		assert_int_equal(pthread_create(&th[c], NULL, submit_loop, &w[c]), 0);
-	}
-	for (int c = 0; c < 3; c++) {
-		assert_int_equal(pthread_join(th[c], NULL), 0);
-		assert_int_equal(w[c].failures, 0);
-		expect_c(f, (uint32_t)c);
-	}
+	one = run_threads(f, 1, cores, twenty, false);
+	serial = run_threads(f, 3, cores, twenty, false);
+	/* outside a group each blocking submit runs alone, one after another */
+	assert_true(serial >= 3 * one - one / 10);
+}
+
+/* In a thread group, cores run at once in virtual time, one core's jobs one after
+ * another; the times are the same run after run; a member that submits less leaves
+ * early without holding the others. */
+static void test_thread_group(void **state)
+{
+	struct fx *f = *state;
+	const int cores[3] = {0, 1, 2}, core0[2] = {0, 0};
+	const int twenty[3] = {20, 20, 20}, uneven[2] = {5, 20};
+	uint64_t one, three, again, same_core, short_member;
+
+	make_programs(f, 3);
+	rb_sim_kmod_set_mmio_trace(f->kmod, NULL, NULL);
+	one = run_threads(f, 1, cores, twenty, true);
+	three = run_threads(f, 3, cores, twenty, true);
+	again = run_threads(f, 3, cores, twenty, true);
+	same_core = run_threads(f, 2, core0, twenty, true);
+	short_member = run_threads(f, 2, cores, uneven, true);
+	/* one job is mostly the submit's fixed costs, which overlap across threads */
+	assert_true(three < one + one / 50);
+	assert_int_equal(three, again);
+	assert_true(same_core > three + 10 * (three - one));
+	assert_true(short_member < one + one / 50);
+	assert_int_equal(rb_sim_kmod_group_begin(f->kmod, 2), 0);
+	assert_int_equal(rb_sim_kmod_group_begin(f->kmod, 2), -EBUSY);
+	rb_sim_kmod_group_end(f->kmod);
+	assert_int_equal(rb_sim_kmod_group_begin(f->kmod, 0), -EINVAL);
 }
 
 /* ---- the real thing: Appendix A on the emulated NPU ---- */
@@ -1044,6 +1096,7 @@ int main(void)
 	    T(test_fence_in),
 	    T(test_chunks),
 	    T(test_threads),
+	    T(test_thread_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
