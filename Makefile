@@ -153,6 +153,11 @@ $(BUILD)/tests/consumer: tests/consumer/consumer.c $(LIB)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) -Iinclude $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# The matmul executor as a backend uses it (include/rknn_bench/matmul.h), same rules.
+$(BUILD)/tests/backend-demo: tests/consumer/backend_demo.c $(LIB)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -Iinclude $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 # RUNNER runs the test programs (check-aarch64 sets it to qemu user emulation).
 RUNNER ?=
 
@@ -161,7 +166,8 @@ include tests/fuzz/fuzz.mk
 deps-check:
 	@sh scripts/deps-check.sh .
 
-check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer $(FAKENODE) \
+check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer \
+		$(BUILD)/tests/backend-demo $(FAKENODE) \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
 		sh tests/run-tests.sh $(TESTS)

@@ -18,7 +18,7 @@
 struct rb_npu_job {
 	struct rb_npu_device *dev;
 	const struct rb_plan *plan;
-	const struct rb_inputs *in;
+	const void *a_host; /* M×K row-major: what the next run packs */
 	enum rb_npu_launch launch;
 	struct rb_dev_bo a, b, c, regcmd, tasks; /* tasks: drivers with tasks_in_bo */
 	struct rb_dev_task *descs;               /* every task's program, in submit order */
@@ -257,21 +257,21 @@ static int validate_programs(const struct rb_npu_job *job)
 }
 
 /* Weights are packed once per shape, like a backend does at model load. */
-static int pack_weights(struct rb_npu_job *job)
+int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b)
 {
 	const struct rb_plan *p = job->plan;
 	const struct rb_shape *s = &p->shape;
 	int ret = 0;
 
 	if (!job->dev->model_only)
-		ret = rb_layout_pack_b_sliced(job->b.map, job->in->b, s->dtype, s->k, s->n,
-					      p->k_pad, p->n_pad, p->k_slice, 0);
+		ret = rb_layout_pack_b_sliced(job->b.map, b, s->dtype, s->k, s->n, p->k_pad,
+					      p->n_pad, p->k_slice, 0);
+	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
+}
 
-	if (ret == 0)
-		ret = bo_to_device(job->dev, &job->b);
-	if (ret == 0)
-		ret = bo_to_device(job->dev, &job->regcmd);
-	return ret;
+void rb_npu_job_set_features(struct rb_npu_job *job, const void *a)
+{
+	job->a_host = a;
 }
 
 int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const struct rb_plan *plan,
@@ -286,7 +286,7 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 		return rb_set_error(-ENOMEM, "out of memory for a job");
 	job->dev = dev;
 	job->plan = plan;
-	job->in = in;
+	job->a_host = in->a;
 	job->launch = launch;
 	ret = dev->ops->check_launch(launch);
 	if (ret == 0)
@@ -304,7 +304,9 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	if (ret == 0 && !dev->unsafe_skip_validation)
 		ret = validate_programs(job);
 	if (ret == 0)
-		ret = pack_weights(job);
+		ret = bo_to_device(dev, &job->regcmd);
+	if (ret == 0 && (in->b || dev->model_only))
+		ret = rb_npu_job_set_weights(job, in->b);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
 		job->partial =
 		    malloc((size_t)plan->shape.m * (size_t)plan->shape.n * sizeof(float));
@@ -532,7 +534,7 @@ static int pack_features(struct rb_npu_job *job)
 	int ret = 0;
 
 	if (!job->dev->model_only)
-		ret = rb_layout_pack_a(job->a.map, job->in->a, s->dtype, s->m, s->k, p->k_pad, 0);
+		ret = rb_layout_pack_a(job->a.map, job->a_host, s->dtype, s->m, s->k, p->k_pad, 0);
 	if (ret == 0)
 		ret = bo_to_device(job->dev, &job->a);
 	return ret < 0 ? ret : arm_output(job);

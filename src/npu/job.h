@@ -35,6 +35,13 @@ struct rb_npu_job;
 
 int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev, const struct rb_plan *plan,
 		   const struct rb_inputs *in, enum rb_npu_launch launch);
+/* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
+ * syncs it, replacing what it held: a job made with in->b NULL has no weights until
+ * then (a backend sets them once, at model load). */
+int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b);
+/* A (M×K row-major) for the next runs, instead of in->a; it must stay valid while a run
+ * uses it. */
+void rb_npu_job_set_features(struct rb_npu_job *job, const void *a);
 /* Runs the matmul; C is M×N row-major of the shape's output type. A launch that times
  * out is retried once after a reset (rknpu: ACT_RESET; rocket: the kernel reset the
  * core itself); a second timeout fails with -ETIMEDOUT. */

@@ -8,12 +8,6 @@
 #include "core/ref.h"
 #include "dev/discover.h"
 
-extern const struct rb_engine_ops rb_engine_cpu;
-extern const struct rb_engine_ops rb_engine_sim;
-extern const struct rb_engine_ops rb_engine_rknpu;
-extern const struct rb_engine_ops rb_engine_sim_rocket;
-extern const struct rb_engine_ops rb_engine_rocket;
-
 /* Adding a device is a line here (and its ops in a file of its own). */
 static const struct rb_engine_ops *const engines[] = {
     &rb_engine_sim,    &rb_engine_rknpu, &rb_engine_sim_rocket,

@@ -79,8 +79,20 @@ struct rb_engine {
  * "auto" (the engine of the first NPU node discover.h finds, else sim with opts->note
  * saying why). NULL and -EINVAL with a message for anything else. */
 const struct rb_engine_ops *rb_engine_find(const char *device, struct rb_engine_opts *opts);
+/* The engines (engine_cpu.c, engine_npu.c). */
+extern const struct rb_engine_ops rb_engine_cpu, rb_engine_sim, rb_engine_rknpu,
+    rb_engine_sim_rocket, rb_engine_rocket;
 /* Engines in table order, NULL-terminated. */
 const struct rb_engine_ops *const *rb_engine_list(void);
+
+/* The NPU device an engine of `ops` runs on (sim, sim:rocket, rknpu, rocket), opened
+ * with opts' path and emulator settings: shared by the engines and the matmul executor
+ * (matmul.c). -EINVAL for an engine that is not an NPU (cpu). */
+struct rb_npu_device;
+int rb_engine_open_npu_device(struct rb_npu_device *dev, const struct rb_engine_ops *ops,
+			      const struct rb_engine_opts *opts);
+/* What a device needs of every plan config: the mainline program variant on rocket. */
+void rb_engine_plan_for_device(struct rb_plan_config *cfg, const struct rb_npu_device *dev);
 
 int rb_engine_open(struct rb_engine *engine, const struct rb_engine_ops *ops,
 		   const struct rb_engine_opts *opts);

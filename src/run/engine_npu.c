@@ -21,50 +21,46 @@ struct npu_engine {
 	struct rb_npu_job *job;
 };
 
-enum npu_kind { NPU_SIM, NPU_RKNPU, NPU_SIM_ROCKET, NPU_ROCKET };
+void rb_engine_plan_for_device(struct rb_plan_config *cfg, const struct rb_npu_device *dev)
+{
+	if (dev->driver == RB_DRIVER_ROCKET && !rb_fault_no_rdma())
+		cfg->mainline = true; /* the only variant that runs on rocket */
+}
 
-static int npu_open(struct rb_engine *e, enum npu_kind kind)
+int rb_engine_open_npu_device(struct rb_npu_device *dev, const struct rb_engine_ops *ops,
+			      const struct rb_engine_opts *opts)
+{
+	int ret;
+
+	if (ops == &rb_engine_sim)
+		ret = rb_npu_device_open_sim(dev, &opts->sim);
+	else if (ops == &rb_engine_sim_rocket)
+		ret = rb_npu_device_open_sim_rocket(dev, &opts->sim);
+	else if (ops == &rb_engine_rocket)
+		ret = rb_npu_device_open_rocket(dev, opts->path);
+	else if (ops == &rb_engine_rknpu)
+		ret = rb_npu_device_open_rknpu(dev, opts->path);
+	else
+		return rb_set_error(-EINVAL, "device '%s' is not an NPU", ops->name);
+	if (ret == 0)
+		dev->unsafe_skip_validation = opts->unsafe_skip_validation;
+	return ret;
+}
+
+static int npu_open(struct rb_engine *e)
 {
 	struct npu_engine *ne = calloc(1, sizeof(*ne));
 	int ret;
 
 	if (!ne)
 		return rb_set_error(-ENOMEM, "out of memory");
-	if (kind == NPU_SIM)
-		ret = rb_npu_device_open_sim(&ne->dev, &e->opts.sim);
-	else if (kind == NPU_SIM_ROCKET)
-		ret = rb_npu_device_open_sim_rocket(&ne->dev, &e->opts.sim);
-	else if (kind == NPU_ROCKET)
-		ret = rb_npu_device_open_rocket(&ne->dev, e->opts.path);
-	else
-		ret = rb_npu_device_open_rknpu(&ne->dev, e->opts.path);
+	ret = rb_engine_open_npu_device(&ne->dev, e->ops, &e->opts);
 	if (ret < 0) {
 		free(ne);
 		return ret;
 	}
-	ne->dev.unsafe_skip_validation = e->opts.unsafe_skip_validation;
 	e->priv = ne;
 	return 0;
-}
-
-static int sim_open(struct rb_engine *e)
-{
-	return npu_open(e, NPU_SIM);
-}
-
-static int rknpu_open(struct rb_engine *e)
-{
-	return npu_open(e, NPU_RKNPU);
-}
-
-static int sim_rocket_open(struct rb_engine *e)
-{
-	return npu_open(e, NPU_SIM_ROCKET);
-}
-
-static int rocket_open(struct rb_engine *e)
-{
-	return npu_open(e, NPU_ROCKET);
 }
 
 static void npu_unprepare(struct npu_engine *ne)
@@ -125,8 +121,7 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 
 	npu_unprepare(ne);
 	e->in = in;
-	if (ne->dev.driver == RB_DRIVER_ROCKET && !rb_fault_no_rdma())
-		e->opts.plan.mainline = true; /* the only variant that runs on rocket */
+	rb_engine_plan_for_device(&e->opts.plan, &ne->dev);
 	ret = rb_plan_init(&ne->plan, &in->shape, &e->opts.plan);
 	if (ret < 0)
 		return -EINVAL;
@@ -245,7 +240,7 @@ const struct rb_engine_ops rb_engine_sim = {
 		   "times are modeled (timing model of a hardware profile calibrated to "
 		   "published measurements)",
     .modeled = true,
-    .open = sim_open,
+    .open = npu_open,
     .check = npu_check,
     .prepare = npu_prepare,
     .run = npu_run,
@@ -256,7 +251,7 @@ const struct rb_engine_ops rb_engine_sim = {
 const struct rb_engine_ops rb_engine_rknpu = {
     .name = "rknpu",
     .description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
-    .open = rknpu_open,
+    .open = npu_open,
     .check = npu_check,
     .prepare = npu_prepare,
     .run = npu_run,
@@ -269,7 +264,7 @@ const struct rb_engine_ops rb_engine_sim_rocket = {
     .description = "emulated RK3588 NPU behind the emulated mainline rocket kernel driver; "
 		   "times are modeled",
     .modeled = true,
-    .open = sim_rocket_open,
+    .open = npu_open,
     .prepare = npu_prepare,
     .run = npu_run,
     .config = npu_config,
@@ -280,7 +275,7 @@ const struct rb_engine_ops rb_engine_rocket = {
     .name = "rocket",
     .description = "RK3588 NPU through the mainline rocket accel driver "
 		   "(default: the first accel node of driver rocket); device wall-clock time",
-    .open = rocket_open,
+    .open = npu_open,
     .prepare = npu_prepare,
     .run = npu_run,
     .config = npu_config,

@@ -5,6 +5,7 @@
 . tests/e2e/lib.sh
 BUILD=${BUILD:-build}
 FAKE=$(pwd)/$BUILD/tests/libfakenode.so
+DEMO=$BUILD/tests/backend-demo
 RKNPU=/dev/dri/card1
 # ASan must come first in a sanitized binary's library list; the preload comes before it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
@@ -49,6 +50,10 @@ driver_tests() {
 		--top 4 --iters 2 --warmup 0 --quiet -o "$TMP/tuned-$drv.json"
 	expect_json "$TMP/tuned-$drv.json" pairs.0.measured.device $drv "$drv tune: measured on $drv"
 	expect_json "$TMP/tuned-$drv.json" pairs.0.measured.verify verified "$drv tune: verified"
+	expect_exit 0 "$drv: backend-demo runs the tuned file through the executor" -- \
+		fake "$node=$drv" -- built "$DEMO" "$TMP/tuned-$drv.json" --device $drv:$node
+	expect_grep "^device $drv, 1 tuned pairs" "$TMP/out" "$drv: the executor opened $drv (measured)"
+	expect_grep "^1 verified, 0 failed$" "$TMP/out" "$drv: backend-demo verified the pair"
 	if [ -n "${RUNNER:-}" ]; then
 		ok "$drv: strace shows the ioctl numbers # SKIP under $RUNNER strace sees the" \
 			"emulator, which does not forward ioctls it does not know"

@@ -1,0 +1,123 @@
+/* The matmul executor: rknn-bench's own NPU programs for an inference backend.
+ *
+ * A backend (e.g. ggml-rknn) that wants C = A·B on the RK3588 NPU without librknnrt:
+ * open a device, create one matmul per weight matrix (at model load), give it the
+ * weights once, then run it with each new A. Every matmul is planned, encoded and
+ * validated like `rknn-bench run`; with a tuned entry (rknn_bench/tuned.h) it runs the
+ * config `rknn-bench tune` found for it.
+ *
+ *   struct rb_matmul_device *dev;
+ *   struct rb_matmul *mm;
+ *   struct rb_matmul_desc d = {.shape = {1, 2048, 8192, RB_DTYPE_FP16}};
+ *
+ *   rb_matmul_desc_tuned(&d, rb_tuned_lookup(db, 1, 2048, 8192, RB_DTYPE_FP16,
+ *                                            "ffn_up-0", NULL));
+ *   if (rb_matmul_device_open(&dev, "auto") < 0 || rb_matmul_create(&mm, dev, &d) < 0 ||
+ *       rb_matmul_set_weights(mm, w, RB_MATMUL_FP16, RB_MATMUL_B_NK) < 0)
+ *           fprintf(stderr, "%s\n", rb_last_error());
+ *   ... rb_matmul_run(mm, a, RB_MATMUL_FP32, c, RB_MATMUL_FP32) per token ...
+ *   rb_matmul_destroy(mm);
+ *   rb_matmul_device_close(dev);
+ *
+ * Devices: "auto" (the first NPU node found, rknpu or rocket, else the emulator), "sim"
+ * (the emulated NPU behind the emulated vendor kernel; times are modeled), "sim:rocket",
+ * "rknpu" or "rknpu:/dev/dri/cardN", "rocket" or "rocket:/dev/accel/accelN".
+ *
+ * Errors: every call returns 0 or a negative errno and never prints or exits;
+ * rb_last_error() (per thread) says what went wrong. -EINVAL: a bad argument or a
+ * shape or config that cannot be planned; -ENODEV: no such device; -ETIMEDOUT: the
+ * NPU did not finish (after one reset and retry); -ENOMEM, -EIO: the device.
+ *
+ * Ownership and threads: the caller owns each handle until its destroy/close; a
+ * matmul keeps a pointer to its device, which must outlive it. Different matmuls may
+ * run from different threads at once, on one device; one matmul is used by one thread
+ * at a time. The weights are packed into the matmul's own buffer: the caller's copy
+ * may go after rb_matmul_set_weights returns. */
+#ifndef RKNN_BENCH_MATMUL_H
+#define RKNN_BENCH_MATMUL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rknn_bench/shape.h"
+#include "rknn_bench/tuned.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types of host matrices. */
+enum rb_matmul_type {
+	RB_MATMUL_FP32 = 0, /* float */
+	RB_MATMUL_FP16,     /* IEEE half in a uint16_t */
+	RB_MATMUL_INT8,     /* int8_t */
+	RB_MATMUL_INT32,    /* int32_t */
+};
+
+/* How the weights are laid out in host memory. */
+enum rb_matmul_b_layout {
+	RB_MATMUL_B_KN = 0, /* K rows of N: row-major B */
+	RB_MATMUL_B_NK,     /* N rows of K: as ggml stores a weight tensor (B transposed) */
+};
+
+struct rb_matmul_desc {
+	struct rb_shape shape; /* M, K, N and the dtype: fp16→fp32 or int8→int32 */
+	/* The plan config, as `rknn-bench run --config` takes it (e.g. "mask=0x7
+	 * split=n:1,1,1 align=32"); NULL: the planner's default. */
+	const char *config;
+	const char *launch; /* "fences" (NULL), "threads" or "multicore" */
+	/* 0, or the cores to run on (0x1..0x7) over the config's: what
+	 * rknn_matmul_set_core_mask sets. A weighted split goes back to even when the
+	 * number of cores changes. */
+	unsigned core_mask;
+};
+
+/* Fills config and launch from a tuned entry (NULL: leaves the defaults). The shape
+ * stays the caller's: a bucket match plans the tuned config for the real M. */
+void rb_matmul_desc_tuned(struct rb_matmul_desc *desc, const struct rb_tuned_config *t);
+
+struct rb_matmul_device;
+struct rb_matmul;
+
+int rb_matmul_device_open(struct rb_matmul_device **dev, const char *name);
+void rb_matmul_device_close(struct rb_matmul_device *dev);
+/* "sim", "sim:rocket", "rknpu" or "rocket": what "auto" found. */
+const char *rb_matmul_device_name(const struct rb_matmul_device *dev);
+/* True on the emulator: device times are modeled, not measured. */
+bool rb_matmul_device_modeled(const struct rb_matmul_device *dev);
+
+/* Plans the matmul and allocates its NPU buffers; it has no weights yet. */
+int rb_matmul_create(struct rb_matmul **mm, struct rb_matmul_device *dev,
+		     const struct rb_matmul_desc *desc);
+/* The config as planned, with no auto value left (rknn-bench run --config form). */
+const char *rb_matmul_config(const struct rb_matmul *mm);
+
+/* Packs the weights (K×N values in `layout`) into the NPU layout: fp16 (or fp32,
+ * converted) for an fp16 matmul, int8 for an int8 one. May be called again to replace
+ * them. */
+int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
+			  enum rb_matmul_b_layout layout);
+
+/* C = A·B: A is M×K row-major (fp16, or fp32 converted per call as ggml-rknn does, for
+ * fp16 matmuls; int8 for int8), C is M×N row-major (fp32 or fp16 for fp16 matmuls, int32
+ * for int8). -EINVAL before the weights are set. */
+int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_type, void *c,
+		  enum rb_matmul_type c_type);
+
+/* The last successful run: device time (submit to completion, on the device clock) and
+ * whether it was modeled by the emulator. */
+struct rb_matmul_stats {
+	double device_us;
+	bool modeled;
+	unsigned runs; /* successful runs so far */
+};
+
+void rb_matmul_stats(const struct rb_matmul *mm, struct rb_matmul_stats *stats);
+
+void rb_matmul_destroy(struct rb_matmul *mm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,298 @@
+/* The matmul executor (include/rknn_bench/matmul.h) on the job runner: a device is the
+ * engines' NPU device (engine_npu.c opens it), a matmul is a plan and a job on it. The
+ * host conversions a backend needs (fp32 A to fp16, N×K weights to K×N, fp32 C to
+ * fp16) happen here, in buffers of the matmul's own, so that matmuls share nothing
+ * but the device: the drivers and the emulated kernel are safe to call from several
+ * threads. */
+#include "rknn_bench/matmul.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/fp16.h"
+#include "core/inputs.h"
+#include "npu/job.h"
+#include "run/engine.h"
+
+#define NAME_MAX_LEN 512
+
+struct rb_matmul_device {
+	struct rb_npu_device dev;
+	struct rb_engine_opts opts;
+	char name[NAME_MAX_LEN]; /* as given: opts.path points into it */
+};
+
+struct rb_matmul {
+	struct rb_matmul_device *dev;
+	struct rb_plan plan;
+	struct rb_npu_job *job;
+	char config[256];
+	uint16_t *a16; /* fp32 A converted, M×K */
+	float *c32;    /* fp16 C before conversion, M×N */
+	bool planned, has_weights;
+	struct rb_matmul_stats stats;
+};
+
+void rb_matmul_desc_tuned(struct rb_matmul_desc *desc, const struct rb_tuned_config *t)
+{
+	if (!t)
+		return;
+	desc->config = t->config;
+	desc->launch = t->launch;
+}
+
+int rb_matmul_device_open(struct rb_matmul_device **out, const char *name)
+{
+	struct rb_matmul_device *d;
+	const struct rb_engine_ops *ops;
+	int ret;
+
+	if (!out || !name)
+		return rb_set_error(-EINVAL, "rb_matmul_device_open: NULL argument");
+	*out = NULL;
+	if (strlen(name) >= NAME_MAX_LEN)
+		return rb_set_error(-EINVAL, "device name of %zu bytes is too long", strlen(name));
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return rb_set_error(-ENOMEM, "out of memory for a device");
+	memcpy(d->name, name, strlen(name) + 1);
+	rb_engine_opts_init(&d->opts);
+	ops = rb_engine_find(d->name, &d->opts);
+	ret = ops ? rb_engine_open_npu_device(&d->dev, ops, &d->opts) : -EINVAL;
+	if (ret < 0) {
+		free(d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+void rb_matmul_device_close(struct rb_matmul_device *d)
+{
+	if (!d)
+		return;
+	rb_npu_device_close(&d->dev);
+	free(d);
+}
+
+const char *rb_matmul_device_name(const struct rb_matmul_device *d)
+{
+	return d->dev.name;
+}
+
+bool rb_matmul_device_modeled(const struct rb_matmul_device *d)
+{
+	return d->dev.modeled;
+}
+
+/* The desc's config over the planner's default, with the core mask override. */
+static int desc_config(const struct rb_matmul_desc *desc, const struct rb_npu_device *dev,
+		       struct rb_plan_config *cfg)
+{
+	rb_plan_config_init(cfg);
+	if (desc->config && rb_plan_config_parse(cfg, desc->config) < 0)
+		return rb_set_error(-EINVAL, "config '%s': %s", desc->config, rb_last_error());
+	if (desc->core_mask) {
+		if (desc->core_mask > 0x7)
+			return rb_set_error(-EINVAL, "core mask 0x%x: the RK3588 has cores 0x1..0x7",
+					    desc->core_mask);
+		if (cfg->n_weights != (unsigned)__builtin_popcount(desc->core_mask))
+			cfg->n_weights = 0;
+		cfg->core_mask = desc->core_mask;
+	}
+	rb_engine_plan_for_device(cfg, dev);
+	return 0;
+}
+
+static int plan_matmul(struct rb_matmul *mm, const struct rb_matmul_desc *desc)
+{
+	struct rb_plan_config cfg;
+	struct rb_npu_job_bytes bytes;
+	int ret = desc_config(desc, &mm->dev->dev, &cfg);
+
+	if (ret < 0)
+		return ret;
+	if (rb_plan_init(&mm->plan, &desc->shape, &cfg) < 0)
+		return -EINVAL;
+	mm->planned = true;
+	rb_plan_config_format(&mm->plan.config, mm->config, sizeof(mm->config));
+	return rb_npu_job_check_limits(&mm->plan, mm->dev->opts.sim.mem_budget, &bytes);
+}
+
+static int create_job(struct rb_matmul *mm, const char *launch_name)
+{
+	const struct rb_shape *s = &mm->plan.shape;
+	struct rb_inputs none = {.shape = *s}; /* weights come later, A with each run */
+	enum rb_npu_launch launch = RB_LAUNCH_FENCES;
+	size_t mk = (size_t)s->m * (size_t)s->k, mn = (size_t)s->m * (size_t)s->n;
+
+	if (launch_name && rb_npu_launch_parse(launch_name, &launch) < 0)
+		return rb_set_error(-EINVAL, "launch '%s': use fences, threads or multicore",
+				    launch_name);
+	if (s->dtype == RB_DTYPE_FP16) {
+		mm->a16 = malloc(mk * sizeof(*mm->a16));
+		mm->c32 = malloc(mn * sizeof(*mm->c32));
+		if (!mm->a16 || !mm->c32)
+			return rb_set_error(-ENOMEM, "out of memory for the host buffers");
+	}
+	return rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, launch);
+}
+
+void rb_matmul_destroy(struct rb_matmul *mm)
+{
+	if (!mm)
+		return;
+	rb_npu_job_free(mm->job);
+	if (mm->planned)
+		rb_plan_release(&mm->plan);
+	free(mm->a16);
+	free(mm->c32);
+	free(mm);
+}
+
+int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
+		     const struct rb_matmul_desc *desc)
+{
+	struct rb_matmul *mm;
+	int ret;
+
+	if (!out || !dev || !desc)
+		return rb_set_error(-EINVAL, "rb_matmul_create: NULL argument");
+	*out = NULL;
+	mm = calloc(1, sizeof(*mm));
+	if (!mm)
+		return rb_set_error(-ENOMEM, "out of memory for a matmul");
+	mm->dev = dev;
+	mm->stats.modeled = dev->dev.modeled;
+	ret = plan_matmul(mm, desc);
+	if (ret == 0)
+		ret = create_job(mm, desc->launch);
+	if (ret < 0) {
+		rb_matmul_destroy(mm);
+		return ret;
+	}
+	*out = mm;
+	return 0;
+}
+
+const char *rb_matmul_config(const struct rb_matmul *mm)
+{
+	return mm->config;
+}
+
+/* B as the job packs it: K×N of the input type, converted and transposed as needed. */
+static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
+		      enum rb_matmul_b_layout layout, void *kn)
+{
+	const struct rb_shape *s = &mm->plan.shape;
+	size_t k = (size_t)s->k, n = (size_t)s->n, es = rb_dtype_in_size(s->dtype);
+	const unsigned char *src = b;
+	unsigned char *dst = kn;
+
+	for (size_t r = 0; r < k; r++)
+		for (size_t c = 0; c < n; c++) {
+			size_t from = layout == RB_MATMUL_B_KN ? r * n + c : c * k + r;
+
+			if (type == RB_MATMUL_FP32) {
+				uint16_t h = rb_fp16_from_f32(((const float *)b)[from]);
+
+				memcpy(dst + (r * n + c) * es, &h, es);
+			} else {
+				memcpy(dst + (r * n + c) * es, src + from * es, es);
+			}
+		}
+}
+
+int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
+			  enum rb_matmul_b_layout layout)
+{
+	const struct rb_shape *s;
+	void *kn;
+	int ret;
+
+	if (!mm || !b)
+		return rb_set_error(-EINVAL, "rb_matmul_set_weights: NULL argument");
+	s = &mm->plan.shape;
+	if (s->dtype == RB_DTYPE_FP16 ? type != RB_MATMUL_FP16 && type != RB_MATMUL_FP32
+				      : type != RB_MATMUL_INT8)
+		return rb_set_error(-EINVAL, "weights of an %s matmul must be %s",
+				    rb_dtype_name(s->dtype),
+				    s->dtype == RB_DTYPE_FP16 ? "fp16 or fp32" : "int8");
+	if (layout != RB_MATMUL_B_KN && layout != RB_MATMUL_B_NK)
+		return rb_set_error(-EINVAL, "unknown weight layout %d", (int)layout);
+	kn = malloc((size_t)s->k * (size_t)s->n * rb_dtype_in_size(s->dtype));
+	if (!kn)
+		return rb_set_error(-ENOMEM, "out of memory for the weights");
+	weights_kn(mm, b, type, layout, kn);
+	ret = rb_npu_job_set_weights(mm->job, kn);
+	free(kn);
+	mm->has_weights = ret == 0;
+	return ret;
+}
+
+/* The A the job packs: the caller's, or fp32 converted to fp16. */
+static int features(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_type,
+		    const void **out)
+{
+	const struct rb_shape *s = &mm->plan.shape;
+
+	*out = a;
+	if (s->dtype == RB_DTYPE_INT8)
+		return a_type == RB_MATMUL_INT8
+			   ? 0
+			   : rb_set_error(-EINVAL, "A of an int8 matmul must be int8");
+	if (a_type == RB_MATMUL_FP16)
+		return 0;
+	if (a_type != RB_MATMUL_FP32)
+		return rb_set_error(-EINVAL, "A of an fp16 matmul must be fp16 or fp32");
+	rb_fp16_from_f32_array(mm->a16, a, (size_t)s->m * (size_t)s->k);
+	*out = mm->a16;
+	return 0;
+}
+
+static int check_c_type(const struct rb_shape *s, enum rb_matmul_type c_type)
+{
+	if (s->dtype == RB_DTYPE_INT8 ? c_type == RB_MATMUL_INT32
+				      : c_type == RB_MATMUL_FP32 || c_type == RB_MATMUL_FP16)
+		return 0;
+	return rb_set_error(-EINVAL, "C of an %s matmul must be %s", rb_dtype_name(s->dtype),
+			    s->dtype == RB_DTYPE_FP16 ? "fp32 or fp16" : "int32");
+}
+
+int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_type, void *c,
+		  enum rb_matmul_type c_type)
+{
+	const struct rb_shape *s;
+	struct rb_npu_job_times t;
+	const void *a_job = NULL;
+	int ret;
+
+	if (!mm || !a || !c)
+		return rb_set_error(-EINVAL, "rb_matmul_run: NULL argument");
+	s = &mm->plan.shape;
+	if (!mm->has_weights)
+		return rb_set_error(-EINVAL, "the %lldx%lldx%lld matmul has no weights: call "
+					     "rb_matmul_set_weights first",
+				    (long long)s->m, (long long)s->k, (long long)s->n);
+	ret = check_c_type(s, c_type);
+	if (ret == 0)
+		ret = features(mm, a, a_type, &a_job);
+	if (ret < 0)
+		return ret;
+	rb_npu_job_set_features(mm->job, a_job);
+	ret = rb_npu_job_run(mm->job, c_type == RB_MATMUL_FP16 ? (void *)mm->c32 : c, &t);
+	if (ret < 0)
+		return ret;
+	if (c_type == RB_MATMUL_FP16)
+		rb_fp16_from_f32_array(c, mm->c32, (size_t)s->m * (size_t)s->n);
+	mm->stats.device_us = t.device_us;
+	mm->stats.runs++;
+	return 0;
+}
+
+void rb_matmul_stats(const struct rb_matmul *mm, struct rb_matmul_stats *stats)
+{
+	*stats = mm->stats;
+}
