@@ -42,6 +42,27 @@ struct rb_tuned_range {
 	uint32_t tasks;      /* NPU tasks it runs */
 };
 
+/* One rknn_matmul_api context: a single-core matmul over columns [n_begin, n_end). */
+struct rb_tuned_api_context {
+	unsigned core; /* 0..2: rknn_matmul_set_core_mask(RKNN_NPU_CORE_0 << core) */
+	uint32_t n_begin, n_end;
+};
+
+/* The pair's "rknn_matmul_api" section: the fastest config that API can express
+ * (contexts on single cores, each a range of N, run from blocking threads), for a
+ * backend on librknnrt. present is false when the file has none for the pair. */
+struct rb_tuned_api {
+	bool present;
+	const char *type; /* "RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32", "RKNN_INT8_MM_INT8_TO_INT32" */
+	int b_layout, ac_layout;
+	unsigned n_contexts; /* one thread each */
+	struct rb_tuned_api_context contexts[RB_TUNED_MAX_CORES];
+	const char *config; /* the same as a plan config, for rknn-bench's own programs */
+	const char *launch; /* "threads" */
+	double median_us;
+	double best_overall_speedup; /* median_us / the best overall config's; NAN: unknown */
+};
+
 struct rb_tuned_config {
 	const char *name; /* the pair's name */
 	struct rb_shape shape;
@@ -65,6 +86,7 @@ struct rb_tuned_config {
 	double median_us, gflops, gbps;
 	double speedup_vs_default, speedup_vs_cpu; /* NAN when unknown */
 	const char *verify;                        /* "verified", "skipped" */
+	struct rb_tuned_api api;
 };
 
 enum rb_tuned_match {

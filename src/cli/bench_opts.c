@@ -41,6 +41,11 @@ static const struct cli_bench_option {
     {"space", required_argument, CLI_OPT_SPACE, CLI_TUNE, "search", "--space FILE",
      "knob lists to search, replacing or extending the default\n"
      "({\"mode\": \"extend\", \"res\": [\"streamed\"]}, see the docs)"},
+    {"target", required_argument, CLI_OPT_TARGET, CLI_TUNE, "search", "--target T",
+     "rknn-bench (default: the space above) or rknn-api: only\n"
+     "what rknn_matmul_api expresses (single-core contexts, N\n"
+     "cut at multiples of 32, blocking threads); either way each\n"
+     "pair also gets the best rknn-api config (docs/backend.md)"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
     {"device", required_argument, CLI_OPT_DEVICE, BOTH, "device", "--device NAME",

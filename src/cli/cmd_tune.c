@@ -48,8 +48,11 @@ static int parse_option(struct rb_tune_opts *o, int c, const char *arg)
 	case CLI_OPT_MAX_EVALS:
 		return cli_parse_int("--max-evals", arg, 1, 100000000, &o->max_evals);
 	case CLI_OPT_SPACE:
-		return rb_tune_space_load_file(&o->space, arg) < 0 ? rb_error("%s", rb_last_error())
-								   : 0;
+		o->space_path = arg;
+		return 0;
+	case CLI_OPT_TARGET:
+		return rb_tune_target_parse(arg, &o->target) < 0 ? rb_error("%s", rb_last_error())
+								 : 0;
 	case CLI_OPT_LIST_SPACE:
 		o->list_space = true;
 		return 0;
@@ -96,12 +99,29 @@ static int find_device(struct rb_tune_opts *o)
 	return 0;
 }
 
+/* The target's space; --space edits the default one only. */
+static int set_space(struct rb_tune_opts *o)
+{
+	if (o->target == RB_TUNE_TARGET_RKNN_API) {
+		if (o->space_path)
+			return rb_error("--space and --target rknn-api both choose the space: "
+					"give one of them");
+		rb_tune_space_rknn_api(&o->space);
+		return 0;
+	}
+	if (o->space_path && rb_tune_space_load_file(&o->space, o->space_path) < 0)
+		return rb_error("%s", rb_last_error());
+	return 0;
+}
+
 static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_specs,
 		       enum rb_dtype dtype)
 {
-	int ret = cli_load_shapes(&o->shapes, o->files, o->n_files, specs, n_specs, dtype, "tune",
-				  o->list_space);
+	int ret = set_space(o);
 
+	if (ret == 0)
+		ret = cli_load_shapes(&o->shapes, o->files, o->n_files, specs, n_specs, dtype,
+				      "tune", o->list_space);
 	if (ret == 0 && !o->list_space)
 		ret = find_device(o);
 	if (ret == 0 && !o->cache_path) {

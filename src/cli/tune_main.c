@@ -84,7 +84,7 @@ static void show_progress(struct rb_tune_run *t, const struct rb_tune_opts *o)
 }
 
 /* stdout: one row per unique shape, through the one table printer. */
-enum { T_NAME, T_SHAPE, T_LAUNCH, T_TUNED, T_DEFAULT, T_SPEEDUP, T_CONFIG, T_COLS };
+enum { T_NAME, T_SHAPE, T_LAUNCH, T_TUNED, T_DEFAULT, T_SPEEDUP, T_API, T_CONFIG, T_COLS };
 #define T_CELL 160
 
 static void summary_row(char (*cells)[T_CELL], const char *name, const struct rb_tune_best *b)
@@ -100,25 +100,29 @@ static void summary_row(char (*cells)[T_CELL], const char *name, const struct rb
 	snprintf(cells[T_TUNED], T_CELL, "%.1f", b->median_us);
 	snprintf(cells[T_DEFAULT], T_CELL, "%.1f", b->default_us);
 	snprintf(cells[T_SPEEDUP], T_CELL, "%.2fx", b->default_us / b->median_us);
+	if (b->api.found)
+		snprintf(cells[T_API], T_CELL, "%.1f", b->api.median_us);
 	snprintf(cells[T_CONFIG], T_CELL, "%s", b->point.text);
 }
 
-/* Per model: what the default config and the tuned ones spend per token and prompt. */
+/* Per model: what the default config, the tuned ones and the best rknn_matmul_api ones
+ * spend per token and prompt. */
 static void print_totals(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
-	struct rb_total before[RB_TOTALS_MAX], after[RB_TOTALS_MAX];
-	size_t nb = rb_tune_totals(t->o, best, false, before);
-	size_t na = rb_tune_totals(t->o, best, true, after);
+	static const char *const labels[] = {"default ", "tuned   ", "rknn-api"};
+	struct rb_total sums[3][RB_TOTALS_MAX];
+	size_t n[3];
 	char line[160];
 
+	for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_API; w++)
+		n[w] = rb_tune_totals(t->o, best, (enum rb_tune_which)w, sums[w]);
 	printf("\nper model, the sum over every pair%s:\n",
 	       t->device.ops->modeled ? " (modeled)" : "");
-	for (size_t i = 0; i < nb && i < na; i++) {
-		rb_total_text(&before[i], line, sizeof(line));
-		printf("  default %s\n", line);
-		rb_total_text(&after[i], line, sizeof(line));
-		printf("  tuned   %s\n", line);
-	}
+	for (size_t i = 0; i < n[0] && i < n[1] && i < n[2]; i++)
+		for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_API; w++) {
+			rb_total_text(&sums[w][i], line, sizeof(line));
+			printf("  %s %s\n", labels[w], line);
+		}
 }
 
 static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best *best)
@@ -126,10 +130,10 @@ static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best
 	const struct rb_shape_list *l = &t->o->shapes;
 	bool modeled = t->device.ops->modeled;
 	const struct rb_table_column cols[T_COLS] = {
-	    {"name", false},      {"shape", false},
-	    {"launch", false},    {modeled ? "modeled µs" : "median µs", true},
-	    {"default µs", true}, {"speedup", true},
-	    {"config", false},
+	    {"name", false},       {"shape", false},
+	    {"launch", false},     {modeled ? "modeled µs" : "median µs", true},
+	    {"default µs", true},  {"speedup", true},
+	    {"rknn-api µs", true}, {"config", false},
 	};
 	char(*rows)[T_COLS][T_CELL] = calloc(l->count ? l->count : 1, sizeof(*rows));
 	size_t n = 0;

@@ -96,7 +96,8 @@ static int desc_config(const struct rb_matmul_desc *desc, const struct rb_npu_de
 		return rb_set_error(-EINVAL, "config '%s': %s", desc->config, rb_last_error());
 	if (desc->core_mask) {
 		if (desc->core_mask > 0x7)
-			return rb_set_error(-EINVAL, "core mask 0x%x: the RK3588 has cores 0x1..0x7",
+			return rb_set_error(-EINVAL,
+					    "core mask 0x%x: the RK3588 has cores 0x1..0x7",
 					    desc->core_mask);
 		if (cfg->n_weights != (unsigned)__builtin_popcount(desc->core_mask))
 			cfg->n_weights = 0;
@@ -184,7 +185,7 @@ const char *rb_matmul_config(const struct rb_matmul *mm)
 
 /* B as the job packs it: K×N of the input type, converted and transposed as needed. */
 static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
-		      enum rb_matmul_b_layout layout, void *kn)
+		       enum rb_matmul_b_layout layout, void *kn)
 {
 	const struct rb_shape *s = &mm->plan.shape;
 	size_t k = (size_t)s->k, n = (size_t)s->n, es = rb_dtype_in_size(s->dtype);
@@ -273,8 +274,9 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 		return rb_set_error(-EINVAL, "rb_matmul_run: NULL argument");
 	s = &mm->plan.shape;
 	if (!mm->has_weights)
-		return rb_set_error(-EINVAL, "the %lldx%lldx%lld matmul has no weights: call "
-					     "rb_matmul_set_weights first",
+		return rb_set_error(-EINVAL,
+				    "the %lldx%lldx%lld matmul has no weights: call "
+				    "rb_matmul_set_weights first",
 				    (long long)s->m, (long long)s->k, (long long)s->n);
 	ret = check_c_type(s, c_type);
 	if (ret == 0)

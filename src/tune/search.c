@@ -392,8 +392,9 @@ static void explicit_config(struct rb_tune_best *b)
 	rb_plan_release(&plan);
 }
 
-int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  struct rb_tune_best *best)
+/* The fastest config of one space for the shape (default and CPU timed alongside). */
+static int search(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
+		  const struct rb_tune_space *space, struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
 			      .shape = shape,
@@ -407,7 +408,7 @@ int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	best->shape = *shape;
 	best->default_us = best->cpu_us = NAN;
 	rb_tune_shape_key(shape, c.key, sizeof(c.key));
-	if (rb_tune_space_enumerate(&t->o->space, shape, &c.points) < 0)
+	if (rb_tune_space_enumerate(space, shape, &c.points) < 0)
 		return rb_set_error(-EINVAL, "%s: %s", label, rb_last_error());
 	best->n_space = c.points.count;
 	for (size_t i = 0; i < c.points.count; i++)
@@ -418,6 +419,32 @@ int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	rb_tune_points_release(&c.points);
 	if (c.have_inputs)
 		rb_inputs_release(&c.in);
+	return ret;
+}
+
+static void set_api(struct rb_tune_best *best, const struct rb_tune_best *from)
+{
+	best->api.found = from->found;
+	best->api.point = from->point;
+	best->api.median_us = from->found ? from->median_us : NAN;
+}
+
+/* The space, then (unless it is that space already) the rknn_matmul_api space: its
+ * default and CPU timings come from the cache. */
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
+		  struct rb_tune_best *best)
+{
+	struct rb_tune_space api_space;
+	struct rb_tune_best api;
+	int ret = search(t, shape, label, &t->o->space, best);
+
+	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API) {
+		set_api(best, best);
+		return ret;
+	}
+	rb_tune_space_rknn_api(&api_space);
+	ret = search(t, shape, label, &api_space, &api);
+	set_api(best, &api);
 	return ret;
 }
 
@@ -455,6 +482,23 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 	return ret;
 }
 
+static const char *const target_names[] = {"rknn-bench", "rknn-api"};
+
+const char *rb_tune_target_name(enum rb_tune_target t)
+{
+	return (unsigned)t < 2 ? target_names[t] : "unknown";
+}
+
+int rb_tune_target_parse(const char *text, enum rb_tune_target *out)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (strcmp(text, target_names[i]) == 0) {
+			*out = (enum rb_tune_target)i;
+			return 0;
+		}
+	return rb_set_error(-EINVAL, "--target '%s': use rknn-bench or rknn-api", text);
+}
+
 static const char *const strategy_names[] = {"model", "exhaustive", "random"};
 
 const char *rb_tune_strategy_name(enum rb_tune_strategy s)
@@ -472,8 +516,17 @@ int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out)
 	return -EINVAL;
 }
 
-size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best, bool tuned,
-		      struct rb_total *out)
+static double which_us(const struct rb_tune_best *b, enum rb_tune_which which)
+{
+	if (which == RB_TUNE_TUNED)
+		return b->found ? b->median_us : NAN;
+	if (which == RB_TUNE_API)
+		return b->api.found ? b->api.median_us : NAN;
+	return b->default_us;
+}
+
+size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best,
+		      enum rb_tune_which which, struct rb_total *out)
 {
 	const struct rb_shape_list *l = &o->shapes;
 	struct rb_total_item *items = calloc(l->count ? l->count : 1, sizeof(*items));
@@ -481,9 +534,8 @@ size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *b
 
 	for (size_t i = 0; items && i < l->count; i++) {
 		const struct rb_tune_best *b = &best[i];
-		double us = tuned ? (b->found ? b->median_us : NAN) : b->default_us;
-
-		items[i] = (struct rb_total_item){b->shape.m, us, l->entries[i].n_names};
+		items[i] =
+		    (struct rb_total_item){b->shape.m, which_us(b, which), l->entries[i].n_names};
 	}
 	if (items)
 		groups = rb_totals_sum(items, l->count, out, RB_TOTALS_MAX);

@@ -29,6 +29,15 @@ enum rb_tune_strategy {
 const char *rb_tune_strategy_name(enum rb_tune_strategy s);
 int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out);
 
+enum rb_tune_target {
+	RB_TUNE_TARGET_RKNN_BENCH = 0, /* the space: everything rknn-bench's programs can do */
+	RB_TUNE_TARGET_RKNN_API,       /* only what rknn_matmul_api expresses (tune.h) */
+};
+
+/* "rknn-bench", "rknn-api"; parse: 0 or -EINVAL. */
+const char *rb_tune_target_name(enum rb_tune_target t);
+int rb_tune_target_parse(const char *text, enum rb_tune_target *out);
+
 struct rb_tune_opts {
 	struct rb_shape_list shapes;
 	char **files;
@@ -41,8 +50,10 @@ struct rb_tune_opts {
 	uint64_t seed;
 	enum rb_data_kind data;
 	enum rb_tune_strategy strategy;
+	enum rb_tune_target target;
 	long top, max_evals;
 	struct rb_tune_space space;
+	const char *space_path; /* --space, applied to the default space */
 	bool list_space, quiet, verbose;
 	const char *out_path;
 	const char *cache_path;
@@ -58,6 +69,13 @@ struct rb_tune_best {
 	char verify[16];
 	double default_us, cpu_us; /* NAN when unknown */
 	size_t n_space, n_model, n_run, n_failed;
+	/* The fastest verified config rknn_matmul_api can express (rb_tune_space_rknn_api):
+	 * the backend's own way, next to the best overall (for target rknn-api, the same). */
+	struct {
+		bool found;
+		struct rb_tune_point point;
+		double median_us;
+	} api;
 };
 
 /* Where the search of one shape is, for a progress display. */
@@ -113,10 +131,17 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best);
 /* The entry tuned for an identical shape earlier in the list, or i itself. */
 size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i);
 
-/* Per-model totals (core/totals.h) of the tuned configs (tuned) or of the default
- * config (!tuned), every pair of the input counted. */
-size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best, bool tuned,
-		      struct rb_total *out);
+/* Which config of each shape a total sums. */
+enum rb_tune_which {
+	RB_TUNE_DEFAULT = 0, /* what run does without flags */
+	RB_TUNE_TUNED,       /* the best overall */
+	RB_TUNE_API,         /* the best rknn_matmul_api can express */
+};
+
+/* Per-model totals (core/totals.h) of one config per shape, every pair of the input
+ * counted. */
+size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best,
+		      enum rb_tune_which which, struct rb_total *out);
 
 /* Writes the tuned JSON: the input files' pairs (in order, every name) with "tuned"
  * and "measured" objects. Returns 0 or a negative errno (with rb_last_error()). */

@@ -44,6 +44,22 @@ static const char *const default_values[RB_KNOB_COUNT][8] = {
     {"fences", "threads", "multicore"},
 };
 
+/* What rknn_matmul_api can express (the seed backend's way): single-core contexts on a
+ * set of cores, each a range of N cut at multiples of 32 (the backend computes whole
+ * 32-column blocks), run by blocking threads, one per context. Banks, K-slices,
+ * residency and chaining are librknnrt's choice: the planner's defaults stand in. */
+static const char *const api_values[RB_KNOB_COUNT][8] = {
+    {"0x1", "0x2", "0x4", "0x3", "0x5", "0x6", "0x7"},
+    {"n"},
+    {"even", "2,1", "1,2", "2,1,1", "1,2,1", "1,1,2"},
+    {"32"},
+    {"auto"},
+    {"auto"},
+    {"resident"},
+    {"1"},
+    {"threads"},
+};
+
 const char *rb_tune_knob_name(enum rb_tune_knob knob)
 {
 	return knob < RB_KNOB_COUNT ? knob_names[knob] : "unknown";
@@ -68,12 +84,22 @@ static int add_value(struct rb_tune_space *s, unsigned k, const char *v)
 	return 0;
 }
 
-void rb_tune_space_default(struct rb_tune_space *space)
+static void space_of(struct rb_tune_space *space, const char *const values[RB_KNOB_COUNT][8])
 {
 	memset(space, 0, sizeof(*space));
 	for (unsigned k = 0; k < RB_KNOB_COUNT; k++)
-		for (unsigned i = 0; i < ARRAY_SIZE(default_values[k]) && default_values[k][i]; i++)
-			add_value(space, k, default_values[k][i]);
+		for (unsigned i = 0; i < ARRAY_SIZE(values[k]) && values[k][i]; i++)
+			add_value(space, k, values[k][i]);
+}
+
+void rb_tune_space_default(struct rb_tune_space *space)
+{
+	space_of(space, default_values);
+}
+
+void rb_tune_space_rknn_api(struct rb_tune_space *space)
+{
+	space_of(space, api_values);
 }
 
 /* Applies one knob value to a point; the same parsers as the CLI flags. */

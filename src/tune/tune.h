@@ -63,6 +63,10 @@ struct rb_tune_space {
 
 /* The default space above. */
 void rb_tune_space_default(struct rb_tune_space *space);
+/* What rknn_matmul_api can express (tune --target rknn-api): masks 0x1..0x7 as one
+ * single-core context per core, split n with every weight list, align 32 (each range
+ * but the last a multiple of 32 columns), banks and K-slice auto, launch threads. */
+void rb_tune_space_rknn_api(struct rb_tune_space *space);
 /* Applies a space file: {"mode": "replace"|"extend", "<knob>": [values], ...}. A knob
  * given replaces the default list (mode replace, the default) or is appended to it
  * (extend); knobs not given keep theirs. Values are strings or integers (chain also

@@ -143,7 +143,8 @@ static int opt_string(const struct ctx *c, const cJSON *obj, const char *o, cons
 	return 0;
 }
 
-static int opt_number(const struct ctx *c, const cJSON *obj, const char *key, double *out)
+static int opt_number(const struct ctx *c, const cJSON *obj, const char *o, const char *key,
+		      double *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
@@ -151,7 +152,7 @@ static int opt_number(const struct ctx *c, const cJSON *obj, const char *key, do
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsNumber(v))
-		return PAIR_ERR(c, "measured.%s must be a number or null", key);
+		return PAIR_ERR(c, "%s.%s must be a number or null", o, key);
 	*out = v->valuedouble;
 	return 0;
 }
@@ -240,16 +241,83 @@ static int get_measured(const struct ctx *c, const cJSON *pair, struct rb_tuned_
 	if (!ret)
 		ret = opt_string(c, m, "measured", "verify", &t->verify);
 	if (!ret)
-		ret = opt_number(c, m, "median_us", &t->median_us);
+		ret = opt_number(c, m, "measured", "median_us", &t->median_us);
 	if (!ret)
-		ret = opt_number(c, m, "gflops", &t->gflops);
+		ret = opt_number(c, m, "measured", "gflops", &t->gflops);
 	if (!ret)
-		ret = opt_number(c, m, "gbps", &t->gbps);
+		ret = opt_number(c, m, "measured", "gbps", &t->gbps);
 	if (!ret)
-		ret = opt_number(c, m, "speedup_vs_default", &t->speedup_vs_default);
+		ret = opt_number(c, m, "measured", "speedup_vs_default", &t->speedup_vs_default);
 	if (!ret)
-		ret = opt_number(c, m, "speedup_vs_cpu", &t->speedup_vs_cpu);
+		ret = opt_number(c, m, "measured", "speedup_vs_cpu", &t->speedup_vs_cpu);
 	return ret;
+}
+
+static int get_context(const struct ctx *c, const cJSON *o, const struct rb_shape *s, size_t i,
+		       struct rb_tuned_api_context *out)
+{
+	static const char *const keys[] = {"core", "n_begin", "n_end"};
+	double v[3];
+
+	for (size_t k = 0; k < 3; k++) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+
+		if (!cJSON_IsNumber(f) || f->valuedouble < 0 || f->valuedouble > 4294967295.0)
+			return PAIR_ERR(c,
+					"rknn_matmul_api.contexts[%zu].%s must be an unsigned "
+					"integer",
+					i, keys[k]);
+		v[k] = f->valuedouble;
+	}
+	if (v[0] >= RB_TUNED_MAX_CORES || v[2] <= v[1] || v[2] > (double)s->n)
+		return PAIR_ERR(c,
+				"rknn_matmul_api.contexts[%zu] names no core or is not a range "
+				"of N = %lld",
+				i, (long long)s->n);
+	*out = (struct rb_tuned_api_context){(unsigned)v[0], (uint32_t)v[1], (uint32_t)v[2]};
+	return 0;
+}
+
+static int get_contexts(const struct ctx *c, const cJSON *api, struct rb_tuned_config *t)
+{
+	const cJSON *ctxs = cJSON_GetObjectItemCaseSensitive(api, "contexts");
+	int ret = 0;
+
+	if (!cJSON_IsArray(ctxs) || cJSON_GetArraySize(ctxs) > RB_TUNED_MAX_CORES)
+		return PAIR_ERR(c, "%s", "rknn_matmul_api.contexts must be an array of at most 3");
+	for (const cJSON *x = ctxs->child; ret == 0 && x; x = x->next, t->api.n_contexts++)
+		ret = get_context(c, x, &t->shape, t->api.n_contexts,
+				  &t->api.contexts[t->api.n_contexts]);
+	return ret;
+}
+
+/* The optional "rknn_matmul_api" section; keys this version does not know are skipped
+ * (it is read-only data for backends). */
+static int get_api(const struct ctx *c, const cJSON *pair, struct rb_tuned_config *t)
+{
+	const cJSON *api = cJSON_GetObjectItemCaseSensitive(pair, "rknn_matmul_api");
+	const cJSON *bl = cJSON_GetObjectItemCaseSensitive(api, "B_layout");
+	const cJSON *acl = cJSON_GetObjectItemCaseSensitive(api, "AC_layout");
+	int ret;
+
+	if (!api || cJSON_IsNull(api))
+		return 0;
+	if (!cJSON_IsObject(api))
+		return PAIR_ERR(c, "%s", "rknn_matmul_api must be an object or null");
+	t->api.present = true;
+	t->api.b_layout = cJSON_IsNumber(bl) ? bl->valueint : 0;
+	t->api.ac_layout = cJSON_IsNumber(acl) ? acl->valueint : 0;
+	ret = opt_string(c, api, "rknn_matmul_api", "type", &t->api.type);
+	if (!ret)
+		ret = opt_string(c, api, "rknn_matmul_api", "config", &t->api.config);
+	if (!ret)
+		ret = opt_string(c, api, "rknn_matmul_api", "launch", &t->api.launch);
+	if (!ret)
+		ret = opt_number(c, api, "rknn_matmul_api", "median_us", &t->api.median_us);
+	if (!ret)
+		ret = opt_number(c, api, "rknn_matmul_api", "best_overall_speedup",
+				 &t->api.best_overall_speedup);
+	return ret ? ret : get_contexts(c, api, t);
 }
 
 /* One pair; *tuned is false for a pair without a "tuned" object. */
@@ -279,7 +347,9 @@ static int get_pair(const struct ctx *c, const cJSON *pair, enum rb_dtype dtype,
 		ret = get_ranges(c, tu, t);
 	if (!ret)
 		ret = opt_string(c, tu, "tuned", "reproducer", &t->reproducer);
-	return ret ? ret : get_measured(c, pair, t);
+	if (!ret)
+		ret = get_measured(c, pair, t);
+	return ret ? ret : get_api(c, pair, t);
 }
 
 /* "rknn-bench-tuned/1" or "rknn-bench-tuned/1.<minor>": readable by this version. */

@@ -134,6 +134,62 @@ static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_tune_be
 	return m;
 }
 
+/* rknn_matmul_api's names of our dtypes (rknn_matmul_type, seed 004). */
+static const char *api_type(enum rb_dtype dtype)
+{
+	return dtype == RB_DTYPE_INT8 ? "RKNN_INT8_MM_INT8_TO_INT32"
+				      : "RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32";
+}
+
+/* The contexts a backend creates: one per core with work, its range of N (the planner's
+ * last range ends at N padded to the kernel group: a context ends at N). */
+static cJSON *contexts_json(const struct rb_plan *plan, int64_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (unsigned i = 0; a && i < plan->n_cores; i++) {
+		const struct rb_plan_core *c = &plan->cores[i];
+		int64_t end = c->end < n ? c->end : n;
+		cJSON *ctx;
+
+		if (c->begin >= end)
+			continue;
+		ctx = cJSON_CreateObject();
+		cJSON_AddItemToArray(a, ctx);
+		cJSON_AddNumberToObject(ctx, "core", c->core);
+		cJSON_AddNumberToObject(ctx, "n_begin", c->begin);
+		cJSON_AddNumberToObject(ctx, "n_end", (double)end);
+	}
+	return a;
+}
+
+/* The best config rknn_matmul_api can express, in its terms (docs/tuned-json.md),
+ * next to the best overall. */
+static cJSON *api_json(const struct rb_tune_best *b)
+{
+	struct rb_plan plan;
+	char text[192];
+	cJSON *o, *contexts;
+
+	if (!b->api.found || rb_plan_init(&plan, &b->shape, &b->api.point.plan) < 0)
+		return NULL;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", api_type(b->shape.dtype));
+	cJSON_AddNumberToObject(o, "B_layout", 1);  /* native weights, as the seed passes them */
+	cJSON_AddNumberToObject(o, "AC_layout", 1); /* A and C in the perf layout, likewise */
+	contexts = contexts_json(&plan, b->shape.n);
+	cJSON_AddNumberToObject(o, "threads", cJSON_GetArraySize(contexts));
+	cJSON_AddItemToObject(o, "contexts", contexts);
+	rb_plan_config_format(&plan.config, text, sizeof(text));
+	cJSON_AddStringToObject(o, "config", text);
+	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(b->api.point.launch));
+	add_num(o, "median_us", b->api.median_us);
+	add_num(o, "best_overall_us", b->found ? b->median_us : NAN);
+	add_num(o, "best_overall_speedup", b->found ? b->api.median_us / b->median_us : NAN);
+	rb_plan_release(&plan);
+	return o;
+}
+
 /* ---- pairs ---- */
 
 /* The shape-list entry holding `name`. */
@@ -151,15 +207,18 @@ static void annotate(const struct rb_tune_run *t, const struct rb_tune_best *bes
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
 	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring) : -1;
 	const struct rb_tune_best *b = i >= 0 ? &best[i] : NULL;
-	cJSON *tuned;
+	cJSON *tuned, *api;
 
 	if (!b)
 		return;
 	cJSON_DeleteItemFromObjectCaseSensitive(pair, "tuned");
 	cJSON_DeleteItemFromObjectCaseSensitive(pair, "measured");
+	cJSON_DeleteItemFromObjectCaseSensitive(pair, "rknn_matmul_api");
 	tuned = b->found ? tuned_json(t->o, b) : NULL;
+	api = api_json(b);
 	cJSON_AddItemToObject(pair, "tuned", tuned ? tuned : cJSON_CreateNull());
 	cJSON_AddItemToObject(pair, "measured", measured_json(t, b));
+	cJSON_AddItemToObject(pair, "rknn_matmul_api", api ? api : cJSON_CreateNull());
 }
 
 static cJSON *spec_pair(const struct rb_shape_entry *e, size_t name)
@@ -258,20 +317,23 @@ static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddStringToObject(doc, "soc", t->header.soc);
 	cJSON_AddStringToObject(doc, "generated", ctx.date);
 	cJSON_AddStringToObject(doc, "strategy", rb_tune_strategy_name(t->o->strategy));
+	cJSON_AddStringToObject(doc, "target", rb_tune_target_name(t->o->target));
 	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
 }
 
-/* Per model, before (the default config) and after tuning. */
+/* Per model: the default config, the tuned ones and the best rknn_matmul_api ones. */
 static cJSON *totals_json(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
-	struct rb_total before[RB_TOTALS_MAX], after[RB_TOTALS_MAX];
-	size_t nb = rb_tune_totals(t->o, best, false, before);
-	size_t na = rb_tune_totals(t->o, best, true, after);
+	static const char *const keys[] = {"default", "tuned", "rknn_matmul_api"};
+	struct rb_total sums[RB_TOTALS_MAX];
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "modeled", t->device.ops->modeled);
-	cJSON_AddItemToObject(o, "default", rb_totals_json(before, nb));
-	cJSON_AddItemToObject(o, "tuned", rb_totals_json(after, na));
+	for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_API; w++) {
+		size_t n = rb_tune_totals(t->o, best, (enum rb_tune_which)w, sums);
+
+		cJSON_AddItemToObject(o, keys[w], rb_totals_json(sums, n));
+	}
 	return o;
 }
 

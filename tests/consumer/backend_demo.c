@@ -1,15 +1,18 @@
 /* A backend's use of the matmul executor, built with the public headers only
  * (-Iinclude) against librknn-bench.a:
  *
- *   backend-demo TUNED.json [--device D]
+ *   backend-demo TUNED.json [--device D] [--api]
  *
  * Runs every tuned pair of the file the way ggml-rknn would run it: weights given once
  * as fp16 N×K (ggml's layout of a weight tensor; int8 for int8 pairs), A as fp32
  * converted on each call, C as fp32 (int32 for int8). Each result is checked against a
- * plain CPU loop. The data are exact (A small integers, B multiples of 1/8), so every
+ * plain CPU loop. --api runs each pair's rknn_matmul_api section (the best config that
+ * API can express) instead of its tuned config. On the emulator each modeled time is
+ * compared with the file's. The data are exact (A small integers, B multiples of 1/8), so every
  * product and every fp32 partial sum is exact and fp32 results must match exactly; a
  * config that writes fp16 C is checked to fp16's precision. Prints one line per pair
- * and "N verified, N failed" last; exits 0 if all verified, 1 if any failed, 2 on bad
+ * ("modeled times as in the file: N of N" on the emulator) and "N verified, N failed"
+ * last; exits 0 if all verified, 1 if any failed, 2 on bad
  * arguments or a file that does not load. */
 #include <math.h>
 #include <stdio.h>
@@ -136,16 +139,39 @@ static int check(const struct pair_data *d, bool fp16_out, double *max_err)
 	return 0;
 }
 
-static int run_pair(struct rb_matmul_device *dev, const struct rb_tuned_config *t,
-		    struct pair_data *d, char *why, size_t size)
+struct demo {
+	struct rb_matmul_device *dev;
+	bool api;           /* run the rknn_matmul_api sections */
+	size_t same, timed; /* modeled times equal to the file's, of those compared */
+};
+
+static void compare_time(struct demo *demo, const struct rb_matmul_stats *st, double want)
+{
+	if (!st->modeled)
+		return;
+	demo->timed++;
+	demo->same += fabs(st->device_us - want) < 1e-3;
+}
+
+static int run_pair(struct demo *demo, const struct rb_tuned_config *t, struct pair_data *d,
+		    char *why, size_t size)
 {
 	struct rb_matmul_desc desc = {.shape = t->shape};
 	struct rb_matmul *mm = NULL;
 	bool int8 = t->shape.dtype == RB_DTYPE_INT8;
+	double want = demo->api ? t->api.median_us : t->median_us;
 	int ret;
 
+	if (demo->api && !t->api.present) {
+		snprintf(why, size, "the pair has no rknn_matmul_api section");
+		return -1;
+	}
 	rb_matmul_desc_tuned(&desc, t);
-	ret = rb_matmul_create(&mm, dev, &desc);
+	if (demo->api) {
+		desc.config = t->api.config;
+		desc.launch = t->api.launch;
+	}
+	ret = rb_matmul_create(&mm, demo->dev, &desc);
 	if (ret == 0)
 		ret = int8 ? rb_matmul_set_weights(mm, d->w8, RB_MATMUL_INT8, RB_MATMUL_B_NK)
 			   : rb_matmul_set_weights(mm, d->w16, RB_MATMUL_FP16, RB_MATMUL_B_NK);
@@ -160,10 +186,10 @@ static int run_pair(struct rb_matmul_device *dev, const struct rb_tuned_config *
 		bool fp16_out = strstr(rb_matmul_config(mm), "out=fp16") != NULL;
 
 		rb_matmul_stats(mm, &st);
+		compare_time(demo, &st, want);
 		ret = check(d, fp16_out, &err);
-		snprintf(why, size, "%.1f us %s (tuned: %.1f us), max error %g%s", st.device_us,
-			 st.modeled ? "modeled" : "measured", t->median_us, err,
-			 ret ? " (too large)" : "");
+		snprintf(why, size, "%.1f us %s (file: %.1f us), max error %g%s", st.device_us,
+			 st.modeled ? "modeled" : "measured", want, err, ret ? " (too large)" : "");
 	}
 	rb_matmul_destroy(mm);
 	return ret;
@@ -171,7 +197,7 @@ static int run_pair(struct rb_matmul_device *dev, const struct rb_tuned_config *
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: backend-demo TUNED.json [--device D]\n");
+	fprintf(stderr, "usage: backend-demo TUNED.json [--device D] [--api]\n");
 	return 2;
 }
 
@@ -179,12 +205,14 @@ int main(int argc, char **argv)
 {
 	const char *path = NULL, *device = "auto";
 	struct rb_tuned_db *db = NULL;
-	struct rb_matmul_device *dev = NULL;
+	struct demo demo = {0};
 	size_t verified = 0, failed = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
 			device = argv[++i];
+		else if (strcmp(argv[i], "--api") == 0)
+			demo.api = true;
 		else if (!path && argv[i][0] != '-')
 			path = argv[i];
 		else
@@ -192,13 +220,14 @@ int main(int argc, char **argv)
 	}
 	if (!path)
 		return usage();
-	if (rb_tuned_load_file(&db, path) < 0 || rb_matmul_device_open(&dev, device) < 0) {
+	if (rb_tuned_load_file(&db, path) < 0 || rb_matmul_device_open(&demo.dev, device) < 0) {
 		fprintf(stderr, "backend-demo: %s\n", rb_last_error());
 		rb_tuned_free(db);
 		return 2;
 	}
-	printf("device %s%s, %zu tuned pairs of %s\n", rb_matmul_device_name(dev),
-	       rb_matmul_device_modeled(dev) ? " (times modeled)" : "", rb_tuned_count(db), path);
+	printf("device %s%s, %zu tuned pairs of %s%s\n", rb_matmul_device_name(demo.dev),
+	       rb_matmul_device_modeled(demo.dev) ? " (times modeled)" : "", rb_tuned_count(db),
+	       path, demo.api ? ", their rknn_matmul_api configs" : "");
 	for (size_t i = 0; i < rb_tuned_count(db); i++) {
 		const struct rb_tuned_config *t = rb_tuned_at(db, i);
 		struct pair_data d = {
@@ -209,15 +238,17 @@ int main(int argc, char **argv)
 		if (!ok)
 			snprintf(why, sizeof(why), "out of host memory");
 		else
-			ok = run_pair(dev, t, &d, why, sizeof(why)) == 0;
+			ok = run_pair(&demo, t, &d, why, sizeof(why)) == 0;
 		printf("%-20s %lldx%lldx%lld %s %-9s %s\n", t->name, (long long)t->shape.m,
 		       (long long)t->shape.k, (long long)t->shape.n, rb_dtype_name(t->shape.dtype),
 		       ok ? "verified" : "FAILED", why);
 		ok ? verified++ : failed++;
 		free_data(&d);
 	}
+	if (demo.timed)
+		printf("modeled times as in the file: %zu of %zu\n", demo.same, demo.timed);
 	printf("%zu verified, %zu failed\n", verified, failed);
-	rb_matmul_device_close(dev);
+	rb_matmul_device_close(demo.dev);
 	rb_tuned_free(db);
 	return failed ? 1 : 0;
 }

@@ -6,6 +6,11 @@
  *   consumer --every TUNED.json      look every tuned pair up by its own name and shape:
  *                                    each must come back as itself (match=name); prints
  *                                    "N pairs found, N missed" and the reader's warnings
+ *   consumer --api TUNED.json        every tuned pair's rknn_matmul_api section as a
+ *                                    backend on librknnrt would use it: contexts on
+ *                                    distinct cores covering N exactly, each width a
+ *                                    multiple of 32 except the last, launch threads;
+ *                                    prints "N pairs fit the API, N do not"
  *   consumer --seed-reader FILE      read FILE with only the seed backend's fields
  *                                    (pairs[].src0.row/col, src1.row/col, name) the way
  *                                    its read_shape_pairs_from_json does, print them
@@ -102,6 +107,59 @@ static int lookup_every(const char *path)
 	return missed || !found;
 }
 
+/* Why a pair's rknn_matmul_api section cannot be used as it is, or NULL. */
+static const char *api_defect(const struct rb_tuned_config *t)
+{
+	const struct rb_tuned_api *a = &t->api;
+	unsigned used = 0;
+	uint32_t at = 0;
+
+	if (!a->present)
+		return "no rknn_matmul_api section";
+	if (!a->n_contexts || strcmp(a->launch, "threads") != 0)
+		return "no contexts, or a launch other than threads";
+	for (unsigned i = 0; i < a->n_contexts; i++) {
+		const struct rb_tuned_api_context *c = &a->contexts[i];
+		bool last = i + 1 == a->n_contexts;
+
+		if (c->n_begin != at || (used & (1u << c->core)))
+			return "contexts overlap, leave a gap or share a core";
+		if (!last && (c->n_end - c->n_begin) % 32)
+			return "a context other than the last is not a multiple of 32 wide";
+		used |= 1u << c->core;
+		at = c->n_end;
+	}
+	if (at != (uint64_t)t->shape.n)
+		return "the contexts do not end at N";
+	if (strcmp(a->type, t->shape.dtype == RB_DTYPE_INT8 ? "RKNN_INT8_MM_INT8_TO_INT32"
+							    : "RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32"))
+		return "the type is not the pair's";
+	return NULL;
+}
+
+static int check_api(const char *path)
+{
+	struct rb_tuned_db *db;
+	size_t fit = 0, bad = 0;
+
+	if (rb_tuned_load_file(&db, path) < 0) {
+		fprintf(stderr, "consumer: %s\n", rb_last_error());
+		return 1;
+	}
+	for (size_t i = 0; i < rb_tuned_count(db); i++) {
+		const struct rb_tuned_config *t = rb_tuned_at(db, i);
+		const char *why = api_defect(t);
+
+		if (why)
+			bad++, printf("%s: %s\n", t->name, why);
+		else
+			fit++;
+	}
+	printf("%zu pairs fit the API, %zu do not\n", fit, bad);
+	rb_tuned_free(db);
+	return bad || !fit;
+}
+
 /* The seed backend's reader: src0/src1 row/col and name of every pair, nothing else. */
 static int seed_reader(const char *path)
 {
@@ -142,9 +200,11 @@ int main(int argc, char **argv)
 		return seed_reader(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "--every") == 0)
 		return lookup_every(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--api") == 0)
+		return check_api(argv[2]);
 	if (argc == 2)
 		return lookup_all(argv[1]);
 	fprintf(stderr, "usage: consumer TUNED.json | consumer --every TUNED.json | consumer "
-			"--seed-reader FILE\n");
+			"--api TUNED.json | consumer --seed-reader FILE\n");
 	return 2;
 }

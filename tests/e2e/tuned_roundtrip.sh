@@ -61,10 +61,17 @@ roundtrip() {
 		not_ok "$name: run --tuned reproduces every modeled time" "$differ of $results differ"
 	[ "$unverified" -eq 0 ] && ok "$name: every shape verified" ||
 		not_ok "$name: every shape verified" "$unverified not verified"
+	expect_exit 0 "$name: every pair has an rknn_matmul_api section a backend can use" -- \
+		"$CONSUMER" --api "$out"
 	[ "$name" = prefill ] && return
-	expect_exit 0 "$name: backend-demo runs every pair through the executor" -- \
-		built "$DEMO" "$out" --device sim
-	expect_grep "^$pairs verified, 0 failed$" "$TMP/out" "$name: backend-demo verified all $pairs pairs"
+	for how in "" --api; do
+		expect_exit 0 "$name: backend-demo $how runs every pair through the executor" -- \
+			built "$DEMO" "$out" --device sim $how
+		expect_grep "^$pairs verified, 0 failed$" "$TMP/out" \
+			"$name: backend-demo $how verified all $pairs pairs"
+		expect_grep "^modeled times as in the file: $pairs of $pairs$" "$TMP/out" \
+			"$name: backend-demo $how reproduces every modeled time"
+	done
 }
 
 roundtrip seed configs/mat_kernel_size.json
@@ -83,6 +90,30 @@ roundtrip multicore "$TMP/two.json" --space "$TMP/multicore-space.json"
 [ "$(grep -c '"launch":	"multicore"' "$TMP/multicore.json")" = 2 ] &&
 	ok "multicore: both pairs tuned to multicore" || not_ok "multicore: both pairs tuned to multicore"
 roundtrip regression configs/regression.json
+
+# --target rknn-api: only what rknn_matmul_api expresses, so the tuned config is the
+# rknn_matmul_api section itself.
+for f in mat_kernel_size regression; do
+	roundtrip "$f-api" configs/$f.json --target rknn-api
+	bad=$(grep -c '"launch":	"[a-z]*"' "$TMP/$f-api.json")
+	thr=$(grep -c '"launch":	"threads"' "$TMP/$f-api.json")
+	[ "$bad" = "$thr" ] && ok "$f-api: every config launches threads" ||
+		not_ok "$f-api: every config launches threads" "$thr of $bad"
+	n=$(json "$TMP/$f-api.json" pairs.#) i=0 same=0
+	while [ "$i" -lt "$n" ]; do
+		cfg=$(json "$TMP/$f-api.json" pairs.$i.tuned.config)
+		case $cfg in *split=n*align=32*) ;; *) cfg=bad ;; esac
+		[ "$cfg" = "$(json "$TMP/$f-api.json" pairs.$i.rknn_matmul_api.config)" ] &&
+			[ "$(json "$TMP/$f-api.json" pairs.$i.rknn_matmul_api.best_overall_speedup)" = 1 ] &&
+			same=$((same + 1))
+		i=$((i + 1))
+	done
+	[ "$same" = "$n" ] && ok "$f-api: each tuned config splits N at 32 and is its API section" ||
+		not_ok "$f-api: each tuned config splits N at 32 and is its API section" "$same of $n"
+done
+expect_exit 2 "--space and --target rknn-api together are refused" -- $RKNN_BENCH tune \
+	--shape 1x64x64 $FAST --target rknn-api --space "$TMP/prefill-space.json" -o "$TMP/x.json"
+expect_grep 'give one of them' "$TMP/err" "the message says to give one"
 if [ "${CHECK_SCOPE:-full}" != quick ] && [ "${SANITIZE:-}" != 1 ]; then
 	roundtrip qwen configs/qwen2.5-1.5b.json
 	roundtrip prefill configs/llama-3.2-1b-prefill.json --space "$TMP/prefill-space.json" --top 1
