@@ -11,6 +11,11 @@
  *                                    distinct cores covering N exactly, each width a
  *                                    multiple of 32 except the last, launch threads;
  *                                    prints "N pairs fit the API, N do not"
+ *   consumer --patched-reader FILE   read FILE as the backend patched by
+ *                                    docs/ggml-rknn-tuned.patch does: the seed's keys
+ *                                    plus rknn_matmul_api.contexts[].core, n_begin,
+ *                                    n_end (each required when the section is there);
+ *                                    prints "N pairs, N with contexts"
  *   consumer --seed-reader FILE      read FILE with only the seed backend's fields
  *                                    (pairs[].src0.row/col, src1.row/col, name) the way
  *                                    its read_shape_pairs_from_json does, print them
@@ -194,6 +199,73 @@ static int seed_reader(const char *path)
 	return 0;
 }
 
+static cJSON *read_json_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	long len;
+	cJSON *root = NULL;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (text = calloc((size_t)len + 1, 1)) &&
+	    fread(text, 1, (size_t)len, f) == (size_t)len)
+		root = cJSON_Parse(text);
+	if (f)
+		fclose(f);
+	free(text);
+	return root;
+}
+
+/* What nlohmann's .at(key).get<int64_t>() accepts: a number (integral here). */
+static bool get_int(const cJSON *o, const char *key, double *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int64_t)x->valuedouble)
+		return false;
+	*v = x->valuedouble;
+	return true;
+}
+
+static int patched_reader(const char *path)
+{
+	cJSON *root = read_json_file(path), *pairs = cJSON_GetObjectItem(root, "pairs"), *p;
+	size_t n = 0, with = 0;
+	int bad = 0;
+
+	if (!cJSON_IsArray(pairs))
+		return fprintf(stderr, "consumer: '%s' has no pairs array\n", path), 1;
+	cJSON_ArrayForEach(p, pairs)
+	{
+		const cJSON *api = cJSON_GetObjectItem(p, "rknn_matmul_api");
+		const cJSON *ctxs = cJSON_GetObjectItem(api, "contexts"), *c;
+
+		n++;
+		if (!cJSON_IsObject(api))
+			continue;
+		if (!cJSON_IsArray(ctxs)) {
+			bad = 1;
+			continue;
+		}
+		with++;
+		printf("%s:", cJSON_GetObjectItem(p, "name")->valuestring);
+		cJSON_ArrayForEach(c, ctxs)
+		{
+			double core, b, e;
+
+			if (!get_int(c, "core", &core) || !get_int(c, "n_begin", &b) ||
+			    !get_int(c, "n_end", &e))
+				bad = 1;
+			else
+				printf(" core %g [%g, %g)", core, b, e);
+		}
+		printf("\n");
+	}
+	printf("%zu pairs, %zu with contexts\n", n, with);
+	cJSON_Delete(root);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--seed-reader") == 0)
@@ -202,9 +274,13 @@ int main(int argc, char **argv)
 		return lookup_every(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "--api") == 0)
 		return check_api(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--patched-reader") == 0)
+		return patched_reader(argv[2]);
 	if (argc == 2)
 		return lookup_all(argv[1]);
-	fprintf(stderr, "usage: consumer TUNED.json | consumer --every TUNED.json | consumer "
-			"--api TUNED.json | consumer --seed-reader FILE\n");
+	fprintf(stderr,
+		"usage: consumer TUNED.json | consumer --every TUNED.json | consumer "
+		"--api TUNED.json | consumer --patched-reader FILE | consumer --seed-reader "
+		"FILE\n");
 	return 2;
 }

@@ -63,6 +63,10 @@ roundtrip() {
 		not_ok "$name: every shape verified" "$unverified not verified"
 	expect_exit 0 "$name: every pair has an rknn_matmul_api section a backend can use" -- \
 		"$CONSUMER" --api "$out"
+	expect_exit 0 "$name: the patched backend's reader reads the contexts" -- \
+		"$CONSUMER" --patched-reader "$out"
+	expect_grep "^$pairs pairs, $pairs with contexts$" "$TMP/out" \
+		"$name: the patched reader finds contexts for all $pairs pairs"
 	[ "$name" = prefill ] && return
 	for how in "" --api; do
 		expect_exit 0 "$name: backend-demo $how runs every pair through the executor" -- \

@@ -156,6 +156,45 @@ static void test_space_errors(void **state)
 	}
 }
 
+/* The rknn_matmul_api space: every point splits N into one range per core, each cut at
+ * a multiple of 32 (the backend's 32-column blocks), the ranges back to back from 0 to
+ * the end of N, launched by threads. */
+static void test_api_space(void **state)
+{
+	static const int64_t ns[] = {8192, 2048, 1000, 128256, 96, 64, 48, 8200};
+	static const enum rb_dtype dtypes[] = {RB_DTYPE_FP16, RB_DTYPE_INT8};
+	struct rb_tune_space space;
+
+	(void)state;
+	rb_tune_space_rknn_api(&space);
+	for (size_t d = 0; d < 2; d++)
+		for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+			struct rb_shape shape = {i % 2 ? 1 : 128, 2048, ns[i], dtypes[d]};
+			struct rb_tune_points pts;
+
+			assert_int_equal(rb_tune_space_enumerate(&space, &shape, &pts), 0);
+			assert_true(pts.count >= 3); /* at least the three single cores */
+			for (size_t p = 0; p < pts.count; p++) {
+				struct rb_plan plan;
+				uint32_t at = 0;
+
+				assert_int_equal(pts.items[p].launch, RB_LAUNCH_THREADS);
+				assert_int_equal(rb_plan_init(&plan, &shape, &pts.items[p].plan), 0);
+				assert_int_equal(plan.config.axis, RB_PLAN_AXIS_N);
+				for (unsigned c = 0; c < plan.n_cores; c++) {
+					const struct rb_plan_core *core = &plan.cores[c];
+
+					assert_int_equal(core->begin, at);
+					assert_int_equal(core->begin % 32, 0);
+					at = core->end;
+				}
+				assert_true(at >= shape.n && at < shape.n + 32);
+				rb_plan_release(&plan);
+			}
+			rb_tune_points_release(&pts);
+		}
+}
+
 static void test_shuffle(void **state)
 {
 	size_t *a = rb_tune_shuffle(100, 7), *b = rb_tune_shuffle(100, 7);
@@ -387,6 +426,7 @@ int main(void)
 	    cmocka_unit_test(test_rejected),
 	    cmocka_unit_test(test_space_extend),
 	    cmocka_unit_test(test_space_errors),
+	    cmocka_unit_test(test_api_space),
 	    cmocka_unit_test(test_shuffle),
 	    cmocka_unit_test(test_cache_parse),
 	    cmocka_unit_test_setup_teardown(test_cache_resume, setup, teardown),
