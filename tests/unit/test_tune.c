@@ -179,7 +179,8 @@ static void test_api_space(void **state)
 				uint32_t at = 0;
 
 				assert_int_equal(pts.items[p].launch, RB_LAUNCH_THREADS);
-				assert_int_equal(rb_plan_init(&plan, &shape, &pts.items[p].plan), 0);
+				assert_int_equal(rb_plan_init(&plan, &shape, &pts.items[p].plan),
+						 0);
 				assert_int_equal(plan.config.axis, RB_PLAN_AXIS_N);
 				for (unsigned c = 0; c < plan.n_cores; c++) {
 					const struct rb_plan_core *core = &plan.cores[c];
