@@ -286,7 +286,7 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 		return rb_set_error(-ENOMEM, "out of memory for a job");
 	job->dev = dev;
 	job->plan = plan;
-	job->a_host = in->a;
+	job->a_host = in ? in->a : NULL;
 	job->launch = launch;
 	ret = dev->ops->check_launch(launch);
 	if (ret == 0)
@@ -305,7 +305,7 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 		ret = validate_programs(job);
 	if (ret == 0)
 		ret = bo_to_device(dev, &job->regcmd);
-	if (ret == 0 && (in->b || dev->model_only))
+	if (ret == 0 && ((in && in->b) || dev->model_only))
 		ret = rb_npu_job_set_weights(job, in->b);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
 		job->partial =

@@ -15,6 +15,7 @@
 
 struct shape_ctx {
 	struct rb_tune_run *t;
+	bool baselines; /* time the default config and the CPU reference too */
 	const struct rb_shape *shape;
 	const char *label;
 	char key[64];
@@ -344,8 +345,11 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 
 	default_point(c, &def, &def_index);
 	phase(c, "run", n + 1);
-	ret = run_eval(c, &def, &r);
-	c->best->default_us = r.ok ? r.median_us : NAN;
+	ret = 0;
+	if (c->baselines || def_index != SIZE_MAX) {
+		ret = run_eval(c, &def, &r);
+		c->best->default_us = r.ok ? r.median_us : NAN;
+	}
 	if (ret == 0 && def_index != SIZE_MAX) /* a candidate only when it is in the space */
 		consider(c, &def, &r);
 	for (size_t i = 0; ret == 0 && i < n && !stopped(c); i++) {
@@ -373,7 +377,7 @@ static int tune_points(struct shape_ctx *c)
 	ret = pick(c, order, &n);
 	if (ret == 0)
 		ret = run_candidates(c, order, n);
-	if (ret == 0 && !stopped(c))
+	if (ret == 0 && !stopped(c) && c->baselines)
 		ret = cpu_eval(c);
 	free(order);
 	return ret == 0 && stopped(c) ? -EINTR : ret;
@@ -392,11 +396,13 @@ static void explicit_config(struct rb_tune_best *b)
 	rb_plan_release(&plan);
 }
 
-/* The fastest config of one space for the shape (default and CPU timed alongside). */
+/* The fastest config of one space for the shape; baselines: the default config and the
+ * CPU reference are timed too. */
 static int search(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_space *space, struct rb_tune_best *best)
+		  const struct rb_tune_space *space, bool baselines, struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
+			      .baselines = baselines,
 			      .shape = shape,
 			      .label = label,
 			      .best = best,
@@ -429,21 +435,21 @@ static void set_api(struct rb_tune_best *best, const struct rb_tune_best *from)
 	best->api.median_us = from->found ? from->median_us : NAN;
 }
 
-/* The space, then (unless it is that space already) the rknn_matmul_api space: its
- * default and CPU timings come from the cache. */
+/* The space, then (unless it is that space already) the rknn_matmul_api space, whose
+ * search times no baselines again. */
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
 		  struct rb_tune_best *best)
 {
 	struct rb_tune_space api_space;
 	struct rb_tune_best api;
-	int ret = search(t, shape, label, &t->o->space, best);
+	int ret = search(t, shape, label, &t->o->space, true, best);
 
 	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API) {
 		set_api(best, best);
 		return ret;
 	}
 	rb_tune_space_rknn_api(&api_space);
-	ret = search(t, shape, label, &api_space, &api);
+	ret = search(t, shape, label, &api_space, false, &api);
 	set_api(best, &api);
 	return ret;
 }
