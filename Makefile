@@ -56,7 +56,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD 
 LDLIBS   += $(PKG_LIBS) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/hw/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -119,6 +119,10 @@ $(BUILD)/tests/jsoncheck: $(BUILD)/obj/tests/tools/jsoncheck.o
 	@mkdir -p $(@D)
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
+$(BUILD)/tests/mkgguf: $(BUILD)/obj/tests/tools/mkgguf.o
+	@mkdir -p $(@D)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
 # The fake device node (tests/fakenode/fakenode.c): a preload library serving fake NPU
 # nodes with the emulated kernels, which are compiled position-independent for it
 # (objects in $(BUILD)/pic; the main binary is built as always).
@@ -166,7 +170,8 @@ include tests/fuzz/fuzz.mk
 deps-check:
 	@sh scripts/deps-check.sh .
 
-check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/consumer \
+check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
+		$(BUILD)/tests/consumer \
 		$(BUILD)/tests/backend-demo $(FAKENODE) \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
@@ -230,4 +235,4 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.d) \
-	$(BUILD)/obj/tests/tools/jsoncheck.d $(FAKENODE_OBJ:.o=.d)
+	$(BUILD)/obj/tests/tools/jsoncheck.d $(BUILD)/obj/tests/tools/mkgguf.d $(FAKENODE_OBJ:.o=.d)

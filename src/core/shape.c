@@ -177,16 +177,33 @@ static struct rb_shape_entry *find_shape(const struct rb_shape_list *list,
 	return NULL;
 }
 
-static struct rb_shape_entry *find_name(const struct rb_shape_list *list, const char *name)
+/* A graph node keeps its name at every batch size, so one name may stand for shapes
+ * that differ in M only (ffn_up-0 at M = 1 and M = 128): the backend matches name and
+ * shape. The entry holding `name` whose shape clashes with `shape` (another K, N or
+ * dtype), else the one holding it with an M equal to shape's, else NULL. */
+static bool same_node(const struct rb_shape *a, const struct rb_shape *b)
 {
+	return a->k == b->k && a->n == b->n && a->dtype == b->dtype;
+}
+
+static struct rb_shape_entry *find_name(const struct rb_shape_list *list, const char *name,
+					const struct rb_shape *shape)
+{
+	struct rb_shape_entry *same = NULL;
+
 	for (size_t i = 0; i < list->count; i++) {
 		struct rb_shape_entry *e = &list->entries[i];
 
-		for (size_t j = 0; j < e->n_names; j++)
-			if (strcmp(e->names[j], name) == 0)
+		for (size_t j = 0; j < e->n_names; j++) {
+			if (strcmp(e->names[j], name) != 0)
+				continue;
+			if (!same_node(&e->shape, shape))
 				return e;
+			if (e->shape.m == shape->m && !same)
+				same = e;
+		}
 	}
-	return NULL;
+	return same;
 }
 
 /* Arrays grow one element at a time: lists are short, and a capacity hidden from the
@@ -247,11 +264,13 @@ int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *
 	if (!name || !*name)
 		return rb_set_error(-EINVAL, "shape %s needs a non-empty name",
 				    fmt_shape(a, sizeof(a), shape));
-	e = find_name(list, name);
+	e = find_name(list, name, shape);
 	if (e && shape_equal(&e->shape, shape) && config_equal(e->config, config))
 		return 0;
 	if (e && !shape_equal(&e->shape, shape))
-		return rb_set_error(-EINVAL, "name %s is already used by shape %s, not %s",
+		return rb_set_error(-EINVAL,
+				    "name %s is already used by shape %s, not %s (a name may "
+				    "repeat only with another M)",
 				    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    fmt_shape(b, sizeof(b), &e->shape),
 				    fmt_shape(a, sizeof(a), shape));
@@ -544,7 +563,7 @@ static size_t first_use(const cJSON *pairs, size_t before, const char *name)
 static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name,
 		    const char *config)
 {
-	const struct rb_shape_entry *e = find_name(c->list, name);
+	const struct rb_shape_entry *e = find_name(c->list, name, s);
 	char q[80], was[96], now[96];
 	size_t first;
 	int rc;

@@ -98,7 +98,7 @@ struct inflight {
 
 /* The driver's own state (k->drv). */
 struct rknpu {
-	struct kjob *queue, *queue_tail;
+	struct kjob *queue;
 	struct kjob **fences;
 	size_t nfences;
 	uint64_t core_free[RB_SIM_MAX_CORES]; /* when each core can take a commit */
@@ -242,27 +242,30 @@ static struct kjob *fence_job(const struct rb_sim_kmod *k, int fd)
 	return rk(k)->fences[fd - FENCE_FD_BASE];
 }
 
+/* The queue is in the order of the submits in virtual time: one thread's clock is the
+ * global one, so that is the order of the calls; in a thread group (kmod_internal.h),
+ * a member may call later than another while its clock is earlier, and the job it
+ * submitted first in virtual time must run first on a core they share. */
 static void enqueue(struct rb_sim_kmod *k, struct kjob *job)
 {
+	struct kjob **pp = &rk(k)->queue;
+
 	job->refs++;
-	if (rk(k)->queue_tail)
-		rk(k)->queue_tail->next = job;
-	else
-		rk(k)->queue = job;
-	rk(k)->queue_tail = job;
+	while (*pp && (*pp)->submit_ns <= job->submit_ns)
+		pp = &(*pp)->next;
+	job->next = *pp;
+	*pp = job;
 }
 
 static void dequeue_done(struct rb_sim_kmod *k)
 {
 	struct kjob **pp = &rk(k)->queue, *job;
 
-	rk(k)->queue_tail = NULL;
 	while ((job = *pp)) {
 		if (job->done) {
 			*pp = job->next;
 			job_put(k, job);
 		} else {
-			rk(k)->queue_tail = job;
 			pp = &job->next;
 		}
 	}

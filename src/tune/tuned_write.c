@@ -192,20 +192,37 @@ static cJSON *api_json(const struct rb_tune_best *b)
 
 /* ---- pairs ---- */
 
-/* The shape-list entry holding `name`. */
-static long entry_of(const struct rb_shape_list *l, const char *name)
+static int64_t dim_of(const cJSON *pair, const char *src, const char *key)
 {
-	for (size_t i = 0; i < l->count; i++)
+	const cJSON *v =
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pair, src), key);
+
+	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+}
+
+/* The shape-list entry of a pair: its name at its M, K and N (a name recurs at other
+ * batch sizes; the shapes loader allows no other repeat). */
+static long entry_of(const struct rb_shape_list *l, const char *name, const cJSON *pair)
+{
+	int64_t m = dim_of(pair, "src0", "row"), k = dim_of(pair, "src0", "col");
+	int64_t n = dim_of(pair, "src1", "col");
+
+	for (size_t i = 0; i < l->count; i++) {
+		const struct rb_shape *s = &l->entries[i].shape;
+
+		if (s->m != m || s->k != k || s->n != n)
+			continue;
 		for (size_t j = 0; j < l->entries[i].n_names; j++)
 			if (strcmp(l->entries[i].names[j], name) == 0)
 				return (long)i;
+	}
 	return -1;
 }
 
 static void annotate(const struct rb_tune_run *t, const struct rb_tune_best *best, cJSON *pair)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
-	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring) : -1;
+	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring, pair) : -1;
 	const struct rb_tune_best *b = i >= 0 ? &best[i] : NULL;
 	cJSON *tuned, *api;
 
@@ -235,12 +252,14 @@ static cJSON *spec_pair(const struct rb_shape_entry *e, size_t name)
 	return p;
 }
 
-static bool has_name(const cJSON *pairs, const char *name)
+static bool has_pair(const cJSON *pairs, const char *name, const struct rb_shape *s)
 {
 	for (const cJSON *p = pairs->child; p; p = p->next) {
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
 
-		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0 &&
+		    dim_of(p, "src0", "row") == s->m && dim_of(p, "src0", "col") == s->k &&
+		    dim_of(p, "src1", "col") == s->n)
 			return true;
 	}
 	return false;
@@ -297,7 +316,8 @@ static cJSON *input_pairs(const struct rb_tune_opts *o, cJSON **base)
 	}
 	for (size_t i = 0; i < o->shapes.count; i++)
 		for (size_t j = 0; j < o->shapes.entries[i].n_names; j++)
-			if (!has_name(pairs, o->shapes.entries[i].names[j]))
+			if (!has_pair(pairs, o->shapes.entries[i].names[j],
+				      &o->shapes.entries[i].shape))
 				cJSON_AddItemToArray(pairs, spec_pair(&o->shapes.entries[i], j));
 	return pairs;
 }

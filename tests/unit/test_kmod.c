@@ -1018,28 +1018,42 @@ static void test_threads(void **state)
 	assert_true(serial >= 3 * one - one / 10);
 }
 
-/* In a thread group, cores run at once in virtual time, one core's jobs one after
- * another; the times are the same run after run; a member that submits less leaves
- * early without holding the others. */
+/* The hardware time of one job alone on core 0 (the kernel's hw_elapse_time). */
+static uint64_t job_hw_ns(struct fx *f)
+{
+	struct rknpu_submit s = submit_args(f, 1);
+
+	s.subcore_task[0] = (struct rknpu_subcore_task){0, 1};
+	assert_int_equal(rb_rknpu_submit(&f->dev, &s), 0);
+	assert_true(s.hw_elapse_time > 0);
+	return (uint64_t)s.hw_elapse_time;
+}
+
+/* In a thread group, cores run at once in virtual time and one core's jobs one after
+ * another: two threads on three cores take less than one job's hardware time longer
+ * than one thread, two threads on one core at least that much longer (their first
+ * jobs are submitted at once, so one waits for the other). The times are the same run
+ * after run; a member that submits less leaves early without holding the others. */
 static void test_thread_group(void **state)
 {
 	struct fx *f = *state;
 	const int cores[3] = {0, 1, 2}, core0[2] = {0, 0};
 	const int twenty[3] = {20, 20, 20}, uneven[2] = {5, 20};
-	uint64_t one, three, again, same_core, short_member;
+	uint64_t hw, one, three, again, same_core, short_member;
 
 	make_programs(f, 3);
 	rb_sim_kmod_set_mmio_trace(f->kmod, NULL, NULL);
+	hw = job_hw_ns(f);
 	one = run_threads(f, 1, cores, twenty, true);
 	three = run_threads(f, 3, cores, twenty, true);
 	again = run_threads(f, 3, cores, twenty, true);
 	same_core = run_threads(f, 2, core0, twenty, true);
 	short_member = run_threads(f, 2, cores, uneven, true);
-	/* one job is mostly the submit's fixed costs, which overlap across threads */
-	assert_true(three < one + one / 50);
+	assert_true(three < one + hw);
 	assert_int_equal(three, again);
-	assert_true(same_core > three + 10 * (three - one));
-	assert_true(short_member < one + one / 50);
+	assert_true(same_core >= one + hw);
+	assert_int_equal(same_core, run_threads(f, 2, core0, twenty, true));
+	assert_true(short_member < one + hw);
 	assert_int_equal(rb_sim_kmod_group_begin(f->kmod, 2), 0);
 	assert_int_equal(rb_sim_kmod_group_begin(f->kmod, 2), -EBUSY);
 	rb_sim_kmod_group_end(f->kmod);

@@ -1,0 +1,328 @@
+/* rknn-bench shapes: a shapes file from a model (its GGUF header, or its numbers). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/fileio.h"
+#include "model/gguf.h"
+#include "model/graph.h"
+
+/* The seed backend's kernel table: GGML_RKNPU2_MAX_MATMUL_KERNELS = 256 contexts
+ * (ggml-rknn.cpp 280), three per pair at init, wrapping to 0 when full. */
+#define SEED_MAX_PAIRS 85
+#define MAX_TOKENS     16
+
+static const char shapes_usage[] =
+    "usage: rknn-bench shapes (--gguf MODEL.gguf | --arch A --embd N --ff N --layers N\n"
+    "                          --heads N --heads-kv N --vocab N [--head-dim N])\n"
+    "                         [--tokens 1,128,512] [--nodes LIST] [--all-logits]\n"
+    "                         [--dtype fp16|int8] [-o FILE]\n"
+    "\n"
+    "Write a shapes file (mat_kernel_size.json) listing the weight matmuls of a model's\n"
+    "llama.cpp graph under the names the graph gives them (ffn_up-0, ..., result_output),\n"
+    "which the ggml-rknn backend matches, with their shapes for each batch size.\n"
+    "\n"
+    "model:\n"
+    "  --gguf FILE          read the numbers from a GGUF file's header and metadata\n"
+    "                       (the tensor data is never read)\n"
+    "  --arch A             llama or qwen2: whose graph names to use\n"
+    "  --embd N --ff N --layers N --heads N --heads-kv N --vocab N --head-dim N\n"
+    "                       the numbers by hand (each overrides the GGUF's)\n"
+    "what to list:\n"
+    "  --tokens LIST        batch sizes, e.g. 1,128,512: 1 is decode (one token), more is\n"
+    "                       a prompt (prefill); default 1\n"
+    "  --nodes LIST         Qcur,Kcur,Vcur,ffn_up,ffn_gate,ffn_out,result_output (default:\n"
+    "                       every one the architecture names; qwen2 names no Q/K/V)\n"
+    "  --all-logits         the last layer and result_output for every token of a prompt\n"
+    "                       (perplexity, embeddings); default: the last token only, as\n"
+    "                       when generating\n"
+    "  --dtype fp16|int8    written as the file's dtype (default fp16)\n"
+    "  -o FILE              write FILE (through a temporary file); default stdout\n"
+    "\n"
+    "More pairs than the seed backend's kernel table holds (85) is a warning.\n"
+    "Exit codes: 0 ok, 2 usage or input error (a bad GGUF names the byte offset).\n";
+
+enum {
+	OPT_GGUF = 256,
+	OPT_ARCH,
+	OPT_EMBD,
+	OPT_FF,
+	OPT_LAYERS,
+	OPT_HEADS,
+	OPT_HEADS_KV,
+	OPT_HEAD_DIM,
+	OPT_VOCAB,
+	OPT_TOKENS,
+	OPT_NODES,
+	OPT_ALL_LOGITS,
+	OPT_DTYPE,
+};
+
+static const struct option shapes_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"gguf", required_argument, NULL, OPT_GGUF},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"embd", required_argument, NULL, OPT_EMBD},
+    {"ff", required_argument, NULL, OPT_FF},
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"heads", required_argument, NULL, OPT_HEADS},
+    {"heads-kv", required_argument, NULL, OPT_HEADS_KV},
+    {"head-dim", required_argument, NULL, OPT_HEAD_DIM},
+    {"vocab", required_argument, NULL, OPT_VOCAB},
+    {"tokens", required_argument, NULL, OPT_TOKENS},
+    {"nodes", required_argument, NULL, OPT_NODES},
+    {"all-logits", no_argument, NULL, OPT_ALL_LOGITS},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {NULL, 0, NULL, 0},
+};
+
+struct shapes_args {
+	const char *gguf, *out;
+	struct rb_graph_model given; /* flags; 0 / "": not given */
+	int64_t tokens[MAX_TOKENS];
+	struct rb_graph_opts opts;
+};
+
+static int parse_tokens(struct shapes_args *a, const char *text)
+{
+	const char *p = text;
+
+	a->opts.n_tokens = 0;
+	while (*p) {
+		char item[32];
+		size_t len = strcspn(p, ",");
+		long v;
+
+		if (a->opts.n_tokens == MAX_TOKENS || len == 0 || len >= sizeof(item))
+			return rb_error("--tokens '%s': give up to %d batch sizes, e.g. 1,128,512",
+					text, MAX_TOKENS);
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (cli_parse_int("--tokens", item, 1, 1L << 20, &v) < 0)
+			return -1;
+		a->tokens[a->opts.n_tokens++] = v;
+		p += len + (p[len] == ',');
+	}
+	return a->opts.n_tokens ? 0 : rb_error("--tokens is empty");
+}
+
+static const char *option_name(int code)
+{
+	for (const struct option *o = shapes_options; o->name; o++)
+		if (o->val == code)
+			return o->name;
+	return "?";
+}
+
+/* A dimension flag into its field. */
+static int64_t *dim_field(struct shapes_args *a, int c)
+{
+	switch (c) {
+	case OPT_EMBD:
+		return &a->given.embd;
+	case OPT_FF:
+		return &a->given.ff;
+	case OPT_LAYERS:
+		return &a->given.layers;
+	case OPT_HEADS:
+		return &a->given.heads;
+	case OPT_HEADS_KV:
+		return &a->given.heads_kv;
+	case OPT_HEAD_DIM:
+		return &a->given.head_dim;
+	default:
+		return &a->given.vocab;
+	}
+}
+
+static int parse_option(struct shapes_args *a, int c, const char *arg)
+{
+	long v;
+
+	switch (c) {
+	case OPT_GGUF:
+		a->gguf = arg;
+		return 0;
+	case OPT_ARCH:
+		snprintf(a->given.arch, sizeof(a->given.arch), "%s", arg);
+		return 0;
+	case OPT_TOKENS:
+		return parse_tokens(a, arg);
+	case OPT_NODES:
+		return rb_graph_nodes_parse(arg, &a->opts.nodes) < 0 ? rb_error("--nodes: %s",
+										 rb_last_error())
+								     : 0;
+	case OPT_ALL_LOGITS:
+		a->opts.all_logits = true;
+		return 0;
+	case OPT_DTYPE:
+		return rb_dtype_parse(arg, &a->opts.dtype) < 0
+			   ? rb_error("--dtype '%s' must be fp16 or int8", arg)
+			   : 0;
+	case 'o':
+		a->out = arg;
+		return 0;
+	default:
+		if (cli_parse_int(option_name(c), arg, 1, 1L << 31, &v) < 0)
+			return -1;
+		*dim_field(a, c) = v;
+		return 0;
+	}
+}
+
+static int parse_args(struct shapes_args *a, int argc, char **argv)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->tokens[0] = 1;
+	a->opts.tokens = a->tokens;
+	a->opts.n_tokens = 1;
+	while ((c = getopt_long(argc, argv, "ho:", shapes_options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(shapes_usage, stdout);
+			return 100;
+		}
+		if (c == '?' || parse_option(a, c, optarg) < 0) {
+			fputs("see 'rknn-bench shapes --help'\n", stderr);
+			return RB_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return cli_fail(RB_EXIT_USAGE, "shapes takes no file argument ('%s'): use --gguf",
+				argv[optind]);
+	return 0;
+}
+
+/* The GGUF's numbers, then each flag given over them. */
+static int model_numbers(const struct shapes_args *a, struct rb_graph_model *m)
+{
+	const struct rb_graph_model *f = &a->given;
+	struct rb_gguf_model g;
+
+	memset(m, 0, sizeof(*m));
+	if (a->gguf) {
+		if (rb_gguf_read(a->gguf, &g) < 0)
+			return rb_error("%s", rb_last_error());
+		*m = (struct rb_graph_model){.embd = g.embd,     .ff = g.ff,
+					     .layers = g.layers, .heads = g.heads,
+					     .heads_kv = g.heads_kv, .head_dim = g.head_dim,
+					     .vocab = g.vocab};
+		snprintf(m->arch, sizeof(m->arch), "%s", g.arch);
+	}
+	if (f->arch[0])
+		snprintf(m->arch, sizeof(m->arch), "%s", f->arch);
+	m->embd = f->embd ? f->embd : m->embd;
+	m->ff = f->ff ? f->ff : m->ff;
+	m->layers = f->layers ? f->layers : m->layers;
+	m->heads = f->heads ? f->heads : m->heads;
+	m->heads_kv = f->heads_kv ? f->heads_kv : m->heads_kv;
+	m->head_dim = f->head_dim ? f->head_dim : m->head_dim;
+	m->vocab = f->vocab ? f->vocab : m->vocab;
+	if (!m->arch[0])
+		return rb_error("give --gguf MODEL.gguf, or --arch and the numbers (see --help)");
+	return 0;
+}
+
+static cJSON *shapes_doc(const struct shapes_args *a, const struct rb_graph_model *m,
+			 const struct rb_graph_pair *pairs, size_t n)
+{
+	cJSON *doc = cJSON_CreateObject(), *arr;
+	char about[512];
+
+	snprintf(about, sizeof(about),
+		 "written by rknn-bench shapes from %s%s: %s, %" PRId64 " layers, embd %" PRId64
+		 ", ff %" PRId64 ", heads %" PRId64 "/%" PRId64 ", vocab %" PRId64
+		 "; names as llama.cpp's graph gives them",
+		 a->gguf ? a->gguf : "the numbers given", a->gguf ? " (header)" : "", m->arch,
+		 m->layers, m->embd, m->ff, m->heads, m->heads_kv, m->vocab);
+	cJSON_AddStringToObject(doc, "comment", about);
+	cJSON_AddStringToObject(doc, "dtype", rb_dtype_name(a->opts.dtype));
+	arr = cJSON_AddArrayToObject(doc, "pairs");
+	for (size_t i = 0; arr && i < n; i++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON *s0 = cJSON_AddObjectToObject(p, "src0"), *s1 = cJSON_AddObjectToObject(p, "src1");
+
+		cJSON_AddNumberToObject(s0, "row", (double)pairs[i].shape.m);
+		cJSON_AddNumberToObject(s0, "col", (double)pairs[i].shape.k);
+		cJSON_AddNumberToObject(s1, "row", (double)pairs[i].shape.k);
+		cJSON_AddNumberToObject(s1, "col", (double)pairs[i].shape.n);
+		cJSON_AddStringToObject(p, "name", pairs[i].name);
+		cJSON_AddItemToArray(arr, p);
+	}
+	return doc;
+}
+
+/* The document with one pair per line, as the shipped shapes files are written. */
+static int write_lines(FILE *f, void *ctx)
+{
+	const cJSON *doc = ctx, *pairs = cJSON_GetObjectItemCaseSensitive(doc, "pairs");
+	bool ok = fputs("{", f) >= 0;
+
+	for (const cJSON *item = doc->child; ok && item; item = item->next) {
+		char *text = item == pairs ? NULL : cJSON_PrintUnformatted(item);
+
+		if (item == pairs)
+			continue;
+		ok = text && fprintf(f, "\"%s\": %s,\n ", item->string, text) >= 0;
+		cJSON_free(text);
+	}
+	ok = ok && fputs("\"pairs\": [\n", f) >= 0;
+	for (const cJSON *p = pairs ? pairs->child : NULL; ok && p; p = p->next) {
+		char *text = cJSON_PrintUnformatted(p);
+
+		ok = text && fprintf(f, "  %s%s\n", text, p->next ? "," : "") >= 0;
+		cJSON_free(text);
+	}
+	ok = ok && fputs("]}\n", f) >= 0;
+	return ok ? 0 : rb_set_error(-EIO, "cannot write the shapes file");
+}
+
+static int write_doc(const char *path, cJSON *doc)
+{
+	int ret;
+
+	if (!path || strcmp(path, "-") == 0)
+		return write_lines(stdout, doc) < 0 || fflush(stdout) != 0
+			   ? rb_error("cannot write to standard output")
+			   : 0;
+	ret = rb_file_write_atomic(path, write_lines, doc);
+	return ret < 0 ? rb_error("%s", rb_last_error()) : 0;
+}
+
+int cmd_shapes(int argc, char **argv)
+{
+	struct shapes_args a;
+	struct rb_graph_model m;
+	struct rb_graph_pair *pairs = NULL;
+	size_t n = 0;
+	cJSON *doc;
+	int ret = parse_args(&a, argc, argv);
+
+	if (ret)
+		return ret == 100 ? RB_EXIT_OK : ret;
+	if (model_numbers(&a, &m) < 0)
+		return RB_EXIT_USAGE;
+	if (rb_graph_pairs(&m, &a.opts, &pairs, &n) < 0)
+		return cli_fail(RB_EXIT_USAGE, "%s%s%s", a.gguf ? a.gguf : "", a.gguf ? ": " : "",
+				rb_last_error());
+	if (n > SEED_MAX_PAIRS)
+		fprintf(stderr,
+			"rknn-bench: warning: %zu pairs; the seed ggml-rknn backend's kernel table "
+			"holds 256 contexts, three per pair, so at most %d pairs: later ones "
+			"overwrite earlier ones\n",
+			n, SEED_MAX_PAIRS);
+	doc = shapes_doc(&a, &m, pairs, n);
+	free(pairs);
+	ret = doc ? write_doc(a.out, doc) : rb_error("out of memory");
+	cJSON_Delete(doc);
+	return ret < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+}

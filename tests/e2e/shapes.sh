@@ -1,0 +1,73 @@
+# rknn-bench shapes: shapes files from a model's numbers or its GGUF header, named as
+# llama.cpp's graph names the matmuls, compared with the seed backend's own file.
+. tests/e2e/lib.sh
+MKGGUF=${BUILD:-build}/tests/mkgguf
+LLAMA_1B="--arch llama --embd 2048 --ff 8192 --layers 16 --heads 32 --heads-kv 8 --vocab 128256"
+
+# pairs FILE: one "name MxKxN" line per pair (any JSON spacing), sorted
+pairs() {
+	tr -d ' \t\n' <"$1" | sed 's/"},/"}\n/g' |
+		sed -n 's/.*"src0":{"row":\([0-9]*\),"col":\([0-9]*\)},"src1":{"row":[0-9]*,"col":\([0-9]*\)},"name":"\([^"]*\)".*/\4 \1x\2x\3/p' |
+		sort
+}
+seed_pairs() { pairs configs/mat_kernel_size.json; }
+
+expect_exit 0 "shapes from Llama-3.2-1B's numbers" -- $RKNN_BENCH shapes $LLAMA_1B -o "$TMP/l.json"
+expect_grep 'warning: 97 pairs; .* at most 85 pairs' "$TMP/err" "more pairs than the seed table: a warning with the limit"
+expect_exit 0 "the file loads as a shapes file" -- $RKNN_BENCH plan "$TMP/l.json"
+pairs "$TMP/l.json" >"$TMP/l.pairs"
+seed_pairs >"$TMP/seed.pairs"
+[ "$(wc -l <"$TMP/seed.pairs")" -eq 35 ] && ok "the seed file has 35 pairs" || not_ok "the seed file has 35 pairs"
+missing=$(comm -23 "$TMP/seed.pairs" "$TMP/l.pairs" | tr '\n' ' ')
+# Llama-3.2-1B has 16 blocks (0..15): the seed file's ffn_up-16 and ffn_out-16 name no
+# node of its graph. Every other seed pair is generated, name and shape.
+[ "$missing" = "ffn_out-16 1x8192x2048 ffn_up-16 1x2048x8192 " ] &&
+	ok "33 of the 35 seed pairs; the two of block 16 do not exist in a 16-block model" ||
+	not_ok "every seed pair but block 16's" "missing: $missing"
+expect_exit 0 "shapes with the seed's 17 blocks and nodes" -- $RKNN_BENCH shapes $LLAMA_1B \
+	--layers 17 --nodes ffn_up,ffn_out,result_output -o "$TMP/l17.json"
+pairs "$TMP/l17.json" >"$TMP/l17.pairs"
+cmp -s "$TMP/seed.pairs" "$TMP/l17.pairs" && ok "with --layers 17 all 35 seed pairs, nothing else" ||
+	not_ok "with --layers 17 all 35 seed pairs" "$(diff "$TMP/seed.pairs" "$TMP/l17.pairs" | head -5)"
+! grep -q warning "$TMP/err" && ok "35 pairs fit the seed table: no warning" || not_ok "no warning for 35 pairs"
+
+# The shipped model files are this command's output (README: Shapes files).
+expect_exit 0 "qwen2.5-1.5b.json regenerates" -- $RKNN_BENCH shapes --arch qwen2 --embd 1536 \
+	--ff 8960 --layers 28 --heads 12 --heads-kv 2 --vocab 151936 -o "$TMP/q.json"
+cmp -s "$TMP/q.json" configs/qwen2.5-1.5b.json && ok "configs/qwen2.5-1.5b.json is the shapes output" ||
+	not_ok "configs/qwen2.5-1.5b.json is the shapes output"
+expect_exit 0 "llama-3.2-1b-prefill.json regenerates" -- $RKNN_BENCH shapes $LLAMA_1B \
+	--tokens 128,512 --all-logits -o "$TMP/p.json"
+cmp -s "$TMP/p.json" configs/llama-3.2-1b-prefill.json &&
+	ok "configs/llama-3.2-1b-prefill.json is the shapes output" ||
+	not_ok "configs/llama-3.2-1b-prefill.json is the shapes output"
+
+# From a GGUF header (no tensor data): the same pairs as from the numbers.
+built "$MKGGUF" "$TMP/l.gguf" llama 2048 8192 16 32 8 128256 tokens
+expect_exit 0 "shapes --gguf" -- $RKNN_BENCH shapes --gguf "$TMP/l.gguf" -o "$TMP/g.json"
+pairs "$TMP/g.json" | cmp -s - "$TMP/l.pairs" && ok "the GGUF gives the same pairs as the numbers" ||
+	not_ok "the GGUF gives the same pairs as the numbers"
+built "$MKGGUF" "$TMP/q.gguf" qwen2 1536 8960 28 12 2 151936 tensor
+expect_exit 0 "shapes --gguf, vocabulary from output.weight" -- $RKNN_BENCH shapes --gguf "$TMP/q.gguf" -o "$TMP/gq.json"
+pairs "$TMP/gq.json" | cmp -s - "$(pairs configs/qwen2.5-1.5b.json >"$TMP/qp"; echo "$TMP/qp")" &&
+	ok "qwen2 from its GGUF header" || not_ok "qwen2 from its GGUF header"
+expect_exit 0 "a flag overrides the GGUF's number" -- $RKNN_BENCH shapes --gguf "$TMP/l.gguf" \
+	--layers 2 --nodes ffn_up
+expect_grep '"name":"ffn_up-1"' "$TMP/out" "--layers 2 gives ffn_up-1"
+! grep -q '"ffn_up-2"' "$TMP/out" && ok "and no ffn_up-2" || not_ok "and no ffn_up-2"
+
+# Bad models: exit 2, the file and the byte offset, no output file.
+head -c 5000 "$TMP/l.gguf" >"$TMP/cut.gguf"
+expect_exit 2 "a truncated GGUF" -- $RKNN_BENCH shapes --gguf "$TMP/cut.gguf" -o "$TMP/cut.json"
+expect_grep "cut.gguf: byte [0-9]+: .*truncated" "$TMP/err" "the message names the file and the byte offset"
+[ ! -e "$TMP/cut.json" ] && ok "no output file after a bad GGUF" || not_ok "no output file after a bad GGUF"
+printf 'GGML\003\000\000\000' >"$TMP/bad.gguf"
+expect_exit 2 "not a GGUF" -- $RKNN_BENCH shapes --gguf "$TMP/bad.gguf"
+expect_grep 'bad.gguf: byte 0: not a GGUF file' "$TMP/err" "not a GGUF: byte 0"
+expect_exit 2 "an architecture whose names are unknown" -- $RKNN_BENCH shapes --arch gpt2 \
+	--embd 768 --ff 3072 --layers 12 --heads 12 --heads-kv 12 --vocab 50257
+expect_grep "'gpt2'" "$TMP/err" "names the architecture"
+expect_exit 2 "a missing number" -- $RKNN_BENCH shapes --arch llama --embd 2048
+expect_grep 'ff is 0' "$TMP/err" "names the missing number"
+expect_exit 2 "--tokens 0" -- $RKNN_BENCH shapes $LLAMA_1B --tokens 1,0
+expect_exit 0 "--help" -- $RKNN_BENCH shapes --help
