@@ -157,9 +157,9 @@ static int parse_option(struct shapes_args *a, int c, const char *arg)
 	case OPT_TOKENS:
 		return parse_tokens(a, arg);
 	case OPT_NODES:
-		return rb_graph_nodes_parse(arg, &a->opts.nodes) < 0 ? rb_error("--nodes: %s",
-										 rb_last_error())
-								     : 0;
+		return rb_graph_nodes_parse(arg, &a->opts.nodes) < 0
+			   ? rb_error("--nodes: %s", rb_last_error())
+			   : 0;
 	case OPT_ALL_LOGITS:
 		a->opts.all_logits = true;
 		return 0;
@@ -212,9 +212,12 @@ static int model_numbers(const struct shapes_args *a, struct rb_graph_model *m)
 	if (a->gguf) {
 		if (rb_gguf_read(a->gguf, &g) < 0)
 			return rb_error("%s", rb_last_error());
-		*m = (struct rb_graph_model){.embd = g.embd,     .ff = g.ff,
-					     .layers = g.layers, .heads = g.heads,
-					     .heads_kv = g.heads_kv, .head_dim = g.head_dim,
+		*m = (struct rb_graph_model){.embd = g.embd,
+					     .ff = g.ff,
+					     .layers = g.layers,
+					     .heads = g.heads,
+					     .heads_kv = g.heads_kv,
+					     .head_dim = g.head_dim,
 					     .vocab = g.vocab};
 		snprintf(m->arch, sizeof(m->arch), "%s", g.arch);
 	}
@@ -249,7 +252,8 @@ static cJSON *shapes_doc(const struct shapes_args *a, const struct rb_graph_mode
 	arr = cJSON_AddArrayToObject(doc, "pairs");
 	for (size_t i = 0; arr && i < n; i++) {
 		cJSON *p = cJSON_CreateObject();
-		cJSON *s0 = cJSON_AddObjectToObject(p, "src0"), *s1 = cJSON_AddObjectToObject(p, "src1");
+		cJSON *s0 = cJSON_AddObjectToObject(p, "src0"),
+		      *s1 = cJSON_AddObjectToObject(p, "src1");
 
 		cJSON_AddNumberToObject(s0, "row", (double)pairs[i].shape.m);
 		cJSON_AddNumberToObject(s0, "col", (double)pairs[i].shape.k);

@@ -68,8 +68,9 @@ static int need(const struct reader *r, uint64_t n, const char *what)
 {
 	if (r->size == UINT64_MAX || n <= r->size - r->pos)
 		return 0;
-	return bad(r, r->pos, "%s (%" PRIu64 " bytes) runs past the end of the file (%" PRIu64
-			      " bytes): truncated?",
+	return bad(r, r->pos,
+		   "%s (%" PRIu64 " bytes) runs past the end of the file (%" PRIu64
+		   " bytes): truncated?",
 		   what, n, r->size);
 }
 
@@ -354,7 +355,9 @@ static void resolve(struct header *h)
 			*(int64_t *)((char *)m + arch_keys[h->pending[i].key].offset) =
 			    h->pending[i].value;
 	if (!m->vocab)
-		m->vocab = h->tokens ? h->tokens : h->output_vocab ? h->output_vocab : h->embd_vocab;
+		m->vocab = h->tokens         ? h->tokens
+			   : h->output_vocab ? h->output_vocab
+					     : h->embd_vocab;
 }
 
 static int read_header(struct reader *r, struct rb_gguf_model *m)
@@ -373,21 +376,29 @@ static int read_header(struct reader *r, struct rb_gguf_model *m)
 	return ret;
 }
 
-int rb_gguf_read(const char *path, struct rb_gguf_model *m)
+int rb_gguf_read_stream(FILE *f, const char *label, struct rb_gguf_model *m)
 {
-	struct reader r = {.path = path, .size = UINT64_MAX};
+	struct reader r = {.f = f, .path = label, .size = UINT64_MAX};
 	struct stat st;
-	int ret;
+	int fd = fileno(f);
 
 	memset(m, 0, sizeof(*m));
-	r.f = fopen(path, "rb");
-	if (!r.f)
-		return rb_set_error(-errno, "%s: %s", path, strerror(errno));
-	if (fstat(fileno(r.f), &st) == 0 && S_ISREG(st.st_mode)) {
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		r.size = (uint64_t)st.st_size;
 		r.seekable = true;
 	}
-	ret = read_header(&r, m);
-	fclose(r.f);
+	return read_header(&r, m);
+}
+
+int rb_gguf_read(const char *path, struct rb_gguf_model *m)
+{
+	FILE *f = fopen(path, "rb");
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if (!f)
+		return rb_set_error(-errno, "%s: %s", path, strerror(errno));
+	ret = rb_gguf_read_stream(f, path, m);
+	fclose(f);
 	return ret;
 }

@@ -45,10 +45,11 @@ int rb_graph_nodes_parse(const char *list, unsigned *mask)
 		       (strlen(node_names[n]) != len || strncmp(node_names[n], p, len) != 0))
 			n++;
 		if (n == RB_NODE_COUNT)
-			return rb_set_error(-EINVAL,
-					    "node '%.*s' is not a weight matmul of the graph: use "
-					    "Qcur, Kcur, Vcur, ffn_up, ffn_gate, ffn_out, result_output",
-					    (int)len, p);
+			return rb_set_error(
+			    -EINVAL,
+			    "node '%.*s' is not a weight matmul of the graph: use "
+			    "Qcur, Kcur, Vcur, ffn_up, ffn_gate, ffn_out, result_output",
+			    (int)len, p);
 		*mask |= 1u << n;
 		p += len + (p[len] == ',');
 	}
@@ -73,8 +74,8 @@ static int check_dims(const struct rb_graph_model *m)
 	const struct {
 		const char *flag;
 		int64_t v;
-	} dims[] = {{"--embd", m->embd},   {"--ff", m->ff},
-		    {"--layers", m->layers}, {"--heads", m->heads},
+	} dims[] = {{"--embd", m->embd},         {"--ff", m->ff},
+		    {"--layers", m->layers},     {"--heads", m->heads},
 		    {"--heads-kv", m->heads_kv}, {"--vocab", m->vocab}};
 
 	for (size_t i = 0; i < sizeof(dims) / sizeof(dims[0]); i++)

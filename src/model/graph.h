@@ -56,8 +56,8 @@ struct rb_graph_model {
 struct rb_graph_opts {
 	const int64_t *tokens; /* batch sizes: 1 decode, more prefill */
 	size_t n_tokens;
-	unsigned nodes;   /* bit (1 << node); 0: every node the architecture names */
-	bool all_logits;  /* every token's logits (perplexity), not the last one's only */
+	unsigned nodes;  /* bit (1 << node); 0: every node the architecture names */
+	bool all_logits; /* every token's logits (perplexity), not the last one's only */
 	enum rb_dtype dtype;
 };
 

@@ -22,8 +22,8 @@ int main(int argc, char **argv)
 				"tokens|tensor\n");
 		return 2;
 	}
-	gw_model(&w, argv[2], num(argv[3]), num(argv[4]), num(argv[5]), num(argv[6]),
-		 num(argv[7]), num(argv[8]), strcmp(argv[9], "tokens") == 0);
+	gw_model(&w, argv[2], num(argv[3]), num(argv[4]), num(argv[5]), num(argv[6]), num(argv[7]),
+		 num(argv[8]), strcmp(argv[9], "tokens") == 0);
 	f = fopen(argv[1], "wb");
 	if (!f || fwrite(w.buf, 1, w.len, f) != w.len || fclose(f) != 0) {
 		perror(argv[1]);

@@ -279,9 +279,14 @@ static void test_graph_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    T(test_llama_tokens), T(test_vocab_from_tensor), T(test_key_order),
-	    T(test_truncated),    T(test_malformed),         cmocka_unit_test(test_missing_file),
-	    cmocka_unit_test(test_graph_llama), cmocka_unit_test(test_graph_errors),
+	    T(test_llama_tokens),
+	    T(test_vocab_from_tensor),
+	    T(test_key_order),
+	    T(test_truncated),
+	    T(test_malformed),
+	    cmocka_unit_test(test_missing_file),
+	    cmocka_unit_test(test_graph_llama),
+	    cmocka_unit_test(test_graph_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
