@@ -143,6 +143,24 @@ $(FAKENODE): $(FAKENODE_OBJ)
 	@mkdir -p $(@D)
 	$(call quiet,LINK,$@)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -pthread -ldl
 
+# The rknn_matmul_api-compatible library (src/shim/): the library compiled
+# position-independent, only the rknn_* functions exported (src/shim/exports.map).
+SHIM     := $(BUILD)/shim/librknnrt.so
+SHIM_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o $(BUILD)/pic/src/shim/shim.o
+
+shim: $(SHIM)
+
+$(SHIM): $(SHIM_OBJ) src/shim/exports.map
+	@mkdir -p $(@D)
+	$(call quiet,LINK,$@)$(CC) -shared -Wl,--no-undefined -Wl,--version-script=src/shim/exports.map \
+		-Wl,-soname,librknnrt.so $(LDFLAGS) -o $@ $(SHIM_OBJ) $(PKG_LIBS) -lm -pthread
+
+# A program of the rknn_matmul_api alone (its declarations, no other header), on the shim.
+$(BUILD)/tests/shim-api: tests/shim/api_test.c src/shim/rknn_matmul_api.h $(SHIM)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) -Isrc/shim $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM) \
+		-Wl,-rpath,'$$ORIGIN/../shim' -pthread
+
 bench: $(BENCHES)
 
 calibrate: $(BUILD)/bench-calibrate
@@ -172,7 +190,7 @@ deps-check:
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
 		$(BUILD)/tests/consumer \
-		$(BUILD)/tests/backend-demo $(FAKENODE) \
+		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
 		sh tests/run-tests.sh $(TESTS)

@@ -183,27 +183,38 @@ const char *rb_matmul_config(const struct rb_matmul *mm)
 	return mm->config;
 }
 
-/* B as the job packs it: K×N of the input type, converted and transposed as needed. */
+/* B as the job packs it: K×N of the input type, converted and transposed as needed.
+ * Transposes go in 64×64 tiles so that both sides stay in cache. */
+#define TILE 64
+
 static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
 		       enum rb_matmul_b_layout layout, void *kn)
 {
 	const struct rb_shape *s = &mm->plan.shape;
 	size_t k = (size_t)s->k, n = (size_t)s->n, es = rb_dtype_in_size(s->dtype);
-	const unsigned char *src = b;
-	unsigned char *dst = kn;
 
-	for (size_t r = 0; r < k; r++)
-		for (size_t c = 0; c < n; c++) {
-			size_t from = layout == RB_MATMUL_B_KN ? r * n + c : c * k + r;
+	if (layout == RB_MATMUL_B_KN && type == RB_MATMUL_FP32) {
+		rb_fp16_from_f32_array(kn, b, k * n);
+		return;
+	}
+	if (layout == RB_MATMUL_B_KN) {
+		memcpy(kn, b, k * n * es);
+		return;
+	}
+	for (size_t r0 = 0; r0 < k; r0 += TILE)
+		for (size_t c0 = 0; c0 < n; c0 += TILE)
+			for (size_t c = c0; c < n && c < c0 + TILE; c++)
+				for (size_t r = r0; r < k && r < r0 + TILE; r++) {
+					size_t to = r * n + c, from = c * k + r;
 
-			if (type == RB_MATMUL_FP32) {
-				uint16_t h = rb_fp16_from_f32(((const float *)b)[from]);
-
-				memcpy(dst + (r * n + c) * es, &h, es);
-			} else {
-				memcpy(dst + (r * n + c) * es, src + from * es, es);
-			}
-		}
+					if (type == RB_MATMUL_FP32)
+						((uint16_t *)kn)[to] =
+						    rb_fp16_from_f32(((const float *)b)[from]);
+					else if (es == 2)
+						((uint16_t *)kn)[to] = ((const uint16_t *)b)[from];
+					else
+						((int8_t *)kn)[to] = ((const int8_t *)b)[from];
+				}
 }
 
 int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,

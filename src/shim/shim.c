@@ -1,0 +1,650 @@
+/* librknnrt.so's matmul API (rknn_matmul_api.h) on the matmul executor
+ * (include/rknn_bench/matmul.h): a program written for Rockchip's library runs
+ * rknn-bench's own programs, on the vendor driver, on mainline rocket, or on the
+ * emulator. This file only translates: handles, memories, layouts and error codes.
+ *
+ *   RKNN_BENCH_DEVICE   the device (auto by default; sim works anywhere)
+ *   RKNN_BENCH_TUNED    a tuned JSON: a matmul whose M, K, N and type are in it runs
+ *                       that config (the cores of the config only while the program
+ *                       leaves the core mask on auto); else the planner's default
+ *   RKNN_BENCH_DEBUG    with "shim": each failed call and each run's time on stderr
+ *
+ * Layouts (RK3588, from the public header's comments): A normal (M, K), native
+ * (K/8, M, 8) fp16 or (K/16, M, 16) int8; B normal (K, N), transposed normal (N, K),
+ * native (N/16, K/32, 16, 32) fp16 or (N/32, K/32, 32, 32) int8, cut into segments of
+ * 8192 rows of K when K is larger; C normal (M, N), native (N/4, M, 4). The NPU reads B
+ * from its memory at every run, so B's bytes are compared with the last ones packed
+ * and packed again when they changed. */
+#include "shim/rknn_matmul_api.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/debug.h"
+#include "rknn_bench/matmul.h"
+#include "rknn_bench/tuned.h"
+
+/* The public header's layout (LP64: aarch64, x86-64), recorded from it. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(rknn_matmul_info) == 64, "rknn_matmul_info");
+_Static_assert(offsetof(rknn_matmul_info, type) == 12, "info.type");
+_Static_assert(offsetof(rknn_matmul_info, B_layout) == 16, "info.B_layout");
+_Static_assert(offsetof(rknn_matmul_info, B_quant_type) == 18, "info.B_quant_type");
+_Static_assert(offsetof(rknn_matmul_info, AC_layout) == 20, "info.AC_layout");
+_Static_assert(offsetof(rknn_matmul_info, AC_quant_type) == 22, "info.AC_quant_type");
+_Static_assert(offsetof(rknn_matmul_info, iommu_domain_id) == 24, "info.iommu_domain_id");
+_Static_assert(offsetof(rknn_matmul_info, group_size) == 28, "info.group_size");
+_Static_assert(offsetof(rknn_matmul_info, reserved) == 30, "info.reserved");
+_Static_assert(sizeof(rknn_matmul_tensor_attr) == 332, "rknn_matmul_tensor_attr");
+_Static_assert(offsetof(rknn_matmul_tensor_attr, n_dims) == 256, "attr.n_dims");
+_Static_assert(offsetof(rknn_matmul_tensor_attr, dims) == 260, "attr.dims");
+_Static_assert(offsetof(rknn_matmul_tensor_attr, size) == 324, "attr.size");
+_Static_assert(offsetof(rknn_matmul_tensor_attr, type) == 328, "attr.type");
+_Static_assert(sizeof(rknn_matmul_io_attr) == 996, "rknn_matmul_io_attr");
+_Static_assert(offsetof(rknn_matmul_io_attr, B) == 332, "io_attr.B");
+_Static_assert(offsetof(rknn_matmul_io_attr, C) == 664, "io_attr.C");
+_Static_assert(sizeof(rknn_tensor_mem) == 40, "rknn_tensor_mem");
+_Static_assert(offsetof(rknn_tensor_mem, phys_addr) == 8, "mem.phys_addr");
+_Static_assert(offsetof(rknn_tensor_mem, fd) == 16, "mem.fd");
+_Static_assert(offsetof(rknn_tensor_mem, offset) == 20, "mem.offset");
+_Static_assert(offsetof(rknn_tensor_mem, size) == 24, "mem.size");
+_Static_assert(offsetof(rknn_tensor_mem, flags) == 28, "mem.flags");
+_Static_assert(offsetof(rknn_tensor_mem, priv_data) == 32, "mem.priv_data");
+_Static_assert(sizeof(rknn_quant_params) == 288, "rknn_quant_params");
+_Static_assert(offsetof(rknn_quant_params, scale) == 256, "quant.scale");
+_Static_assert(offsetof(rknn_quant_params, scale_len) == 264, "quant.scale_len");
+_Static_assert(offsetof(rknn_quant_params, zp) == 272, "quant.zp");
+_Static_assert(offsetof(rknn_quant_params, zp_len) == 280, "quant.zp_len");
+_Static_assert(sizeof(rknn_context) == 8, "rknn_context");
+_Static_assert(sizeof(rknn_matmul_type) == 4, "rknn_matmul_type");
+#endif
+
+#define B_SEGMENT_K 8192 /* RK3588: native B is cut into segments of this many K rows */
+
+/* Marks our memories (priv_data) and contexts, to refuse anything else. */
+static const char mem_tag[] = "rknn-bench shim memory";
+
+struct shim_ctx {
+	struct shim_ctx *next; /* the registry of live contexts */
+	atomic_flag busy;      /* a call on this context is running */
+	rknn_matmul_info info;
+	struct rb_matmul *mm;
+	unsigned core_mask; /* the application's, 0 = auto */
+	rknn_tensor_mem *a, *b, *c;
+	void *b_packed;   /* B's bytes as last packed */
+	void *a_row, *c_row; /* A and C row-major, for the native layouts */
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_ctx *contexts;
+static struct rb_matmul_device *device;
+static struct rb_tuned_db *tuned;
+
+/* ---- messages (only with RKNN_BENCH_DEBUG=shim) ---- */
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!rb_debug("shim"))
+		return code;
+	va_start(ap, fmt);
+	fputs("rknn-bench shim: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return code;
+}
+
+static int code_of(int err)
+{
+	switch (err) {
+	case -ENOMEM:
+		return RKNN_ERR_MALLOC_FAIL;
+	case -ETIMEDOUT:
+		return RKNN_ERR_TIMEOUT;
+	case -EINVAL:
+	case -E2BIG:
+		return RKNN_ERR_PARAM_INVALID;
+	case -ENODEV:
+	case -ENOENT:
+	case -EACCES:
+		return RKNN_ERR_DEVICE_UNAVAILABLE;
+	default:
+		return RKNN_ERR_FAIL;
+	}
+}
+
+/* ---- the device and the tuned file, shared by every context ---- */
+
+/* With registry_lock held: opens them with the first context. */
+static int open_shared(void)
+{
+	const char *name = getenv("RKNN_BENCH_DEVICE"), *path = getenv("RKNN_BENCH_TUNED");
+	int ret;
+
+	if (device)
+		return RKNN_SUCC;
+	ret = rb_matmul_device_open(&device, name && *name ? name : "auto");
+	if (ret < 0)
+		return fail(code_of(ret) == RKNN_ERR_PARAM_INVALID ? RKNN_ERR_DEVICE_UNAVAILABLE
+								    : code_of(ret),
+			    "RKNN_BENCH_DEVICE: %s", rb_last_error());
+	if (path && *path && rb_tuned_load_file(&tuned, path) < 0) {
+		ret = fail(RKNN_ERR_PARAM_INVALID, "RKNN_BENCH_TUNED: %s", rb_last_error());
+		rb_matmul_device_close(device);
+		device = NULL;
+	}
+	return ret < 0 ? ret : RKNN_SUCC;
+}
+
+/* With registry_lock held: closes them with the last context. */
+static void close_shared(void)
+{
+	if (contexts)
+		return;
+	rb_tuned_free(tuned);
+	tuned = NULL;
+	rb_matmul_device_close(device);
+	device = NULL;
+}
+
+/* The context behind a handle, marked busy; NULL if there is none or it is busy. */
+static struct shim_ctx *acquire(rknn_matmul_ctx handle, int *code)
+{
+	struct shim_ctx *c;
+
+	pthread_mutex_lock(&registry_lock);
+	for (c = contexts; c && (uintptr_t)c != (uintptr_t)handle; c = c->next)
+		;
+	if (c && atomic_flag_test_and_set(&c->busy)) {
+		pthread_mutex_unlock(&registry_lock);
+		*code = fail(RKNN_ERR_CTX_INVALID, "context %#llx is used by another thread",
+			     (unsigned long long)handle);
+		return NULL;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (!c)
+		*code = fail(RKNN_ERR_CTX_INVALID, "%#llx is not a matmul context",
+			     (unsigned long long)handle);
+	return c;
+}
+
+static int release(struct shim_ctx *c, int code)
+{
+	atomic_flag_clear(&c->busy);
+	return code;
+}
+
+/* ---- shapes and layouts ---- */
+
+static bool is_fp16(const rknn_matmul_info *info)
+{
+	return info->type == RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32;
+}
+
+static size_t in_size(const rknn_matmul_info *info)
+{
+	return is_fp16(info) ? 2 : 1;
+}
+
+/* Elements per atom of native A (8 fp16, 16 int8) and kernels per native B block. */
+static unsigned a_atom(const rknn_matmul_info *info)
+{
+	return is_fp16(info) ? 8 : 16;
+}
+
+static unsigned b_block(const rknn_matmul_info *info)
+{
+	return is_fp16(info) ? 16 : 32;
+}
+
+static void set_attr(rknn_matmul_tensor_attr *a, const char *name, rknn_tensor_type type,
+		     size_t esize, unsigned n, const uint32_t *dims)
+{
+	size_t elems = 1;
+
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->n_dims = n;
+	for (unsigned i = 0; i < n; i++) {
+		a->dims[i] = dims[i];
+		elems *= dims[i];
+	}
+	a->size = (uint32_t)(elems * esize);
+	a->type = type;
+}
+
+static void fill_io_attr(const rknn_matmul_info *in, rknn_matmul_io_attr *io)
+{
+	uint32_t m = (uint32_t)in->M, k = (uint32_t)in->K, n = (uint32_t)in->N;
+	rknn_tensor_type t = is_fp16(in) ? RKNN_TENSOR_FLOAT16 : RKNN_TENSOR_INT8;
+	rknn_tensor_type ct = is_fp16(in) ? RKNN_TENSOR_FLOAT32 : RKNN_TENSOR_INT32;
+	uint32_t seg_k = k < B_SEGMENT_K ? k : B_SEGMENT_K;
+
+	if (in->AC_layout == RKNN_MM_LAYOUT_NATIVE) {
+		set_attr(&io->A, "A", t, in_size(in), 3,
+			 (uint32_t[]){k / a_atom(in), m, a_atom(in)});
+		set_attr(&io->C, "C", ct, 4, 3, (uint32_t[]){n / 4, m, 4});
+	} else {
+		set_attr(&io->A, "A", t, in_size(in), 2, (uint32_t[]){m, k});
+		set_attr(&io->C, "C", ct, 4, 2, (uint32_t[]){m, n});
+	}
+	if (in->B_layout == RKNN_MM_LAYOUT_NATIVE) /* dims of one segment; size of all */
+		set_attr(&io->B, "B", t, in_size(in), 4,
+			 (uint32_t[]){n / b_block(in), seg_k / 32, b_block(in), 32});
+	else if (in->B_layout == RKNN_MM_LAYOUT_TP_NORM)
+		set_attr(&io->B, "B", t, in_size(in), 2, (uint32_t[]){n, k});
+	else
+		set_attr(&io->B, "B", t, in_size(in), 2, (uint32_t[]){k, n});
+	io->B.size = (uint32_t)((size_t)k * n * in_size(in));
+}
+
+/* Offset (in elements) of B[k][n] in the native layout, segments included. */
+static size_t native_b_index(const rknn_matmul_info *info, size_t k, size_t n)
+{
+	size_t K = (size_t)info->K, N = (size_t)info->N, blk = b_block(info);
+	size_t seg = k / B_SEGMENT_K, ks = k % B_SEGMENT_K;
+	size_t seg_k = K - seg * B_SEGMENT_K < B_SEGMENT_K ? K - seg * B_SEGMENT_K : B_SEGMENT_K;
+
+	return seg * B_SEGMENT_K * N + ((n / blk) * (seg_k / 32) + ks / 32) * blk * 32 +
+	       (n % blk) * 32 + ks % 32;
+}
+
+/* Native B to N×K (the executor's RB_MATMUL_B_NK), whose rows hold the K of one column. */
+static void native_b_to_nk(const rknn_matmul_info *info, const void *src, void *dst)
+{
+	size_t K = (size_t)info->K, N = (size_t)info->N, es = in_size(info);
+
+	for (size_t n = 0; n < N; n++)
+		for (size_t k = 0; k < K; k++)
+			memcpy((char *)dst + (n * K + k) * es,
+			       (const char *)src + native_b_index(info, k, n) * es, es);
+}
+
+static void native_a_to_rows(const rknn_matmul_info *info, const void *src, void *dst)
+{
+	size_t M = (size_t)info->M, K = (size_t)info->K, es = in_size(info), at = a_atom(info);
+
+	for (size_t m = 0; m < M; m++)
+		for (size_t k = 0; k < K; k++)
+			memcpy((char *)dst + (m * K + k) * es,
+			       (const char *)src + (((k / at) * M + m) * at + k % at) * es, es);
+}
+
+static void rows_to_native_c(const rknn_matmul_info *info, const void *src, void *dst)
+{
+	size_t M = (size_t)info->M, N = (size_t)info->N;
+	const uint32_t *s = src;
+	uint32_t *d = dst;
+
+	for (size_t m = 0; m < M; m++)
+		for (size_t n = 0; n < N; n++)
+			d[((n / 4) * M + m) * 4 + n % 4] = s[m * N + n];
+}
+
+/* ---- create and destroy ---- */
+
+static int check_info(const rknn_matmul_info *info)
+{
+	if (info->type != RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 &&
+	    info->type != RKNN_INT8_MM_INT8_TO_INT32)
+		return fail(RKNN_ERR_PARAM_INVALID,
+			    "matmul type %d: only RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 and "
+			    "RKNN_INT8_MM_INT8_TO_INT32 are implemented",
+			    (int)info->type);
+	if (info->M < 1 || info->K < 1 || info->N < 1)
+		return fail(RKNN_ERR_PARAM_INVALID, "M, K, N = %d, %d, %d: each must be >= 1",
+			    info->M, info->K, info->N);
+	if (info->K % 32 || info->N % (int)b_block(info))
+		return fail(RKNN_ERR_PARAM_INVALID,
+			    "K = %d, N = %d: on RK3588 K must be a multiple of 32 and N of %u",
+			    info->K, info->N, b_block(info));
+	if ((size_t)info->M * (size_t)info->N * 4 > UINT32_MAX ||
+	    (size_t)info->K * (size_t)info->N * in_size(info) > UINT32_MAX)
+		return fail(RKNN_ERR_PARAM_INVALID, "a tensor of more than 4 GiB");
+	if (info->B_layout < RKNN_MM_LAYOUT_NORM || info->B_layout > RKNN_MM_LAYOUT_TP_NORM ||
+	    info->AC_layout < RKNN_MM_LAYOUT_NORM || info->AC_layout > RKNN_MM_LAYOUT_NATIVE)
+		return fail(RKNN_ERR_PARAM_INVALID, "B_layout %d or AC_layout %d is not a layout",
+			    info->B_layout, info->AC_layout);
+	if (info->B_quant_type != RKNN_QUANT_TYPE_PER_LAYER_SYM ||
+	    info->AC_quant_type != RKNN_QUANT_TYPE_PER_LAYER_SYM)
+		return fail(RKNN_ERR_PARAM_INVALID, "only per-layer symmetric quantization");
+	return RKNN_SUCC;
+}
+
+/* (Re)creates the executor's matmul: the tuned config of the shape if there is one (its
+ * cores only while the mask is auto), the application's core mask. */
+static int make_matmul(struct shim_ctx *c)
+{
+	const rknn_matmul_info *in = &c->info;
+	struct rb_matmul_desc d = {
+	    .shape = {in->M, in->K, in->N, is_fp16(in) ? RB_DTYPE_FP16 : RB_DTYPE_INT8},
+	    .core_mask = c->core_mask};
+	enum rb_tuned_match how = RB_TUNED_NONE;
+	const struct rb_tuned_config *t =
+	    rb_tuned_lookup(tuned, d.shape.m, d.shape.k, d.shape.n, d.shape.dtype, NULL, &how);
+	struct rb_matmul *mm = NULL;
+	int ret;
+
+	if (t && how == RB_TUNED_SHAPE)
+		rb_matmul_desc_tuned(&d, t);
+	ret = rb_matmul_create(&mm, device, &d);
+	if (ret < 0)
+		return fail(code_of(ret), "%dx%dx%d: %s", in->M, in->K, in->N, rb_last_error());
+	rb_matmul_destroy(c->mm);
+	c->mm = mm;
+	free(c->b_packed); /* the weights go with the old matmul */
+	c->b_packed = NULL;
+	return RKNN_SUCC;
+}
+
+static void free_ctx(struct shim_ctx *c)
+{
+	rb_matmul_destroy(c->mm);
+	free(c->b_packed);
+	free(c->a_row);
+	free(c->c_row);
+	free(c);
+}
+
+static int new_ctx(const rknn_matmul_info *info, struct shim_ctx **out)
+{
+	struct shim_ctx *c = calloc(1, sizeof(*c));
+	size_t mk = (size_t)info->M * (size_t)info->K, mn = (size_t)info->M * (size_t)info->N;
+
+	if (!c)
+		return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
+	atomic_flag_clear(&c->busy);
+	c->info = *info;
+	c->a_row = malloc(mk * in_size(info));
+	c->c_row = malloc(mn * 4);
+	if (!c->a_row || !c->c_row) {
+		free_ctx(c);
+		return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
+	}
+	*out = c;
+	return RKNN_SUCC;
+}
+
+int rknn_matmul_create(rknn_matmul_ctx *ctx, rknn_matmul_info *info, rknn_matmul_io_attr *io_attr)
+{
+	struct shim_ctx *c = NULL;
+	int ret;
+
+	if (!ctx || !info || !io_attr)
+		return fail(RKNN_ERR_PARAM_INVALID, "rknn_matmul_create: NULL argument");
+	ret = check_info(info);
+	if (ret == RKNN_SUCC)
+		ret = new_ctx(info, &c);
+	if (ret != RKNN_SUCC)
+		return ret;
+	pthread_mutex_lock(&registry_lock);
+	ret = open_shared();
+	if (ret == RKNN_SUCC)
+		ret = make_matmul(c);
+	if (ret == RKNN_SUCC) {
+		c->next = contexts;
+		contexts = c;
+	} else {
+		close_shared();
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (ret != RKNN_SUCC) {
+		free_ctx(c);
+		return ret;
+	}
+	fill_io_attr(info, io_attr);
+	*ctx = (rknn_matmul_ctx)(uintptr_t)c;
+	return RKNN_SUCC;
+}
+
+int rknn_matmul_destroy(rknn_matmul_ctx ctx)
+{
+	int code = RKNN_SUCC;
+	struct shim_ctx *c = acquire(ctx, &code), **pp;
+
+	if (!c)
+		return code;
+	pthread_mutex_lock(&registry_lock);
+	for (pp = &contexts; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	free_ctx(c);
+	close_shared();
+	pthread_mutex_unlock(&registry_lock);
+	return RKNN_SUCC;
+}
+
+int rknn_matmul_set_core_mask(rknn_matmul_ctx ctx, rknn_core_mask core_mask)
+{
+	int code = RKNN_SUCC;
+	struct shim_ctx *c;
+	unsigned mask = (unsigned)core_mask;
+
+	if (mask == RKNN_NPU_CORE_ALL)
+		mask = 0; /* "auto choice" */
+	if (mask > RKNN_NPU_CORE_0_1_2)
+		return fail(RKNN_ERR_PARAM_INVALID, "core mask %#x is not a set of cores 0-2",
+			    (unsigned)core_mask);
+	c = acquire(ctx, &code);
+	if (!c)
+		return code;
+	if (mask != c->core_mask) {
+		unsigned was = c->core_mask;
+
+		c->core_mask = mask;
+		code = make_matmul(c);
+		if (code != RKNN_SUCC)
+			c->core_mask = was;
+	}
+	return release(c, code);
+}
+
+int rknn_matmul_set_quant_params(rknn_matmul_ctx ctx, rknn_quant_params *params)
+{
+	int code = RKNN_SUCC;
+	struct shim_ctx *c;
+
+	if (!params || params->scale_len < 0 || params->zp_len < 0 ||
+	    (params->scale_len && !params->scale) || (params->zp_len && !params->zp))
+		return fail(RKNN_ERR_PARAM_INVALID, "rknn_matmul_set_quant_params: bad params");
+	c = acquire(ctx, &code);
+	if (!c)
+		return code;
+	if (c->info.type != RKNN_INT8_MM_INT8_TO_INT32)
+		return release(c, fail(RKNN_ERR_PARAM_INVALID, "quant params are for int8 types"));
+	/* The int32 result is the exact sum of the products: a scale changes nothing in it,
+	 * a zero point would. */
+	for (int32_t i = 0; i < params->zp_len; i++)
+		if (params->zp[i])
+			return release(c, fail(RKNN_ERR_PARAM_INVALID,
+					       "zero points other than 0 are not implemented"));
+	return release(c, RKNN_SUCC);
+}
+
+/* ---- memories ---- */
+
+rknn_tensor_mem *rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags)
+{
+	rknn_tensor_mem *mem;
+
+	(void)ctx; /* memories are host memory here; any context (or none) may make them */
+	(void)alloc_flags;
+	if (!size || size > UINT32_MAX) {
+		fail(RKNN_ERR_PARAM_INVALID, "rknn_create_mem: size %llu", (unsigned long long)size);
+		return NULL;
+	}
+	mem = calloc(1, sizeof(*mem));
+	if (mem)
+		mem->virt_addr = aligned_alloc(64, (size_t)((size + 63) / 64 * 64));
+	if (!mem || !mem->virt_addr) {
+		free(mem);
+		fail(RKNN_ERR_MALLOC_FAIL, "rknn_create_mem: out of memory");
+		return NULL;
+	}
+	mem->fd = -1;
+	mem->size = (uint32_t)size;
+	mem->flags = RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE;
+	mem->priv_data = (void *)mem_tag;
+	return mem;
+}
+
+rknn_tensor_mem *rknn_create_mem(rknn_context ctx, uint32_t size)
+{
+	return rknn_create_mem2(ctx, size, 0);
+}
+
+int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem *mem)
+{
+	(void)ctx;
+	if (!mem || mem->priv_data != mem_tag)
+		return fail(RKNN_ERR_PARAM_INVALID, "rknn_destroy_mem: not a memory of ours");
+	mem->priv_data = NULL;
+	free(mem->virt_addr);
+	free(mem);
+	return RKNN_SUCC;
+}
+
+int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem *mem, rknn_matmul_tensor_attr *attr)
+{
+	int code = RKNN_SUCC;
+	struct shim_ctx *c;
+	rknn_tensor_mem **slot;
+
+	if (!mem || !attr || !mem->virt_addr)
+		return fail(RKNN_ERR_PARAM_INVALID, "rknn_matmul_set_io_mem: NULL argument");
+	c = acquire(ctx, &code);
+	if (!c)
+		return code;
+	if (strcmp(attr->name, "A") == 0)
+		slot = &c->a;
+	else if (strcmp(attr->name, "B") == 0)
+		slot = &c->b;
+	else if (strcmp(attr->name, "C") == 0)
+		slot = &c->c;
+	else
+		return release(c, fail(RKNN_ERR_PARAM_INVALID, "attr '%.16s' is not A, B or C",
+				       attr->name));
+	if ((uint64_t)mem->size < (uint64_t)mem->offset + attr->size || mem->offset < 0)
+		return release(c, fail(RKNN_ERR_PARAM_INVALID,
+				       "%s: memory of %u bytes at offset %d, %u needed", attr->name,
+				       mem->size, mem->offset, attr->size));
+	*slot = mem;
+	return release(c, RKNN_SUCC);
+}
+
+/* ---- run ---- */
+
+static const void *mem_data(const rknn_tensor_mem *mem)
+{
+	return (const char *)mem->virt_addr + mem->offset;
+}
+
+/* Packs B when its bytes differ from the ones packed last. */
+static int update_weights(struct shim_ctx *c)
+{
+	const rknn_matmul_info *in = &c->info;
+	size_t bytes = (size_t)in->K * (size_t)in->N * in_size(in);
+	const void *b = mem_data(c->b);
+	void *nk = NULL;
+	int ret;
+
+	if (c->b_packed && memcmp(c->b_packed, b, bytes) == 0)
+		return RKNN_SUCC;
+	if (!c->b_packed && !(c->b_packed = malloc(bytes)))
+		return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
+	memcpy(c->b_packed, b, bytes);
+	if (in->B_layout == RKNN_MM_LAYOUT_NATIVE) {
+		nk = malloc(bytes);
+		if (!nk)
+			return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
+		native_b_to_nk(in, b, nk);
+	}
+	ret = rb_matmul_set_weights(c->mm, nk ? nk : b,
+				    is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8,
+				    in->B_layout == RKNN_MM_LAYOUT_NORM ? RB_MATMUL_B_KN
+									: RB_MATMUL_B_NK);
+	free(nk);
+	if (ret < 0) {
+		free(c->b_packed);
+		c->b_packed = NULL;
+		return fail(code_of(ret), "weights: %s", rb_last_error());
+	}
+	return RKNN_SUCC;
+}
+
+static int run_ctx(struct shim_ctx *c)
+{
+	const rknn_matmul_info *in = &c->info;
+	bool native = in->AC_layout == RKNN_MM_LAYOUT_NATIVE;
+	const void *a = mem_data(c->a);
+	void *out = native ? c->c_row : (char *)c->c->virt_addr + c->c->offset;
+	struct rb_matmul_stats st;
+	int ret = update_weights(c);
+
+	if (ret != RKNN_SUCC)
+		return ret;
+	if (native) {
+		native_a_to_rows(in, a, c->a_row);
+		a = c->a_row;
+	}
+	ret = rb_matmul_run(c->mm, a, is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8, out,
+			    is_fp16(in) ? RB_MATMUL_FP32 : RB_MATMUL_INT32);
+	if (ret < 0)
+		return fail(code_of(ret), "%dx%dx%d: %s", in->M, in->K, in->N, rb_last_error());
+	if (native)
+		rows_to_native_c(in, c->c_row, (char *)c->c->virt_addr + c->c->offset);
+	rb_matmul_stats(c->mm, &st);
+	if (rb_debug("shim"))
+		fprintf(stderr, "rknn-bench shim: %dx%dx%d %s on %s: %.3f us (%s)\n", in->M,
+			in->K, in->N, rb_matmul_config(c->mm), rb_matmul_device_name(device),
+			st.device_us, st.modeled ? "modeled" : "measured");
+	return RKNN_SUCC;
+}
+
+int rknn_matmul_run(rknn_matmul_ctx ctx)
+{
+	int code = RKNN_SUCC;
+	struct shim_ctx *c = acquire(ctx, &code);
+
+	if (!c)
+		return code;
+	if (!c->a || !c->b || !c->c)
+		return release(c, fail(RKNN_ERR_INPUT_INVALID,
+				       "rknn_matmul_run: set the A, B and C memories first"));
+	return release(c, run_ctx(c));
+}
+
+/* ---- layouts for the application ---- */
+
+int rknn_B_normal_layout_to_native_layout(void *B_input, void *B_output, int K, int N,
+					  rknn_matmul_info *info)
+{
+	rknn_matmul_info shape;
+	size_t es;
+
+	if (!B_input || !B_output || !info)
+		return fail(RKNN_ERR_PARAM_INVALID, "rknn_B_normal_layout_to_native_layout: NULL");
+	shape = *info;
+	shape.K = K;
+	shape.N = N;
+	shape.M = 1;
+	if (check_info(&shape) != RKNN_SUCC)
+		return RKNN_ERR_PARAM_INVALID;
+	es = in_size(&shape);
+	for (size_t k = 0; k < (size_t)K; k++)
+		for (size_t n = 0; n < (size_t)N; n++)
+			memcpy((char *)B_output + native_b_index(&shape, k, n) * es,
+			       (const char *)B_input + (k * (size_t)N + n) * es, es);
+	return RKNN_SUCC;
+}

@@ -1,0 +1,83 @@
+# build/shim/librknnrt.so: a program written only against the rknn_matmul_api
+# declarations (tests/shim/api_test.c, the seed backend's call sequence) runs on it on the
+# emulator and through the fake device node on both kernels, every result verified; a
+# tuned file configures each matmul, with the times run --tuned measures.
+. tests/e2e/lib.sh
+BUILD=${BUILD:-build}
+SHIM=$BUILD/shim/librknnrt.so
+API=$BUILD/tests/shim-api
+FAKE=$(pwd)/$BUILD/tests/libfakenode.so
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+export RKNN_BENCH_DEVROOT="$TMP/nodev"
+
+NM=nm # binutils' own, or the cross one for an arm64 build under qemu
+[ -n "${RUNNER:-}" ] && command -v aarch64-linux-gnu-nm >/dev/null && NM=aarch64-linux-gnu-nm
+missing=
+for f in rknn_matmul_create rknn_matmul_set_core_mask rknn_matmul_set_io_mem \
+	rknn_matmul_set_quant_params rknn_matmul_run rknn_matmul_destroy rknn_create_mem \
+	rknn_create_mem2 rknn_destroy_mem rknn_B_normal_layout_to_native_layout; do
+	$NM -D --defined-only "$SHIM" | grep -q " T $f\$" || missing="$missing $f"
+done
+[ -z "$missing" ] && ok "nm -D lists every rknn_matmul_api function" ||
+	not_ok "nm -D lists every rknn_matmul_api function" "missing:$missing"
+others=$($NM -D --defined-only "$SHIM" | grep ' T ' | grep -vc ' T rknn_')
+[ "$others" -eq 0 ] && ok "and exports nothing else" || not_ok "and exports nothing else" "$others others"
+
+# api DEVICE [args]: the test program on DEVICE
+api() {
+	dev=$1
+	shift
+	RKNN_BENCH_DEVICE=$dev built "$API" "$@"
+}
+expect_exit 0 "the seed's call sequence on sim" -- api sim
+expect_grep '^4 verified, 0 failed$' "$TMP/out" "sim: 4 shapes verified (3 contexts, 3 threads each)"
+expect_exit 0 "normal, native and transposed layouts on sim" -- api sim --layouts
+expect_exit 0 "error paths on sim" -- api sim --errors
+expect_grep '^[0-9]+ error paths checked, 0 wrong$' "$TMP/out" "every error path gives the API's code"
+[ ! -s "$TMP/err" ] && ok "silent without RKNN_BENCH_DEBUG" || not_ok "silent without RKNN_BENCH_DEBUG" "$(head -3 "$TMP/err")"
+RKNN_BENCH_DEBUG=shim api sim --errors >/dev/null 2>"$TMP/dbg"
+expect_grep 'rknn-bench shim: K = 100, N = 1024: on RK3588 K must be a multiple of 32' "$TMP/dbg" \
+	"RKNN_BENCH_DEBUG=shim says why a call failed"
+RKNN_BENCH_DEBUG=shim api rknpu:/nonexistent/card9 >"$TMP/nodev.out" 2>"$TMP/nodev.err"
+expect_grep '^0 verified, 4 failed$' "$TMP/nodev.out" "no device: every create fails, nothing crashes"
+expect_grep 'rknn-bench shim: RKNN_BENCH_DEVICE: .*nonexistent' "$TMP/nodev.err" "and the shim says which device"
+
+# Through the fake device node: the host transport, the real ioctls, both kernels.
+for node in rknpu:/dev/dri/card1 rocket:/dev/accel/accel0; do
+	drv=${node%%:*}
+	RKNN_BENCH_FAKENODE="${node#*:}=$drv" preload "$FAKE" env RKNN_BENCH_DEVICE=$node \
+		$RUNNER "$API" >"$TMP/fake.out" 2>&1
+	expect_grep '^4 verified, 0 failed$' "$TMP/fake.out" "$drv (fake node): 4 shapes verified"
+done
+
+# RKNN_BENCH_TUNED: each matmul runs its shape's tuned config; its modeled time is the
+# one run --tuned measures.
+cat >"$TMP/shapes.json" <<'SHAPES'
+{"pairs": [
+ {"src0": {"row": 1, "col": 2048}, "src1": {"row": 2048, "col": 8192}, "name": "a"},
+ {"src0": {"row": 4, "col": 256}, "src1": {"row": 256, "col": 1024}, "name": "b"},
+ {"src0": {"row": 2, "col": 512}, "src1": {"row": 512, "col": 768}, "name": "c", "dtype": "int8"},
+ {"src0": {"row": 1, "col": 9216}, "src1": {"row": 9216, "col": 96}, "name": "d"}]}
+SHAPES
+FAST="--device sim --iters 1 --warmup 0 --verify sample"
+expect_exit 0 "tune the test program's shapes" -- $RKNN_BENCH --quiet tune "$TMP/shapes.json" $FAST -o "$TMP/t.json"
+expect_exit 0 "run --tuned" -- $RKNN_BENCH --quiet run --tuned "$TMP/t.json" "$TMP/shapes.json" $FAST --format json -o "$TMP/r.json"
+RKNN_BENCH_TUNED="$TMP/t.json" RKNN_BENCH_DEBUG=shim api sim --full >"$TMP/full.out" 2>"$TMP/full.err"
+expect_grep '^4 verified, 0 failed$' "$TMP/full.out" "tuned: 4 shapes verified"
+same=0
+for i in 0 1 2 3; do
+	m=$("$JSONCHECK" "$TMP/r.json" results.$i.shape.m) k=$("$JSONCHECK" "$TMP/r.json" results.$i.shape.k)
+	cols=$("$JSONCHECK" "$TMP/r.json" results.$i.shape.n)
+	want=$("$JSONCHECK" "$TMP/r.json" results.$i.stats.median_us)
+	cfg=$("$JSONCHECK" "$TMP/t.json" pairs.$i.tuned.config)
+	got=$(grep "shim: ${m}x${k}x${cols} " "$TMP/full.err" | head -1 | sed 's/.*: \([0-9.]*\) us (modeled)/\1/')
+	used=$(grep "shim: ${m}x${k}x${cols} " "$TMP/full.err" | head -1)
+	if awk -v a="$got" -v b="$want" 'BEGIN { exit !(a - b < 0.001 && b - a < 0.001) }' &&
+		case $used in *"$cfg"*) true ;; *) false ;; esac; then
+		same=$((same + 1))
+	else
+		echo "# ${m}x${k}x${cols}: shim $got us, run --tuned $want us; config '$cfg'; $used"
+	fi
+done
+[ "$same" -eq 4 ] && ok "each shape runs its tuned config in the modeled time run --tuned gives" ||
+	not_ok "each shape runs its tuned config in the modeled time run --tuned gives" "$same of 4"

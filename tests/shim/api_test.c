@@ -1,0 +1,377 @@
+/* A program written only against the rknn_matmul_api declarations (src/shim/
+ * rknn_matmul_api.h, the public header's names and layouts), linked with
+ * build/shim/librknnrt.so:
+ *
+ *   shim-api [--full]     the seed backend's call sequence for each shape: one context
+ *                         per core with a third of N (rounded down to 32, the last takes
+ *                         the rest), core mask set, memories created, B converted to the
+ *                         native layout, A and C in the native layout, then every
+ *                         context run from its own thread, 3 times; each result checked
+ *                         against a plain loop. --full: one context per shape, core mask
+ *                         left on auto (what RKNN_BENCH_TUNED then configures)
+ *   shim-api --layouts    the normal and transposed layouts on one context
+ *   shim-api --errors     every error path; prints "N error paths checked"
+ *
+ * Prints one line per shape and "N verified, N failed" last; exit 0 when all verified. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rknn_matmul_api.h"
+#include "../tools/half.h"
+
+struct shape {
+	int m, k, n;
+	rknn_matmul_type type;
+};
+
+static const struct shape shapes[] = {
+    {1, 2048, 8192, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32}, /* ffn_up of the seed file */
+    {4, 256, 1024, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32},
+    {2, 512, 768, RKNN_INT8_MM_INT8_TO_INT32},
+    {1, 9216, 96, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32}, /* K > 8192: B in two segments */
+};
+
+/* One context: a slice [n0, n0 + info.N) of a shape's columns. */
+struct context {
+	rknn_matmul_ctx ctx;
+	rknn_matmul_info info;
+	rknn_matmul_io_attr io;
+	rknn_tensor_mem *a, *b, *c;
+	int n0, runs, failed;
+};
+
+/* Exact data: A small integers, B multiples of 1/8 (fp16) or any int8. */
+static float a_val(const struct shape *s, int m, int k)
+{
+	return s->type == RKNN_INT8_MM_INT8_TO_INT32 ? (float)((m * 7 + k * 13) % 255 - 127)
+						     : (float)((m * 3 + k * 5) % 9 - 4);
+}
+
+static float b_val(const struct shape *s, int k, int n)
+{
+	return s->type == RKNN_INT8_MM_INT8_TO_INT32 ? (float)((k * 11 + n * 17) % 255 - 127)
+						     : (float)((k * 7 + n * 3) % 17 - 8) / 8;
+}
+
+static size_t esize(const struct shape *s)
+{
+	return s->type == RKNN_INT8_MM_INT8_TO_INT32 ? 1 : 2;
+}
+
+static void put(const struct shape *s, void *p, size_t i, float v)
+{
+	if (esize(s) == 1)
+		((int8_t *)p)[i] = (int8_t)v;
+	else
+		((uint16_t *)p)[i] = half_of(v);
+}
+
+/* A in the native layout (K/8, M, 8) fp16 or (K/16, M, 16) int8. */
+static void fill_a(const struct shape *s, struct context *c)
+{
+	int at = esize(s) == 1 ? 16 : 8;
+
+	for (int m = 0; m < s->m; m++)
+		for (int k = 0; k < s->k; k++)
+			put(s, c->a->virt_addr, (size_t)((k / at) * s->m + m) * at + k % at,
+			    a_val(s, m, k));
+}
+
+/* B of the slice, normal (K, N) and then converted by the library. */
+static int fill_b(const struct shape *s, struct context *c)
+{
+	int n = c->info.N;
+	void *normal = malloc((size_t)s->k * n * esize(s));
+	int ret;
+
+	if (!normal)
+		return -1;
+	for (int k = 0; k < s->k; k++)
+		for (int j = 0; j < n; j++)
+			put(s, normal, (size_t)k * n + j, b_val(s, k, c->n0 + j));
+	ret = rknn_B_normal_layout_to_native_layout(normal, c->b->virt_addr, s->k, n, &c->info);
+	free(normal);
+	return ret;
+}
+
+static int setup_context(const struct shape *s, struct context *c, int n0, int n, int core)
+{
+	memset(&c->info, 0, sizeof(c->info));
+	c->n0 = n0;
+	c->info.M = s->m;
+	c->info.K = s->k;
+	c->info.N = n;
+	c->info.type = s->type;
+	c->info.B_layout = RKNN_MM_LAYOUT_NATIVE;
+	c->info.AC_layout = RKNN_MM_LAYOUT_NATIVE;
+	if (rknn_matmul_create(&c->ctx, &c->info, &c->io) != RKNN_SUCC)
+		return -1;
+	if (core >= 0 && rknn_matmul_set_core_mask(c->ctx, (rknn_core_mask)(1 << core)))
+		return -1;
+	c->a = rknn_create_mem(c->ctx, c->io.A.size);
+	c->b = rknn_create_mem(c->ctx, c->io.B.size);
+	c->c = rknn_create_mem(c->ctx, c->io.C.size);
+	if (!c->a || !c->b || !c->c)
+		return -1;
+	fill_a(s, c);
+	if (fill_b(s, c) != RKNN_SUCC)
+		return -1;
+	return rknn_matmul_set_io_mem(c->ctx, c->a, &c->io.A) ||
+	       rknn_matmul_set_io_mem(c->ctx, c->b, &c->io.B) ||
+	       rknn_matmul_set_io_mem(c->ctx, c->c, &c->io.C);
+}
+
+/* C of the slice, native (N/4, M, 4), against a plain loop. */
+static bool check_c(const struct shape *s, const struct context *c)
+{
+	for (int m = 0; m < s->m; m++)
+		for (int j = 0; j < c->info.N; j++) {
+			size_t at = (size_t)((j / 4) * s->m + m) * 4 + j % 4;
+			double want = 0, got;
+
+			for (int k = 0; k < s->k; k++)
+				want += (double)a_val(s, m, k) * b_val(s, k, c->n0 + j);
+			got = esize(s) == 1 ? ((int32_t *)c->c->virt_addr)[at]
+					    : ((float *)c->c->virt_addr)[at];
+			if (got != want) {
+				fprintf(stderr, "C[%d][%d] = %g, expected %g\n", m, c->n0 + j, got,
+					want);
+				return false;
+			}
+		}
+	return true;
+}
+
+static void *run_thread(void *arg)
+{
+	struct context *c = arg;
+
+	for (int i = 0; i < 3; i++) {
+		memset(c->c->virt_addr, 0xff, c->c->size);
+		c->failed |= rknn_matmul_run(c->ctx) != RKNN_SUCC;
+		c->runs++;
+	}
+	return NULL;
+}
+
+static void teardown(struct context *c)
+{
+	rknn_destroy_mem(c->ctx, c->a);
+	rknn_destroy_mem(c->ctx, c->b);
+	rknn_destroy_mem(c->ctx, c->c);
+	rknn_matmul_destroy(c->ctx);
+}
+
+/* The seed's way: three single-core contexts, three threads. */
+static bool run_shape(const struct shape *s, bool full)
+{
+	struct context ctx[3];
+	pthread_t tid[3];
+	int n_ctx = full ? 1 : 3, width = s->n / 32 / 3 * 32;
+	bool ok = true;
+
+	memset(ctx, 0, sizeof(ctx));
+	for (int i = 0; i < n_ctx && ok; i++) {
+		int n0 = full ? 0 : i * width, n = full || i == 2 ? s->n - n0 : width;
+
+		ok = setup_context(s, &ctx[i], n0, n, full ? -1 : i) == 0;
+	}
+	for (int i = 0; i < n_ctx && ok; i++)
+		ok = pthread_create(&tid[i], NULL, run_thread, &ctx[i]) == 0;
+	for (int i = 0; i < n_ctx && ok; i++)
+		pthread_join(tid[i], NULL);
+	for (int i = 0; i < n_ctx && ok; i++)
+		ok = !ctx[i].failed && ctx[i].runs == 3 && check_c(s, &ctx[i]);
+	for (int i = 0; i < n_ctx; i++)
+		teardown(&ctx[i]);
+	printf("%dx%dx%d %s, %d context(s): %s\n", s->m, s->k, s->n,
+	       s->type == RKNN_INT8_MM_INT8_TO_INT32 ? "int8" : "fp16", n_ctx,
+	       ok ? "verified" : "FAILED");
+	return ok;
+}
+
+/* ---- normal and transposed layouts ---- */
+
+/* B in layout bl: normal (K, N), transposed (N, K), or native through the library. */
+static void fill_b_layout(const struct shape *s, int bl, rknn_matmul_info *info, uint16_t *b)
+{
+	uint16_t *normal = bl == RKNN_MM_LAYOUT_NATIVE ? malloc((size_t)s->k * s->n * 2) : b;
+
+	for (int k = 0; k < s->k; k++)
+		for (int n = 0; n < s->n; n++)
+			normal[bl == RKNN_MM_LAYOUT_TP_NORM ? n * s->k + k : k * s->n + n] =
+			    half_of(b_val(s, k, n));
+	if (bl == RKNN_MM_LAYOUT_NATIVE) {
+		rknn_B_normal_layout_to_native_layout(normal, b, s->k, s->n, info);
+		free(normal);
+	}
+}
+
+static bool run_layouts(void)
+{
+	static const struct shape s = {3, 64, 48, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+	bool ok = true;
+
+	for (int bl = RKNN_MM_LAYOUT_NORM; bl <= RKNN_MM_LAYOUT_TP_NORM && ok; bl++) {
+		rknn_matmul_info info = {.M = s.m, .K = s.k, .N = s.n, .type = s.type};
+		rknn_matmul_io_attr io;
+		rknn_matmul_ctx ctx;
+		rknn_tensor_mem *a, *b, *c;
+
+		info.B_layout = (int16_t)bl;
+		ok = rknn_matmul_create(&ctx, &info, &io) == RKNN_SUCC;
+		if (!ok)
+			break;
+		a = rknn_create_mem(ctx, io.A.size);
+		b = rknn_create_mem(ctx, io.B.size);
+		c = rknn_create_mem(ctx, io.C.size);
+		for (int m = 0; m < s.m; m++)
+			for (int k = 0; k < s.k; k++)
+				((uint16_t *)a->virt_addr)[m * s.k + k] = half_of(a_val(&s, m, k));
+		fill_b_layout(&s, bl, &info, b->virt_addr);
+		ok = rknn_matmul_set_io_mem(ctx, a, &io.A) == RKNN_SUCC &&
+		     rknn_matmul_set_io_mem(ctx, b, &io.B) == RKNN_SUCC &&
+		     rknn_matmul_set_io_mem(ctx, c, &io.C) == RKNN_SUCC &&
+		     rknn_matmul_run(ctx) == RKNN_SUCC;
+		for (int m = 0; ok && m < s.m; m++)
+			for (int n = 0; ok && n < s.n; n++) {
+				float want = 0;
+
+				for (int k = 0; k < s.k; k++)
+					want += a_val(&s, m, k) * b_val(&s, k, n);
+				ok = ((float *)c->virt_addr)[m * s.n + n] == want;
+			}
+		printf("layouts A/C normal, B %s: %s\n",
+		       bl == RKNN_MM_LAYOUT_NORM ? "normal" : bl == 1 ? "native" : "transposed",
+		       ok ? "verified" : "FAILED");
+		rknn_destroy_mem(ctx, a);
+		rknn_destroy_mem(ctx, b);
+		rknn_destroy_mem(ctx, c);
+		rknn_matmul_destroy(ctx);
+	}
+	return ok;
+}
+
+/* ---- error paths ---- */
+
+static int checked, wrong;
+
+static void expect(int got, int want, const char *what)
+{
+	checked++;
+	if (got != want) {
+		wrong++;
+		printf("error path %s: %d, expected %d\n", what, got, want);
+	}
+}
+
+struct contender {
+	rknn_matmul_ctx ctx;
+	volatile bool stop;
+};
+
+static void *keep_running(void *arg)
+{
+	struct contender *t = arg;
+
+	while (!t->stop)
+		rknn_matmul_run(t->ctx);
+	return NULL;
+}
+
+/* Another thread's run on the same context: refused while one is in progress. */
+static void concurrent_use(rknn_matmul_ctx ctx)
+{
+	struct contender t = {ctx, false};
+	struct timespec start, now, pause = {0, 1000000};
+	pthread_t tid;
+	int refused = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	pthread_create(&tid, NULL, keep_running, &t);
+	do {
+		refused += rknn_matmul_run(ctx) == RKNN_ERR_CTX_INVALID;
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (!refused && now.tv_sec - start.tv_sec < 20);
+	t.stop = true;
+	pthread_join(tid, NULL);
+	expect(refused ? RKNN_ERR_CTX_INVALID : RKNN_SUCC, RKNN_ERR_CTX_INVALID,
+	       "a context used by two threads at once");
+}
+
+static void run_errors(void)
+{
+	rknn_matmul_info info = {.M = 1, .K = 2048, .N = 1024, .type = RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+	rknn_matmul_info bad;
+	rknn_matmul_io_attr io;
+	rknn_matmul_ctx ctx;
+	rknn_tensor_mem *small, *a, *b, *c;
+	rknn_quant_params qp;
+
+	expect(rknn_matmul_create(NULL, &info, &io), RKNN_ERR_PARAM_INVALID, "NULL ctx");
+	expect(rknn_matmul_create(&ctx, NULL, &io), RKNN_ERR_PARAM_INVALID, "NULL info");
+	bad = info;
+	bad.type = RKNN_INT8_MM_INT8_TO_INT8;
+	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "unimplemented type");
+	bad = info;
+	bad.K = 100;
+	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "K not a multiple of 32");
+	bad = info;
+	bad.M = 0;
+	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "M = 0");
+	bad = info;
+	bad.B_layout = 7;
+	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "B_layout 7");
+	expect(rknn_matmul_run(12345), RKNN_ERR_CTX_INVALID, "run on a made-up handle");
+	expect(rknn_matmul_create(&ctx, &info, &io), RKNN_SUCC, "create");
+	expect(rknn_matmul_run(ctx), RKNN_ERR_INPUT_INVALID, "run without memories");
+	expect(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)8), RKNN_ERR_PARAM_INVALID, "mask 8");
+	expect(rknn_matmul_set_core_mask(ctx, RKNN_NPU_CORE_0_1), RKNN_SUCC, "mask 0x3");
+	small = rknn_create_mem(ctx, 16);
+	expect(rknn_matmul_set_io_mem(ctx, small, &io.B), RKNN_ERR_PARAM_INVALID, "memory too small");
+	expect(rknn_matmul_set_io_mem(ctx, NULL, &io.B), RKNN_ERR_PARAM_INVALID, "NULL memory");
+	expect(rknn_create_mem(ctx, 0) == NULL ? RKNN_ERR_PARAM_INVALID : RKNN_SUCC,
+	       RKNN_ERR_PARAM_INVALID, "a memory of 0 bytes");
+	memset(&qp, 0, sizeof(qp));
+	expect(rknn_matmul_set_quant_params(ctx, &qp), RKNN_ERR_PARAM_INVALID, "quant params on fp16");
+	expect(rknn_destroy_mem(ctx, small), RKNN_SUCC, "destroy a memory");
+	expect(rknn_B_normal_layout_to_native_layout(NULL, NULL, 64, 64, &info),
+	       RKNN_ERR_PARAM_INVALID, "layout conversion of NULL");
+	a = rknn_create_mem(ctx, io.A.size);
+	b = rknn_create_mem(ctx, io.B.size);
+	c = rknn_create_mem(ctx, io.C.size);
+	memset(a->virt_addr, 0, a->size);
+	memset(b->virt_addr, 0, b->size);
+	expect(rknn_matmul_set_io_mem(ctx, a, &io.A) | rknn_matmul_set_io_mem(ctx, b, &io.B) |
+		   rknn_matmul_set_io_mem(ctx, c, &io.C),
+	       RKNN_SUCC, "set the memories");
+	concurrent_use(ctx);
+	rknn_destroy_mem(ctx, a);
+	rknn_destroy_mem(ctx, b);
+	rknn_destroy_mem(ctx, c);
+	expect(rknn_matmul_destroy(ctx), RKNN_SUCC, "destroy");
+	expect(rknn_matmul_destroy(ctx), RKNN_ERR_CTX_INVALID, "destroy twice");
+	printf("%d error paths checked, %d wrong\n", checked, wrong);
+}
+
+int main(int argc, char **argv)
+{
+	bool full = argc > 1 && strcmp(argv[1], "--full") == 0;
+	int verified = 0, failed = 0;
+
+	if (argc > 1 && strcmp(argv[1], "--errors") == 0) {
+		run_errors();
+		return wrong ? 1 : 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "--layouts") == 0)
+		return run_layouts() ? 0 : 1;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		run_shape(&shapes[i], full) ? verified++ : failed++;
+	printf("%d verified, %d failed\n", verified, failed);
+	return failed ? 1 : 0;
+}
