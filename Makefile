@@ -6,6 +6,7 @@
 #   make deps-check   fail when a folder of src/ includes a higher floor or folders form
 #                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
 #                     runs it first
+#   make shim         build/shim/librknnrt.so: the rknn_matmul_api on rknn-bench (docs/backend.md)
 #   make bench        build the benchmarks under bench/ (build/bench-*)
 #   make calibrate    run the emulator's timing model on the published anchors and
 #                     write bench/calibration.md (fails when a target is missed)
@@ -79,7 +80,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: all check deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps baseline
+.PHONY: all check deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps baseline shim
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -239,15 +240,19 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN) run configs/mat_kernel_size.json
 
-install: $(BIN) $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/rknn_bench
+# The shim goes to a directory of its own, never over a system librknnrt: a program picks
+# it with LD_LIBRARY_PATH=$(PREFIX)/lib/rknn-bench (docs/backend.md).
+install: $(BIN) $(LIB) $(SHIM)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/rknn_bench \
+		$(DESTDIR)$(PREFIX)/lib/rknn-bench
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/rknn-bench
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/librknn-bench.a
 	install -m 644 include/rknn_bench/*.h $(DESTDIR)$(PREFIX)/include/rknn_bench/
+	install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/rknn-bench/librknnrt.so
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/rknn-bench $(DESTDIR)$(PREFIX)/lib/librknn-bench.a
-	rm -rf $(DESTDIR)$(PREFIX)/include/rknn_bench
+	rm -rf $(DESTDIR)$(PREFIX)/include/rknn_bench $(DESTDIR)$(PREFIX)/lib/rknn-bench
 
 clean:
 	rm -rf build

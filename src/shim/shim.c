@@ -78,7 +78,7 @@ struct shim_ctx {
 	struct rb_matmul *mm;
 	unsigned core_mask; /* the application's, 0 = auto */
 	rknn_tensor_mem *a, *b, *c;
-	void *b_packed;   /* B's bytes as last packed */
+	void *b_packed;      /* B's bytes as last packed */
 	void *a_row, *c_row; /* A and C row-major, for the native layouts */
 };
 
@@ -137,7 +137,7 @@ static int open_shared(void)
 	ret = rb_matmul_device_open(&device, name && *name ? name : "auto");
 	if (ret < 0)
 		return fail(code_of(ret) == RKNN_ERR_PARAM_INVALID ? RKNN_ERR_DEVICE_UNAVAILABLE
-								    : code_of(ret),
+								   : code_of(ret),
 			    "RKNN_BENCH_DEVICE: %s", rb_last_error());
 	if (path && *path && rb_tuned_load_file(&tuned, path) < 0) {
 		ret = fail(RKNN_ERR_PARAM_INVALID, "RKNN_BENCH_TUNED: %s", rb_last_error());
@@ -481,7 +481,8 @@ rknn_tensor_mem *rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t allo
 	(void)ctx; /* memories are host memory here; any context (or none) may make them */
 	(void)alloc_flags;
 	if (!size || size > UINT32_MAX) {
-		fail(RKNN_ERR_PARAM_INVALID, "rknn_create_mem: size %llu", (unsigned long long)size);
+		fail(RKNN_ERR_PARAM_INVALID, "rknn_create_mem: size %llu",
+		     (unsigned long long)size);
 		return NULL;
 	}
 	mem = calloc(1, sizeof(*mem));
@@ -533,8 +534,8 @@ int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem *mem, rknn_matmu
 	else if (strcmp(attr->name, "C") == 0)
 		slot = &c->c;
 	else
-		return release(c, fail(RKNN_ERR_PARAM_INVALID, "attr '%.16s' is not A, B or C",
-				       attr->name));
+		return release(
+		    c, fail(RKNN_ERR_PARAM_INVALID, "attr '%.16s' is not A, B or C", attr->name));
 	if ((uint64_t)mem->size < (uint64_t)mem->offset + attr->size || mem->offset < 0)
 		return release(c, fail(RKNN_ERR_PARAM_INVALID,
 				       "%s: memory of %u bytes at offset %d, %u needed", attr->name,
@@ -570,10 +571,9 @@ static int update_weights(struct shim_ctx *c)
 			return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
 		native_b_to_nk(in, b, nk);
 	}
-	ret = rb_matmul_set_weights(c->mm, nk ? nk : b,
-				    is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8,
-				    in->B_layout == RKNN_MM_LAYOUT_NORM ? RB_MATMUL_B_KN
-									: RB_MATMUL_B_NK);
+	ret = rb_matmul_set_weights(
+	    c->mm, nk ? nk : b, is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8,
+	    in->B_layout == RKNN_MM_LAYOUT_NORM ? RB_MATMUL_B_KN : RB_MATMUL_B_NK);
 	free(nk);
 	if (ret < 0) {
 		free(c->b_packed);
@@ -606,9 +606,9 @@ static int run_ctx(struct shim_ctx *c)
 		rows_to_native_c(in, c->c_row, (char *)c->c->virt_addr + c->c->offset);
 	rb_matmul_stats(c->mm, &st);
 	if (rb_debug("shim"))
-		fprintf(stderr, "rknn-bench shim: %dx%dx%d %s on %s: %.3f us (%s)\n", in->M,
-			in->K, in->N, rb_matmul_config(c->mm), rb_matmul_device_name(device),
-			st.device_us, st.modeled ? "modeled" : "measured");
+		fprintf(stderr, "rknn-bench shim: %dx%dx%d %s on %s: %.3f us (%s)\n", in->M, in->K,
+			in->N, rb_matmul_config(c->mm), rb_matmul_device_name(device), st.device_us,
+			st.modeled ? "modeled" : "measured");
 	return RKNN_SUCC;
 }
 

@@ -45,7 +45,10 @@ roundtrip() {
 		[ "$(json "$TMP/$name-run.json" results.$i.verify.status)" = verified ] ||
 			unverified=$((unverified + 1))
 		j=0
-		while [ "$j" -lt "$pairs" ] && [ "$(json "$out" pairs.$j.name)" != "$rname" ]; do
+		rm_=$(json "$TMP/$name-run.json" results.$i.shape.m)
+		# a name recurs at other batch sizes: the pair of this name and M
+		while [ "$j" -lt "$pairs" ] && { [ "$(json "$out" pairs.$j.name)" != "$rname" ] ||
+			[ "$(json "$out" pairs.$j.src0.row)" != "$rm_" ]; }; do
 			j=$((j + 1))
 		done
 		got=$(json "$TMP/$name-run.json" results.$i.stats.median_us)

@@ -246,7 +246,9 @@ static bool run_layouts(void)
 				ok = ((float *)c->virt_addr)[m * s.n + n] == want;
 			}
 		printf("layouts A/C normal, B %s: %s\n",
-		       bl == RKNN_MM_LAYOUT_NORM ? "normal" : bl == 1 ? "native" : "transposed",
+		       bl == RKNN_MM_LAYOUT_NORM ? "normal"
+		       : bl == 1                 ? "native"
+						 : "transposed",
 		       ok ? "verified" : "FAILED");
 		rknn_destroy_mem(ctx, a);
 		rknn_destroy_mem(ctx, b);
@@ -306,7 +308,8 @@ static void concurrent_use(rknn_matmul_ctx ctx)
 
 static void run_errors(void)
 {
-	rknn_matmul_info info = {.M = 1, .K = 2048, .N = 1024, .type = RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+	rknn_matmul_info info = {
+	    .M = 1, .K = 2048, .N = 1024, .type = RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
 	rknn_matmul_info bad;
 	rknn_matmul_io_attr io;
 	rknn_matmul_ctx ctx;
@@ -320,7 +323,8 @@ static void run_errors(void)
 	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "unimplemented type");
 	bad = info;
 	bad.K = 100;
-	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "K not a multiple of 32");
+	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID,
+	       "K not a multiple of 32");
 	bad = info;
 	bad.M = 0;
 	expect(rknn_matmul_create(&ctx, &bad, &io), RKNN_ERR_PARAM_INVALID, "M = 0");
@@ -333,12 +337,14 @@ static void run_errors(void)
 	expect(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)8), RKNN_ERR_PARAM_INVALID, "mask 8");
 	expect(rknn_matmul_set_core_mask(ctx, RKNN_NPU_CORE_0_1), RKNN_SUCC, "mask 0x3");
 	small = rknn_create_mem(ctx, 16);
-	expect(rknn_matmul_set_io_mem(ctx, small, &io.B), RKNN_ERR_PARAM_INVALID, "memory too small");
+	expect(rknn_matmul_set_io_mem(ctx, small, &io.B), RKNN_ERR_PARAM_INVALID,
+	       "memory too small");
 	expect(rknn_matmul_set_io_mem(ctx, NULL, &io.B), RKNN_ERR_PARAM_INVALID, "NULL memory");
 	expect(rknn_create_mem(ctx, 0) == NULL ? RKNN_ERR_PARAM_INVALID : RKNN_SUCC,
 	       RKNN_ERR_PARAM_INVALID, "a memory of 0 bytes");
 	memset(&qp, 0, sizeof(qp));
-	expect(rknn_matmul_set_quant_params(ctx, &qp), RKNN_ERR_PARAM_INVALID, "quant params on fp16");
+	expect(rknn_matmul_set_quant_params(ctx, &qp), RKNN_ERR_PARAM_INVALID,
+	       "quant params on fp16");
 	expect(rknn_destroy_mem(ctx, small), RKNN_SUCC, "destroy a memory");
 	expect(rknn_B_normal_layout_to_native_layout(NULL, NULL, 64, 64, &info),
 	       RKNN_ERR_PARAM_INVALID, "layout conversion of NULL");
