@@ -39,7 +39,8 @@ static const char compare_usage[] =
     "Mann-Whitney U test on the raw samples with p < alpha. A result that failed\n"
     "verification in NEW is a regression.\n"
     "\n"
-    "Exit codes: 0 no regression, 1 a regression, 2 usage or input error.\n";
+    "Exit codes: 0 no regression, 1 a regression, 2 usage or input error, or no result\n"
+    "of NEW matching one of BASE (nothing compared).\n";
 
 enum { OPT_THRESHOLD = 256, OPT_ALPHA, OPT_FORMAT, OPT_ALLOW_MISMATCH };
 
@@ -271,6 +272,13 @@ int cmd_compare(int argc, char **argv)
 		else
 			ret = print_table(&a, &cmp);
 		ret = ret < 0 ? RB_EXIT_USAGE : cmp.regressions ? RB_EXIT_FAIL : RB_EXIT_OK;
+		if (ret == RB_EXIT_OK &&
+		    !cmp.matched) /* a gate that compared nothing passes nothing */
+			ret =
+			    cli_fail(RB_EXIT_USAGE,
+				     "nothing compared: no result of %s has the shape and name of "
+				     "one of %s (%zu and %zu results)",
+				     a.new_path, a.base_path, cmp.only_new, cmp.only_base);
 		rb_compare_release(&cmp);
 	}
 	rb_compare_report_release(&base);

@@ -121,3 +121,11 @@ expect_exit 2 "--format csv refused" -- $RKNN_BENCH compare --format csv "$TMP/b
 expect_exit 2 "--alpha 2 refused" -- $RKNN_BENCH compare --alpha 2 "$TMP/base.json" "$TMP/base.json"
 expect_exit 0 "compare --help" -- $RKNN_BENCH compare --help
 expect_grep 'Mann-Whitney' "$TMP/out" "help explains the test"
+
+# A gate that compares nothing passes nothing: no row of NEW matches one of BASE.
+expect_exit 0 "a run of other shapes" -- $RKNN_BENCH run --device sim --shape 2x64x64 --iters 1 --warmup 0 -o "$TMP/other.json"
+expect_exit 2 "nothing matched: exit 2" -- $RKNN_BENCH compare "$TMP/base.json" "$TMP/other.json"
+expect_grep 'nothing compared: no result of .*other.json has the shape and name of one of .*base.json' \
+	"$TMP/err" "the message says nothing was compared"
+expect_exit 0 "the same run of int8 shapes" -- $RKNN_BENCH run --device sim $SHAPES --dtype int8 --iters 1 --warmup 0 -o "$TMP/int8.json"
+expect_exit 2 "another dtype matches nothing: exit 2" -- $RKNN_BENCH compare "$TMP/base.json" "$TMP/int8.json"
