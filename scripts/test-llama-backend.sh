@@ -2,7 +2,7 @@
 # Builds the ggml-rknn backend of a llama.cpp tree against rknn-bench's
 # build/shim/librknnrt.so and runs matmuls through it on the emulator (or the device
 # RKNN_BENCH_DEVICE names), each checked against a plain loop
-# (tests/llama/rknn_backend_smoke.c). The llama.cpp tree is not touched: its ggml/ and
+# (tests/llama/rknn_backend_smoke.cpp). The llama.cpp tree is not touched: its ggml/ and
 # scripts/mat_kernel_size.json are copied to the work directory.
 #
 #   scripts/test-llama-backend.sh [--patch] [--tuned TUNED.json] LLAMA_CPP_DIR [WORKDIR]
@@ -65,8 +65,8 @@ cmake -S "$WORK/ggml" -B "$WORK/build" -DGGML_RKNN=ON -DCMAKE_C_FLAGS="-include 
 cmake --build "$WORK/build" -j"$(nproc)" >"$WORK/build.log" 2>&1 ||
 	{ tail -30 "$WORK/build.log"; exit 1; }
 LIBS=$(find "$WORK/build" -name 'libggml*.so' -exec dirname {} \; | sort -u | tr '\n' ':')
-# ggml-rknn.h declares C++ functions (references): the program is compiled as C++.
-c++ -O2 -I"$WORK/ggml/include" -o "$WORK/rknn-backend-smoke" -x c++ "$ROOT/tests/llama/rknn_backend_smoke.c" -x none \
+# ggml-rknn.h declares C++ functions (references): the program is C++.
+c++ -O2 -I"$WORK/ggml/include" -o "$WORK/rknn-backend-smoke" "$ROOT/tests/llama/rknn_backend_smoke.cpp" \
 	$(find "$WORK/build" -name 'libggml*.so' | sort -u | tr '\n' ' ') -lm
 # Three of the seed's decode pairs, and one name that is not in the file.
 LD_LIBRARY_PATH="${LIBS}$ROOT/build/shim" RKNN_BENCH_DEVICE=${RKNN_BENCH_DEVICE:-sim} \
