@@ -48,7 +48,8 @@ int cli_exit_code(int err)
 	case -EPERM:
 	case -ENOENT:
 	case -EISDIR:
-	case -ESTALE: /* a tune cache of another setup */
+	case -ESTALE:  /* a tune cache of another setup */
+	case -ETXTBSY: /* a tune cache another tune holds */
 		return RB_EXIT_USAGE;
 	case -EFAULT:
 		return RB_EXIT_FAIL;

@@ -46,12 +46,13 @@ struct rb_engine_ops {
 	bool is_reference; /* this engine is the CPU reference itself */
 	int (*open)(struct rb_engine *engine);
 	/* Optional: -EINVAL (a message giving the number and the limit) for a shape whose
-	 * buffers would not fit, called before its inputs are allocated. prepare checks
-	 * again, so a caller that skips this never allocates unchecked either. */
+	 * buffers would not fit, or -ENOMEM when the host's free memory is short now (it
+	 * may not be later), called before its inputs are allocated. prepare checks again,
+	 * so a caller that skips this never allocates unchecked either. */
 	int (*check)(struct rb_engine *engine, const struct rb_shape *shape);
 	/* Takes the inputs of one shape; they stay valid until the next prepare or close.
-	 * -EINVAL: the shape or config cannot be planned (an input error); other errors
-	 * are the device's. */
+	 * -EINVAL: the shape or config cannot be planned (an input error); -ENOMEM: the
+	 * host is short of memory now; other errors are the device's. */
 	int (*prepare)(struct rb_engine *engine, const struct rb_inputs *in);
 	/* Computes C (M×N of the dtype's output type) and its elapsed time. */
 	int (*run)(struct rb_engine *engine, void *c, double *elapsed_us);

@@ -111,7 +111,7 @@ static int npu_check(struct rb_engine *e, const struct rb_shape *shape)
 		return -EINVAL;
 	ret = check_limits(e, &plan, false);
 	rb_plan_release(&plan);
-	return ret < 0 ? -EINVAL : 0;
+	return ret == -ENOMEM ? ret : ret < 0 ? -EINVAL : 0; /* host memory may come back */
 }
 
 static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
@@ -126,13 +126,17 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 	if (ret < 0)
 		return -EINVAL;
 	ne->planned = true;
-	if (check_limits(e, &ne->plan, true) < 0)
-		return -EINVAL;
+	ret = check_limits(e, &ne->plan, true);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -EINVAL;
 	rb_perfctr_enter(e->perf, RB_PHASE_PACK_B);
 	ret = rb_npu_job_new(&ne->job, &ne->dev, &ne->plan, in, e->opts.launch);
 	rb_perfctr_enter(e->perf, RB_PHASE_NONE);
-	/* A config error found while building the programs is still the input's fault. */
-	return ret == -EINVAL || ret == -ERANGE ? -EINVAL : (ret < 0 ? -EIO : 0);
+	/* A config error found while building the programs is still the input's fault; host
+	 * memory running out is neither the input's nor the device's. */
+	if (ret == -EINVAL || ret == -ERANGE || ret == -ENOMEM)
+		return ret == -ENOMEM ? ret : -EINVAL;
+	return ret < 0 ? -EIO : 0;
 }
 
 /* The job's phase hook: counts the phase, runs it unless another runs alone. */

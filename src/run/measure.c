@@ -205,6 +205,9 @@ static int prepare(struct rb_shape_measure *m, struct rb_engine *e, const struct
 		return fail(m, -EINVAL, "cannot plan %lldx%lldx%lld %s: %s", (long long)s->m,
 			    (long long)s->k, (long long)s->n, rb_dtype_name(s->dtype),
 			    rb_last_error());
+	if (ret == -ENOMEM)
+		return fail(m, -ENOMEM, "%lldx%lldx%lld %s: %s", (long long)s->m, (long long)s->k,
+			    (long long)s->n, rb_dtype_name(s->dtype), rb_last_error());
 	if (ret < 0)
 		return fail(m, -EIO, "device '%s' cannot prepare: %s", e->ops->name,
 			    rb_last_error());

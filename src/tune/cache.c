@@ -6,7 +6,10 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -178,7 +181,9 @@ static bool record_parse(const cJSON *o, struct rb_tune_record *r)
 			break;
 	r->ok = strcmp(status, "ok") == 0;
 	r->median_us = cJSON_IsNumber(median) ? median->valuedouble : NAN;
-	return r->kind <= RB_TUNE_CPU && (r->ok ? isfinite(r->median_us) : true);
+	/* a time is a positive finite number; status is ok or failed, nothing else */
+	return r->kind <= RB_TUNE_CPU && (r->ok || strcmp(status, "failed") == 0) &&
+	       (r->ok ? isfinite(r->median_us) && r->median_us > 0 : true);
 }
 
 static int remember(struct rb_tune_cache *c, const struct rb_tune_record *r)
@@ -275,6 +280,7 @@ int rb_tune_cache_parse(struct rb_tune_cache *c, const char *path, const char *d
 	int ret;
 
 	memset(c, 0, sizeof(*c));
+	c->lock_fd = -1;
 	*valid = 0;
 	c->path = strdup(path);
 	if (!c->path)
@@ -288,29 +294,55 @@ int rb_tune_cache_parse(struct rb_tune_cache *c, const char *path, const char *d
 	return ret;
 }
 
+/* Two tunes appending to one cache interleave their lines and the next resume refuses
+ * it: the cache is a regular file locked (flock) for as long as it is open. */
+static int lock_cache(const char *path, int *fd)
+{
+	struct stat st;
+
+	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+	if (*fd < 0)
+		return rb_set_error(-errno, "cannot open cache '%s': %s", path, strerror(errno));
+	if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return rb_set_error(-EINVAL, "cache '%s' is not a regular file: give --cache FILE",
+				    path);
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	close(*fd);
+	*fd = -1;
+	return rb_set_error(-ETXTBSY,
+			    "cache '%s' is in use by another rknn-bench tune: wait for it to "
+			    "finish, or give another --cache (or -o)",
+			    path);
+}
+
 int rb_tune_cache_open(struct rb_tune_cache *c, const char *path, const struct rb_tune_header *h)
 {
-	FILE *probe = fopen(path, "r");
 	bool fresh = true;
 	char *data = NULL;
 	size_t len = 0, good = 0;
-	int ret = 0;
+	struct stat st;
+	int fd, ret = lock_cache(path, &fd);
 
-	if (probe) {
-		fresh = fgetc(probe) == EOF;
-		fclose(probe);
-	}
 	memset(c, 0, sizeof(*c));
+	c->lock_fd = -1;
+	if (ret < 0)
+		return ret;
+	fresh = fstat(fd, &st) == 0 && st.st_size == 0;
 	if (!fresh)
 		ret = rb_file_read(path, &data, &len);
 	if (ret == 0)
 		ret = rb_tune_cache_parse(c, path, data, len, h, &good);
+	c->lock_fd = fd; /* parse cleared the struct */
 	free(data);
-	if (ret == 0 && good < len && truncate(path, (off_t)good) != 0)
+	if (ret == 0 && good < len && ftruncate(fd, (off_t)good) != 0)
 		ret = rb_set_error(-errno, "cannot drop the truncated last line of '%s': %s", path,
 				   strerror(errno));
 	if (ret == 0) {
-		c->f = fopen(path, fresh ? "w" : "a");
+		c->f = fopen(path, "a");
 		if (!c->f)
 			ret = rb_set_error(-errno, "cannot open cache '%s': %s", path,
 					   strerror(errno));
@@ -355,8 +387,11 @@ void rb_tune_cache_close(struct rb_tune_cache *c)
 {
 	if (c->f)
 		fclose(c->f);
+	if (c->lock_fd >= 0)
+		close(c->lock_fd); /* releases the lock */
 	free(c->path);
 	free(c->records);
 	free(c->keys);
 	memset(c, 0, sizeof(*c));
+	c->lock_fd = -1;
 }

@@ -94,6 +94,18 @@ static int keep(struct shape_ctx *c, const struct rb_tune_record *r)
 	return rb_tune_cache_append(&c->t->cache, r);
 }
 
+/* A failure that may not happen again (the host short of memory) fails the config for
+ * this tune only: it is not cached, so a resume tries it again. */
+static int keep_unless_transient(struct shape_ctx *c, struct rb_tune_record *r, int err)
+{
+	if (err != -ENOMEM)
+		return keep(c, r);
+	snprintf(r->reason + strlen(r->reason), sizeof(r->reason) - strlen(r->reason), "%s",
+		 " (host memory: not cached, a resume tries again)");
+	verbose(c, r, false);
+	return 0;
+}
+
 /* The timing model alone: the emulator with model_only, no data. */
 static int model_eval(struct shape_ctx *c, const struct rb_tune_point *p, double *us)
 {
@@ -111,7 +123,7 @@ static int model_eval(struct shape_ctx *c, const struct rb_tune_point *p, double
 		r.ok = ret == 0;
 		if (!r.ok)
 			snprintf(r.reason, sizeof(r.reason), "%s", rb_last_error());
-		ret = keep(c, &r);
+		ret = keep_unless_transient(c, &r, ret);
 		if (ret)
 			return ret;
 	}
@@ -127,8 +139,12 @@ static int ensure_inputs(struct shape_ctx *c)
 	if (c->have_inputs)
 		return 0;
 	ret = rb_inputs_init(&c->in, c->shape, o->seed, o->data);
-	if (ret < 0)
-		return rb_set_error(ret, "%s: %s", c->label, rb_last_error());
+	if (ret < 0) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
+		return rb_set_error(ret, "%s: %s", c->label, why);
+	}
 	c->have_inputs = true;
 	return 0;
 }
@@ -151,10 +167,10 @@ static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune
 	int ret = 0;
 
 	/* A config whose buffers would not fit fails before any input is allocated. */
-	if (!c->have_inputs && e->ops->check && e->ops->check(e, c->shape) < 0) {
+	if (!c->have_inputs && e->ops->check && (ret = e->ops->check(e, c->shape)) < 0) {
 		r->ok = false;
 		snprintf(r->reason, sizeof(r->reason), "%s", rb_last_error());
-		return keep(c, r);
+		return keep_unless_transient(c, r, ret);
 	}
 	ret = ensure_inputs(c);
 	if (ret)
@@ -171,7 +187,7 @@ static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune
 	else if (!r->ok)
 		verify_reason(&res.verify, r->reason, sizeof(r->reason));
 	rb_result_release(&res);
-	return keep(c, r);
+	return keep_unless_transient(c, r, ret);
 }
 
 static int run_eval(struct shape_ctx *c, const struct rb_tune_point *p, struct rb_tune_record *r)

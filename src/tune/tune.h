@@ -141,13 +141,16 @@ struct rb_tune_cache {
 	struct rb_tune_record *records;
 	uint64_t *keys;
 	size_t count, cap;
+	int lock_fd;            /* the locked descriptor while open (-1: none) */
 	size_t resumed;         /* records read back when the cache was opened */
 	bool dropped_last_line; /* the last line was truncated (a crash mid-write) */
 };
 
-/* Opens (creating it with the header if missing or empty) the cache at path. An
+/* Opens (creating it with the header if missing or empty) the cache at path, a regular
+ * file locked for this process until _close: -ETXTBSY when another tune holds it. An
  * existing cache whose header differs is refused with -ESTALE and a message naming the
- * field; a line other than the last that is not a record is -EINVAL. */
+ * field; a line other than the last that is not a record, or a record out of range (a
+ * time that is not a positive number), is -EINVAL. */
 int rb_tune_cache_open(struct rb_tune_cache *cache, const char *path,
 		       const struct rb_tune_header *header);
 /* The reading half of _open, on the text of an existing cache held in memory (path

@@ -149,3 +149,36 @@ expect_exit 2 "tune on cpu refused" -- $RKNN_BENCH tune --shape 1x64x64 --device
 expect_exit 2 "bad --strategy" -- $RKNN_BENCH tune --shape 1x64x64 --strategy greedy
 expect_exit 2 "no shapes" -- $RKNN_BENCH tune -o "$TMP/x.json"
 expect_exit 2 "run --tuned with a missing file" -- $RKNN_BENCH run --tuned "$TMP/none.json" --shape 1x64x64
+
+# --- a shared cache, host memory running short ----------------------------------------
+# Two tunes on one cache: the second is refused while the first holds it (no interleaved
+# lines, nothing lost), and the first finishes with a cache a resume reads whole.
+cache="$TMP/k.json.cache.jsonl"
+rm -f "$cache" "$TMP/k.json"
+$RKNN_BENCH tune $SLOW >/dev/null 2>"$TMP/first.err" &
+pid=$!
+wait_lines 2
+expect_exit 2 "a second tune on the same cache is refused" -- $RKNN_BENCH tune $SLOW
+expect_grep "cache '.*k.json.cache.jsonl' is in use by another rknn-bench tune" "$TMP/err" \
+	"the message names the cache and says why"
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && ok "the first tune finishes (exit 0)" || not_ok "the first tune finishes" "exit $rc" "$(cat "$TMP/first.err")"
+l1=$(wc -l <"$cache")
+expect_exit 0 "a resume reads the whole cache" -- $RKNN_BENCH tune $SLOW --verbose
+[ "$(grep -c '(cached)' "$TMP/err")" -eq $((l1 - 1)) ] && [ "$(wc -l <"$cache")" -eq "$l1" ] &&
+	ok "every result reused, nothing measured again" || not_ok "every result reused"
+mkfifo "$TMP/fifo"
+expect_exit 2 "a FIFO as the cache is refused, without hanging" -- $RKNN_BENCH tune $SLOW --cache "$TMP/fifo"
+expect_grep "is not a regular file" "$TMP/err" "a FIFO cache: the message says why"
+
+# The host short of memory (a 1 MiB meminfo fixture) fails the shape for now (exit 2)
+# and caches nothing of it: a resume with memory measures everything and finishes.
+printf 'MemAvailable:       1024 kB\n' >"$TMP/tiny"
+MEM="--shape 1x4096x8192 --device sim --iters 1 --warmup 0 --verify sample --top 2 -o $TMP/mem.json"
+expect_exit 2 "tune with the host short of memory" -- env RKNN_BENCH_MEMINFO="$TMP/tiny" $RKNN_BENCH tune $MEM
+expect_grep 'needs 64.1 MiB of host memory .* more than the 1.0 MiB available' "$TMP/err" \
+	"the message gives the memory needed and available"
+[ "$(wc -l <"$TMP/mem.json.cache.jsonl")" -eq 1 ] && ok "no failure cached while memory was short" ||
+	not_ok "no failure cached while memory was short" "$(wc -l <"$TMP/mem.json.cache.jsonl") lines"
+expect_exit 0 "the resume with memory finishes" -- $RKNN_BENCH tune $MEM

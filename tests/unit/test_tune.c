@@ -294,6 +294,12 @@ static void test_cache_resume(void **state)
 	assert_int_equal(lines(path), 4);
 
 	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0);
+	{ /* a second opener (another tune) is refused while this one holds it */
+		struct rb_tune_cache other;
+
+		assert_int_equal(rb_tune_cache_open(&other, path, &h), -ETXTBSY);
+		assert_non_null(strstr(rb_last_error(), "in use by another rknn-bench tune"));
+	}
 	assert_int_equal(c.resumed, 3);
 	hit = rb_tune_cache_find(&c, RB_TUNE_RUN, "1x2048x8192 fp16", "mask=0x7", "fences");
 	assert_non_null(hit);
@@ -414,6 +420,20 @@ static void test_cache_parse(void **state)
 	assert_non_null(rb_tune_cache_find(&c, RB_TUNE_CPU, "1x2048x8192 fp16", "cpu", "-"));
 	assert_null(c.f);
 	rb_tune_cache_close(&c);
+	{ /* a record out of range (a negative time) is not trusted */
+		char bad[sizeof(text) + 256];
+		const char *rec = strstr(text, "{\"kind\":\"cpu\"");
+		size_t head = (size_t)(rec - text), n;
+
+		n = (size_t)snprintf(
+		    bad, sizeof(bad), "%.*s%s%s", (int)head, text,
+		    "{\"kind\":\"run\",\"shape\":\"s\",\"config\":\"c\",\"launch\":"
+		    "\"fences\",\"status\":\"ok\",\"median_us\":-5,\"verify\":\"\","
+		    "\"reason\":\"\"}\n",
+		    rec);
+		assert_int_equal(rb_tune_cache_parse(&c, "mem", bad, n, &h, &valid), -EINVAL);
+		rb_tune_cache_close(&c);
+	}
 	assert_int_equal(rb_tune_cache_parse(&c, "mem", "{\"kind\"", 8, &h, &valid), -ESTALE);
 	assert_non_null(strstr(rb_last_error(), "cache 'mem' has no complete header line"));
 	rb_tune_cache_close(&c);
