@@ -246,6 +246,7 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		*b->device_name = arg;
 		return 0;
 	case CLI_OPT_SOC:
+		b->soc_path = arg;
 		return parse_soc(b->engine, arg);
 	case CLI_OPT_VERIFY:
 		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &b->verify->mode));

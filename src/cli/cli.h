@@ -45,6 +45,18 @@ int cli_exit_code(int err);
 /* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* An output path (-o, --cache) before any work: refused (a message naming the option,
+ * -1) when it is a directory, its directory is missing or not writable, or it is the
+ * same file as one of `inputs` (NULL entries are skipped). Devices and FIFOs pass. */
+int cli_check_output(const char *opt, const char *path, const char *const *inputs, size_t n);
+/* After a failed write to stdout: 141 quietly for a closed pipe (SIGPIPE is ignored,
+ * so that -o is written first), else a message and exit 2. */
+int cli_stdout_failed(void);
+/* True for a regular file or a path that does not exist yet. */
+bool cli_is_regular_or_new(const char *path);
+/* True for a path that does not exist yet. */
+bool cli_is_new(const char *path);
+
 /* Option values: strict parsing, a message naming the option on error (CLI prints). */
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out);
 int cli_parse_u64(const char *opt, const char *text, uint64_t *out);
@@ -113,6 +125,7 @@ struct cli_bench {
 	uint64_t *seed;
 	enum rb_data_kind *data;
 	const char **out_path;
+	const char *soc_path; /* --soc, an input the outputs must not replace */
 };
 /* A cli_bench over the fields of a command's options struct `o` (run's and tune's name
  * them the same). */

@@ -34,6 +34,7 @@ struct run_opts {
 	enum rb_data_kind data;
 	enum rb_format format;
 	const char *out_path;
+	const char *tuned_path;
 	struct rb_tuned_db *tuned; /* --tuned: configs per shape */
 	bool perf;                 /* --perf: host counters per phase */
 	enum rb_phase phase_only;  /* --phase pack|submit: the phase sampled alone */
@@ -144,6 +145,7 @@ static int parse_option(struct run_opts *o, int c, const char *arg)
 		return 0;
 	case CLI_OPT_TUNED:
 		rb_tuned_free(o->tuned); /* the last --tuned wins */
+		o->tuned_path = arg;
 		return tuned_load(arg, &o->tuned);
 	default:
 		return rb_error("option code %d is not one of run's", c);
@@ -166,6 +168,23 @@ static int own_option(void *ctx, int code, const char *arg)
 	return parse_option(ctx, code, arg);
 }
 
+/* -o before anything runs: writable, and none of the files the run reads. */
+static int check_out(const struct run_opts *o, const struct cli_bench *b, const char *const *files,
+		     size_t n_files)
+{
+	const char **inputs = calloc(n_files + 2, sizeof(*inputs));
+	int ret;
+
+	if (!inputs)
+		return rb_error("out of memory");
+	memcpy(inputs, files, n_files * sizeof(*inputs));
+	inputs[n_files] = o->tuned_path;
+	inputs[n_files + 1] = b->soc_path;
+	ret = cli_check_output("-o", o->out_path, inputs, n_files + 2);
+	free(inputs);
+	return ret;
+}
+
 /* Parses argv into `o`; returns 0, or an exit code > 0 (help printed: RB_EXIT_OK + 100). */
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
@@ -173,6 +192,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	struct cli_bench b = CLI_BENCH_OF(o);
 	int ret = cli_bench_parse(&b, CLI_RUN, argc, argv, &own);
 
+	if (ret == 0)
+		ret = check_out(o, &b, (const char *const *)argv + optind, (size_t)(argc - optind));
 	if (ret == 0)
 		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, b.specs, b.n_specs,
 				      b.dtype, "run", false);
@@ -270,15 +291,15 @@ static int report(const struct run_opts *o, const struct rb_context *ctx,
 		    cli_fail(128 + cli_stop_signal, "interrupted: nothing is reported or written");
 	if (ret != 0)
 		return ret;
-	if (rb_report_write(stdout, o->format, ctx, results, n) < 0)
-		return cli_fail(RB_EXIT_USAGE, "cannot write the report: %s", rb_last_error());
-	if (o->out_path) {
+	if (o->out_path) { /* first: a closed or full stdout must not lose it */
 		json = rb_report_json(ctx, results, n);
 		ret = json ? rb_file_write_atomic(o->out_path, rb_json_write, json) : -ENOMEM;
 		cJSON_Delete(json);
 		if (ret < 0)
 			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	}
+	if (rb_report_write(stdout, o->format, ctx, results, n) < 0 || fflush(stdout) != 0)
+		return cli_stdout_failed();
 	for (size_t i = 0; i < n; i++)
 		if (results[i].verify.status == RB_VERIFY_FAILED)
 			return RB_EXIT_FAIL;

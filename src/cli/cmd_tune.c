@@ -114,8 +114,31 @@ static int set_space(struct rb_tune_opts *o)
 	return 0;
 }
 
+/* -o and the cache before tuning starts: writable, none of the files tune reads, and
+ * not each other. */
+static int check_outputs(const struct rb_tune_opts *o, const char *soc_path)
+{
+	const char **inputs = calloc((size_t)o->n_files + 3, sizeof(*inputs));
+	size_t n = (size_t)o->n_files;
+	int ret;
+
+	if (!inputs)
+		return rb_error("out of memory");
+	memcpy(inputs, o->files, n * sizeof(*inputs));
+	inputs[n++] = soc_path;
+	inputs[n++] = o->space_path;
+	ret = cli_check_output("-o", o->out_path, inputs, n);
+	if (ret == 0 && strcmp(o->cache_path, o->out_path) == 0)
+		ret = rb_error("--cache and -o are both '%s': give them two files", o->out_path);
+	inputs[n++] = o->out_path;
+	if (ret == 0)
+		ret = cli_check_output("--cache", o->cache_path, inputs, n);
+	free(inputs);
+	return ret;
+}
+
 static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_specs,
-		       enum rb_dtype dtype)
+		       enum rb_dtype dtype, const char *soc_path)
 {
 	int ret = set_space(o);
 
@@ -125,9 +148,15 @@ static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_spec
 	if (ret == 0 && !o->list_space)
 		ret = find_device(o);
 	if (ret == 0 && !o->cache_path) {
+		if (!cli_is_regular_or_new(o->out_path))
+			return rb_error("-o '%s' is not a regular file, so its cache would be "
+					"'%s.cache.jsonl': give --cache FILE",
+					o->out_path, o->out_path);
 		snprintf(o->cache_buf, sizeof(o->cache_buf), "%s.cache.jsonl", o->out_path);
 		o->cache_path = o->cache_buf;
 	}
+	if (ret == 0 && !o->list_space)
+		ret = check_outputs(o, soc_path);
 	return ret;
 }
 
@@ -149,7 +178,7 @@ static int parse_args(struct rb_tune_opts *o, int argc, char **argv)
 	o->files = argv + optind;
 	o->n_files = argc - optind;
 	if (ret == 0)
-		ret = finish_args(o, b.specs, b.n_specs, b.dtype);
+		ret = finish_args(o, b.specs, b.n_specs, b.dtype, b.soc_path);
 	free(b.specs);
 	if (ret == -2)
 		return HELP_SHOWN;

@@ -1,5 +1,6 @@
 /* rknn-bench [global options] <command> [options] [args] */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,6 +100,9 @@ int main(int argc, char **argv)
 	const struct command *cmd;
 	int c;
 
+	/* A closed stdout (| head) is a write error, not a death: -o files are written
+	 * before stdout, and nothing else is lost (cli_stdout_failed). */
+	signal(SIGPIPE, SIG_IGN);
 	/* '+': stop at the command name; its own options are parsed by the command. */
 	while ((c = getopt_long(argc, argv, "+hVq", opts, NULL)) != -1) {
 		switch (c) {

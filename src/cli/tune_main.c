@@ -162,11 +162,18 @@ static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)
 	if (ret)
 		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
 	print_summary(t, best);
-	if (rb_tuned_write(t, best) < 0)
-		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++)
 		if (!best[i].found)
 			ret = RB_EXIT_FAIL;
+	/* A tune that failed a shape does not replace a tuned JSON that may be complete. */
+	if (ret == RB_EXIT_FAIL && !cli_is_new(o->out_path)) {
+		rb_error("a shape has no verified config: '%s' (from an earlier tune) is kept; "
+			 "this run's results are in '%s'",
+			 o->out_path, o->cache_path);
+		return ret;
+	}
+	if (rb_tuned_write(t, best) < 0)
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	return ret;
 }
 

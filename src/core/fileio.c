@@ -254,13 +254,16 @@ static void sync_dir(const char *tmp)
  * place: renaming a temporary over it would replace the node with a regular file. */
 static int write_special(const char *path, rb_file_writer writer, void *ctx)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err;
+	/* non-blocking open: a FIFO nobody reads is refused (ENXIO) instead of hanging */
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK), err;
 	FILE *f;
 
 	if (fd < 0) {
 		err = errno;
-		return rb_set_error(-err, "cannot write '%s': %s", path, strerror(err));
+		return rb_set_error(-err, "cannot write '%s': %s", path,
+				    err == ENXIO ? "a FIFO that nobody reads" : strerror(err));
 	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* then wait for the reader */
 	f = fdopen(fd, "w");
 	if (!f) {
 		err = errno;

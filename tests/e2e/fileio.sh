@@ -29,3 +29,30 @@ expect_exit 2 "dump /dev/zero stops at the limit" -- timeout 60 $RKNN_BENCH dump
 expect_grep "larger than the 64 MiB limit for a register program" "$TMP/err" "names the limit"
 expect_exit 2 "dump --binary /dev/urandom stops at the limit" -- \
 	timeout 60 $RKNN_BENCH dump --binary /dev/urandom
+
+# --- outputs: checked before the work, never over an input, not lost to stdout --------
+ONE="--shape 4x64x64 --device sim --iters 1 --warmup 0"
+cp configs/regression.json "$TMP/mine.json"
+expect_exit 2 "run X -o X is refused" -- $RKNN_BENCH run "$TMP/mine.json" -o "$TMP/mine.json"
+expect_grep "is also an input of this command" "$TMP/err" "the message says -o is an input"
+cmp -s "$TMP/mine.json" configs/regression.json && ok "the input is untouched" || not_ok "the input is untouched"
+expect_exit 2 "-o in a missing directory: refused before running" -- \
+	$RKNN_BENCH run configs/mat_kernel_size.json --device sim -o "$TMP/no/such/dir/r.json"
+expect_grep "cannot write in '.*no/such/dir'" "$TMP/err" "the message names the directory"
+mkfifo "$TMP/outfifo"
+expect_exit 2 "-o a FIFO nobody reads: refused, no hang" -- timeout 60 $RKNN_BENCH run $ONE -o "$TMP/outfifo"
+expect_grep "a FIFO that nobody reads" "$TMP/err" "the message says why"
+$RKNN_BENCH run $ONE -o "$TMP/closed.json" >&- 2>"$TMP/closed.err"
+expect_exit 0 "stdout closed: -o is still written (valid JSON)" -- "$JSONCHECK" "$TMP/closed.json" results.0.stats.median_us
+expect_exit 2 "tune -o /dev/null without --cache" -- $RKNN_BENCH tune $ONE -o /dev/null
+expect_grep "give --cache FILE" "$TMP/err" "the message asks for --cache"
+[ ! -e /dev/null.cache.jsonl ] && ok "no /dev/null.cache.jsonl" || not_ok "no /dev/null.cache.jsonl"
+expect_exit 2 "tune --cache equal to -o" -- $RKNN_BENCH tune $ONE -o "$TMP/t.json" --cache "$TMP/t.json"
+# A tune where no config verifies (every C corrupted) keeps an earlier tuned JSON.
+expect_exit 0 "a good tune" -- $RKNN_BENCH --quiet tune $ONE --top 1 -o "$TMP/good.json"
+cp "$TMP/good.json" "$TMP/good.before"
+expect_exit 1 "a tune where nothing verifies" -- env RKNN_BENCH_DEBUG=corrupt_c \
+	$RKNN_BENCH --quiet tune $ONE --top 1 -o "$TMP/good.json" --cache "$TMP/bad.cache"
+expect_grep "'.*good.json' \(from an earlier tune\) is kept" "$TMP/err" "it says the earlier file is kept"
+cmp -s "$TMP/good.json" "$TMP/good.before" && ok "the earlier tuned JSON is untouched" ||
+	not_ok "the earlier tuned JSON is untouched"
