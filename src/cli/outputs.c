@@ -29,7 +29,8 @@ static int check_directory(const char *opt, const char *path)
 		return rb_error("out of memory");
 	dir = dirname(copy);
 	if (access(dir, W_OK | X_OK) != 0)
-		ret = rb_error("%s '%s': cannot write in '%s': %s", opt, path, dir, strerror(errno));
+		ret =
+		    rb_error("%s '%s': cannot write in '%s': %s", opt, path, dir, strerror(errno));
 	free(copy);
 	return ret;
 }
@@ -47,9 +48,10 @@ int cli_check_output(const char *opt, const char *path, const char *const *input
 		return rb_error("%s '%s' is a directory", opt, path);
 	for (size_t i = 0; i < n; i++)
 		if (same_file(&st, inputs[i]))
-			return rb_error("%s '%s' is also an input of this command ('%s'): it would be "
-					"replaced by the output; write somewhere else",
-					opt, path, inputs[i]);
+			return rb_error(
+			    "%s '%s' is also an input of this command ('%s'): it would be "
+			    "replaced by the output; write somewhere else",
+			    opt, path, inputs[i]);
 	if (S_ISREG(st.st_mode) && access(path, W_OK) != 0)
 		return rb_error("%s '%s': %s", opt, path, strerror(errno));
 	return S_ISREG(st.st_mode) ? check_directory(opt, path) : 0;

@@ -1,9 +1,11 @@
 /* JSON helpers shared by every reader of input files (json.h). */
 #include "core/json.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,4 +253,90 @@ int rb_json_write(FILE *f, void *doc)
 		ret = -EIO;
 	free(text);
 	return ret;
+}
+
+/* ---- keys and names a person typed ---- */
+
+/* Edit distance with adjacent transpositions (optimal string alignment), ASCII case
+ * folded; both strings are short keys. */
+static size_t key_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[24][24];
+
+	if (la >= 24 || lb >= 24)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t v = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+bool rb_json_misspelled_key(const cJSON *obj, const char *const *known, size_t n, const char **key,
+			    const char **meant)
+{
+	for (const cJSON *it = obj ? obj->child : NULL; it; it = it->next) {
+		bool is_known = false;
+
+		for (size_t k = 0; k < n && !is_known; k++)
+			is_known = strcmp(it->string, known[k]) == 0;
+		for (size_t k = 0; k < n && !is_known; k++) {
+			size_t limit = strlen(known[k]) <= 3 ? 1 : 2;
+
+			if (key_distance(it->string, known[k]) <= limit) {
+				*key = it->string;
+				*meant = known[k];
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Length of the UTF-8 sequence starting at s (0 if it is not a valid one). */
+static size_t utf8_length(const unsigned char *s)
+{
+	size_t len = s[0] < 0x80             ? 1
+		     : (s[0] & 0xe0) == 0xc0 ? 2
+		     : (s[0] & 0xf0) == 0xe0 ? 3
+		     : (s[0] & 0xf8) == 0xf0 ? 4
+					     : 0;
+
+	if (len == 2 && s[0] < 0xc2)
+		return 0; /* overlong */
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+bool rb_text_printable(const char *s, size_t *bad_at)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; p[i];) {
+		size_t len = utf8_length(p + i);
+
+		if (!len || p[i] < 0x20 || p[i] == 0x7f) {
+			*bad_at = i;
+			return false;
+		}
+		i += len;
+	}
+	return true;
 }

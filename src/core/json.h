@@ -2,6 +2,7 @@
 #ifndef RB_CORE_JSON_H
 #define RB_CORE_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -26,6 +27,15 @@ int rb_json_load_file(const char *path, size_t limit, const char *expected, cJSO
  * backslashes and control bytes escaped, shortened with "..." to fit `size` (>= 8).
  * Names and snippets come from files and command lines and may hold anything. */
 const char *rb_json_quote(char *buf, size_t size, const char *s, size_t n, char q);
+
+/* A key of obj that is not one of `known` but within two typos of one (one for known
+ * keys of up to 3 letters): a misspelling that would be ignored silently ("dtpye").
+ * True with *key and *meant set. */
+bool rb_json_misspelled_key(const cJSON *obj, const char *const *known, size_t n, const char **key,
+			    const char **meant);
+/* True when s is valid UTF-8 without control characters (what may reach a terminal as
+ * given); else *bad_at is the offset of the first bad byte. */
+bool rb_text_printable(const char *s, size_t *bad_at);
 
 /* An rb_file_writer (core/fileio.h) for a cJSON document `doc`: it printed, then a
  * newline. 0, -ENOMEM or -EIO. */

@@ -443,6 +443,29 @@ static int get_dim(const struct parse_ctx *c, const cJSON *obj, const char *path
 }
 
 /* {"row": R, "col": C} under key */
+/* Unknown keys are ignored (a tuned JSON is a shapes file too), except a near miss of a
+ * known one: "dtpye" would silently run the default dtype. */
+static int check_spelling(const struct parse_ctx *c, const cJSON *obj, const char *path,
+			  const char *const *known, size_t n)
+{
+	const char *key, *meant;
+	char q[80];
+
+	if (!rb_json_misspelled_key(obj, known, n, &key, &meant))
+		return 0;
+	return fail(c,
+		    "%s%sunknown key %s; did you mean \"%s\"? (a misspelled key would be "
+		    "ignored)",
+		    path, *path ? ": " : "", rb_json_quote(q, sizeof(q), key, SIZE_MAX, '"'),
+		    meant);
+}
+
+static const char *const matrix_keys[] = {"row", "col"};
+static const char *const pair_keys[] = {
+    "src0", "src1", "name", "dtype", "config", "measured", "rknn_matmul_api", "tuned"};
+static const char *const root_keys[] = {"pairs", "dtype"};
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 static int get_matrix(const struct parse_ctx *c, const cJSON *pair, const char *path,
 		      const char *key, int64_t *row, int64_t *col)
 {
@@ -457,7 +480,9 @@ static int get_matrix(const struct parse_ctx *c, const cJSON *pair, const char *
 		return fail(c, "%s must be an object like {\"row\": 1, \"col\": 2048}, not %s",
 			    full, describe(what, sizeof(what), m));
 	rc = get_dim(c, m, full, "row", row);
-	return rc ? rc : get_dim(c, m, full, "col", col);
+	if (!rc)
+		rc = get_dim(c, m, full, "col", col);
+	return rc ? rc : check_spelling(c, m, full, matrix_keys, COUNT_OF(matrix_keys));
 }
 
 /* An optional "dtype"; *dtype keeps its value (the default) when there is none. */
@@ -486,6 +511,7 @@ static int get_name(const struct parse_ctx *c, const cJSON *pair, const char *pa
 {
 	const cJSON *it;
 	char what[96];
+	size_t bad;
 	int rc = get_field(c, pair, path, "name", true, &it);
 
 	if (rc)
@@ -495,6 +521,12 @@ static int get_name(const struct parse_ctx *c, const cJSON *pair, const char *pa
 			    describe(what, sizeof(what), it));
 	if (!it->valuestring[0])
 		return fail(c, "%s.name must not be empty", path);
+	if (!rb_text_printable(it->valuestring, &bad))
+		return fail(c,
+			    "%s.name %s has a control character or invalid UTF-8 at byte %zu: "
+			    "names are printed and matched as given",
+			    path, rb_json_quote(what, sizeof(what), it->valuestring, SIZE_MAX, '"'),
+			    bad);
 	*name = it->valuestring;
 	return 0;
 }
@@ -538,7 +570,9 @@ static int parse_pair(const struct parse_ctx *c, const cJSON *pair, const char *
 		rc = get_dtype(c, pair, path, &s->dtype);
 	if (!rc)
 		rc = get_config(c, pair, path, config);
-	return rc ? rc : get_name(c, pair, path, name);
+	if (!rc)
+		rc = get_name(c, pair, path, name);
+	return rc ? rc : check_spelling(c, pair, path, pair_keys, COUNT_OF(pair_keys));
 }
 
 /* Index of the first pair before `before` named `name`, or `before` if none. */
@@ -624,6 +658,8 @@ static int parse_root(struct parse_ctx *c, const cJSON *root)
 	rc = get_dtype(c, root, "", &dtype);
 	if (!rc)
 		rc = get_field(c, root, "", "pairs", true, &c->pairs);
+	if (!rc)
+		rc = check_spelling(c, root, "", root_keys, COUNT_OF(root_keys));
 	if (rc)
 		return rc;
 	if (!cJSON_IsArray(c->pairs))

@@ -1,6 +1,7 @@
 /* Hardware profiles (see soc.h): a strict loader driven by one table of the keys the
  * model uses, and the embedded default. */
 #include "hw/soc.h"
+#include "hw/task.h"
 
 #include <errno.h>
 #include <math.h>
@@ -226,10 +227,18 @@ static int load_string_key(const char *label, const cJSON *root, const char *key
 	return 0;
 }
 
+#define SOC_SCHEMA "rknn-bench/soc-1"
+
 static int load_identity(const char *label, const cJSON *root, struct rb_soc_profile *p)
 {
 	const cJSON *v;
-	int ret = load_string_key(label, root, "name", p->name, sizeof(p->name));
+	int ret = lookup(label, root, "schema", &v);
+
+	if (!ret && (!cJSON_IsString(v) || strcmp(v->valuestring, SOC_SCHEMA) != 0))
+		return fail(label, "schema must be \"" SOC_SCHEMA "\" (a hardware profile like "
+				   "configs/soc/rk3588.json)");
+	if (!ret)
+		ret = load_string_key(label, root, "name", p->name, sizeof(p->name));
 
 	if (!ret)
 		ret = load_string_key(label, root, "status", p->status, sizeof(p->status));
@@ -248,6 +257,15 @@ static int load_identity(const char *label, const cJSON *root, struct rb_soc_pro
  * per cycle (timing.c), so both MAC counts must split that way. */
 static int check_array(const char *label, const struct rb_soc_profile *p)
 {
+	/* The planner, the encoder and the program validator are built for this CBUF; a
+	 * profile of another one would be accepted and then fail every job. */
+	if (p->cbuf_banks != RB_NPU_CBUF_BANKS || p->cbuf_bank_bytes != RB_NPU_CBUF_BANK_BYTES)
+		return fail(label,
+			    "cbuf is %lld banks of %lld bytes: the planner and the programs are "
+			    "made for the RK3588's %d banks of %d bytes, which a profile cannot "
+			    "change (it describes timing)",
+			    (long long)p->cbuf_banks, (long long)p->cbuf_bank_bytes,
+			    RB_NPU_CBUF_BANKS, RB_NPU_CBUF_BANK_BYTES);
 	if (p->fp16_macs % p->channel_atom)
 		return fail(label,
 			    "mac.fp16_per_cycle is %lld: must be a multiple of "

@@ -53,3 +53,25 @@ check_case "directory" "tests/bad-input" 2 "cannot read 'tests/bad-input'"
 if [ "$found" -lt 20 ]; then
 	not_ok "bad-input suite" "only $found cases found in tests/bad-input, wanted at least 20"
 fi
+
+# Keys a person mistyped are not ignored; names that would reach a terminal as control
+# sequences are refused; a hardware profile cannot change the CBUF the planner uses.
+printf '{"pairs":[{"src0":{"row":1,"col":64},"src1":{"row":64,"col":64},"name":"a","dtpye":"int8"}]}' >"$TMP/typo.json"
+expect_exit 2 "a misspelled pair key" -- $RKNN_BENCH run "$TMP/typo.json" --device sim
+expect_grep 'typo.json: pairs\[0\]: unknown key "dtpye"; did you mean "dtype"\?' "$TMP/err" "did you mean dtype"
+printf '{"pairs":[{"src0":{"rows":1,"col":64},"src1":{"row":64,"col":64},"name":"a"}]}' >"$TMP/rows.json"
+expect_exit 2 "a misspelled matrix key" -- $RKNN_BENCH plan "$TMP/rows.json"
+expect_grep 'pairs\[0\].src0.row is missing' "$TMP/err" "the missing key is named"
+printf '{"pairs":[{"src0":{"row":1,"col":64,"cols":2},"src1":{"row":64,"col":64},"name":"a"}]}' >"$TMP/cols.json"
+expect_exit 2 "a misspelled extra matrix key" -- $RKNN_BENCH plan "$TMP/cols.json"
+expect_grep 'pairs\[0\].src0: unknown key "cols"; did you mean "col"\?' "$TMP/err" "did you mean col"
+printf '{"pairs":[{"src0":{"row":1,"col":64},"src1":{"row":64,"col":64},"name":"a\\u001b[2J"}]}' >"$TMP/esc.json"
+expect_exit 2 "a terminal escape in a name" -- $RKNN_BENCH run "$TMP/esc.json" --device sim
+expect_grep 'name "a\\x1b\[2J" has a control character' "$TMP/err" "the name is shown escaped"
+sed 's/"banks": {"value": 12/"banks": {"value": 8/' configs/soc/rk3588.json >"$TMP/8banks.json"
+expect_exit 2 "a profile with 8 CBUF banks" -- $RKNN_BENCH run --shape 1x64x64 --device sim --soc "$TMP/8banks.json"
+expect_grep 'cbuf is 8 banks of 32768 bytes: the planner and the programs are made for the RK3588' "$TMP/err" \
+	"the profile's CBUF is refused up front"
+grep -v '"schema"' configs/soc/rk3588.json >"$TMP/noschema.json"
+expect_exit 2 "a profile without its schema" -- $RKNN_BENCH run --shape 1x64x64 --device sim --soc "$TMP/noschema.json"
+expect_grep 'schema is missing' "$TMP/err" "the missing schema is named"

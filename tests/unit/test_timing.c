@@ -380,6 +380,14 @@ static const struct bad_profile bad_profiles[] = {
      "rk3588.json: ddr.gbps_per_core is 100000: must be at most 10000"},
     {"cbuf.banks", "value", "12.5",
      "rk3588.json: cbuf.banks is 12.5: must be an integer from 1 to 15"},
+    {"cbuf.banks", "value", "8",
+     "rk3588.json: cbuf is 8 banks of 32768 bytes: the planner and the programs are made for "
+     "the RK3588's 12 banks of 32768 bytes, which a profile cannot change (it describes "
+     "timing)"},
+    {"", "schema", "\"rknn-bench/soc-2\"",
+     "rk3588.json: schema must be \"rknn-bench/soc-1\" (a hardware profile like "
+     "configs/soc/rk3588.json)"},
+    {"", "schema", NULL, "rk3588.json: schema is missing"},
     {"submit.wake_ns", "value", "-1",
      "rk3588.json: submit.wake_ns is -1: must be a number of ns from 0 to 1e9"},
     {"mac.fp16_per_cycle", "value", "500",
@@ -440,7 +448,8 @@ static void test_bad_profiles(void **state)
 
 static void test_profile_syntax_and_extras(void **state)
 {
-	static const char dup[] = "{\"name\": \"x\", \"name\": \"y\"}";
+	static const char dup[] =
+	    "{\"schema\": \"rknn-bench/soc-1\", \"name\": \"x\", \"name\": \"y\"}";
 	struct rb_soc_profile p;
 	size_t len;
 	const char *text = rb_soc_default_text(&len);
