@@ -28,6 +28,12 @@ int tune_main(const struct rb_tune_opts *o);
  * an empty result is an error unless `allow_empty`. Prints the message on error and
  * returns -1 (a usage error), else 0. */
 struct rb_shape_list;
+struct rb_text;
+/* The same, keeping each file's text in texts[i] (n_files of them; free .data): what a
+ * pipe held can be read once only. */
+int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
+			 struct rb_text *texts, const char **specs, size_t n_specs, int dtype,
+			 const char *command, bool allow_empty);
 int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
 		    size_t n_specs, int dtype, const char *command, bool allow_empty);
 

@@ -142,9 +142,12 @@ static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_spec
 {
 	int ret = set_space(o);
 
+	if (ret == 0 && o->n_files &&
+	    !(o->file_texts = calloc((size_t)o->n_files, sizeof(*o->file_texts))))
+		ret = rb_error("out of memory");
 	if (ret == 0)
-		ret = cli_load_shapes(&o->shapes, o->files, o->n_files, specs, n_specs, dtype,
-				      "tune", o->list_space);
+		ret = cli_load_shapes_kept(&o->shapes, o->files, o->n_files, o->file_texts, specs,
+					   n_specs, dtype, "tune", o->list_space);
 	if (ret == 0 && !o->list_space)
 		ret = find_device(o);
 	if (ret == 0 && !o->cache_path) {
@@ -224,6 +227,9 @@ int cmd_tune(int argc, char **argv)
 	if (ret == 0)
 		ret = o->list_space ? list_space(o) : tune_main(o);
 	rb_shape_list_release(&o->shapes);
+	for (int i = 0; o->file_texts && i < o->n_files; i++)
+		free(o->file_texts[i].data);
+	free(o->file_texts);
 	free(o);
 	return ret == HELP_SHOWN ? RB_EXIT_OK : ret;
 }

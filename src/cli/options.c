@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "run/engine.h"
 #include "rknn_bench/shape.h"
 
@@ -85,9 +86,30 @@ const struct rb_engine_ops *cli_find_device(const char *name, struct rb_engine_o
 int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
 		    size_t n_specs, int dtype, const char *command, bool allow_empty)
 {
-	for (int i = 0; i < n_files; i++)
-		if (rb_shape_list_load_file(list, files[i]) < 0)
+	return cli_load_shapes_kept(list, files, n_files, NULL, specs, n_specs, dtype, command,
+				    allow_empty);
+}
+
+int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
+			 struct rb_text *texts, const char **specs, size_t n_specs, int dtype,
+			 const char *command, bool allow_empty)
+{
+	for (int i = 0; i < n_files; i++) {
+		char *data;
+		size_t len;
+		int ret = rb_file_read(files[i], &data, &len);
+
+		if (ret == 0)
+			ret = rb_shape_list_load_string(list, data, len, files[i]);
+		if (ret < 0) {
+			free(data);
 			return rb_error("%s", rb_last_error());
+		}
+		if (texts)
+			texts[i] = (struct rb_text){data, len};
+		else
+			free(data);
+	}
 	for (size_t i = 0; i < n_specs; i++)
 		if (rb_shape_list_add_spec(list, specs[i], (enum rb_dtype)dtype) < 0)
 			return rb_error("%s", rb_last_error());

@@ -5,6 +5,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* A file's text as read (NUL-terminated; data is malloc'ed). */
+struct rb_text {
+	char *data;
+	size_t len;
+};
+
 /* Reads a whole file into a NUL-terminated buffer (free with free()). Returns 0 or a
  * negative errno with a message naming the file. */
 int rb_file_read(const char *path, char **data, size_t *len);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "core/fileio.h"
 #include "core/inputs.h"
 #include "core/stats.h"
 #include "core/verify.h"
@@ -42,6 +43,9 @@ struct rb_tune_opts {
 	struct rb_shape_list shapes;
 	char **files;
 	int n_files;
+	/* the files' text as tune read it (NULL: read them again when writing): the tuned
+	 * JSON keeps their pairs and keys, and a pipe can be read once only */
+	struct rb_text *file_texts;
 	const char *device_name;
 	const struct rb_engine_ops *device;
 	struct rb_engine_opts engine;

@@ -280,12 +280,19 @@ static void append_file_pairs(cJSON *pairs, const cJSON *root)
 	}
 }
 
-static cJSON *read_json(const char *path)
+/* Input file i as tune read it; without the kept text, read again (and refused if it
+ * no longer parses: it changed while tuning). */
+static cJSON *read_json(const struct rb_tune_opts *o, int i)
 {
+	const struct rb_text *t = o->file_texts ? &o->file_texts[i] : NULL;
 	char why[512];
 	cJSON *root;
 
-	if (rb_json_load_file(path, 0, RB_JSON_EMPTY_SHAPES, &root) < 0) {
+	if (t && t->data) {
+		rb_json_load(t->data, t->len, o->files[i], RB_JSON_EMPTY_SHAPES, &root);
+		return root;
+	}
+	if (rb_json_load_file(o->files[i], 0, RB_JSON_EMPTY_SHAPES, &root) < 0) {
 		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
 		rb_set_error(-EINVAL, "changed while tuning: %s", why);
 	}
@@ -298,7 +305,7 @@ static cJSON *input_pairs(const struct rb_tune_opts *o, cJSON **base)
 {
 	cJSON *pairs;
 
-	*base = o->n_files ? read_json(o->files[0]) : cJSON_CreateObject();
+	*base = o->n_files ? read_json(o, 0) : cJSON_CreateObject();
 	if (!*base)
 		return NULL;
 	pairs = cJSON_DetachItemFromObjectCaseSensitive(*base, "pairs");
@@ -307,7 +314,7 @@ static cJSON *input_pairs(const struct rb_tune_opts *o, cJSON **base)
 		pairs = cJSON_CreateArray();
 	}
 	for (int i = 1; i < o->n_files; i++) {
-		cJSON *root = read_json(o->files[i]);
+		cJSON *root = read_json(o, i);
 
 		if (!root)
 			return cJSON_Delete(pairs), NULL;

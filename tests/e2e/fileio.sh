@@ -56,3 +56,8 @@ expect_exit 1 "a tune where nothing verifies" -- env RKNN_BENCH_DEBUG=corrupt_c 
 expect_grep "'.*good.json' \(from an earlier tune\) is kept" "$TMP/err" "it says the earlier file is kept"
 cmp -s "$TMP/good.json" "$TMP/good.before" && ok "the earlier tuned JSON is untouched" ||
 	not_ok "the earlier tuned JSON is untouched"
+# tune reads a piped shapes file once and writes its tuned JSON from what it read.
+expect_exit 0 "tune from a pipe" -- sh -c "cat configs/regression.json | $RKNN_BENCH --quiet tune /dev/stdin \
+	--device sim --iters 1 --warmup 0 --verify sample --top 1 -o '$TMP/piped.json' >/dev/null"
+expect_exit 0 "the piped tune's file has every pair" -- "$CONSUMER" --every "$TMP/piped.json"
+expect_grep '^10 pairs found, 0 missed$' "$TMP/out" "10 pairs, none missed"
