@@ -247,6 +247,17 @@ static int list_add_entry(struct rb_shape_list *list, const struct rb_shape *sha
 	return 0;
 }
 
+/* Adds a name known not to clash: to the entry of its shape and config, or a new one. */
+static int add_named(struct rb_shape_list *list, const struct rb_shape *shape, const char *name,
+		     const char *config)
+{
+	struct rb_shape_entry *e = find_shape(list, shape, config);
+
+	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name, config))
+		return rb_set_error(-ENOMEM, "out of memory");
+	return 0;
+}
+
 int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, const char *name)
 {
 	return rb_shape_list_add_config(list, shape, name, NULL);
@@ -278,25 +289,23 @@ int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *
 		return rb_set_error(-EINVAL, "name %s is already used with config '%s', not '%s'",
 				    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    e->config ? e->config : "", config ? config : "");
-	e = find_shape(list, shape, config);
-	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name, config))
-		return rb_set_error(-ENOMEM, "out of memory");
-	return 0;
+	return add_named(list, shape, name, config);
 }
 
+/* The copy of a valid list: its names need no checks (linear in the names). */
 static int list_copy(struct rb_shape_list *dst, const struct rb_shape_list *src)
 {
 	rb_shape_list_init(dst);
 	for (size_t i = 0; i < src->count; i++) {
 		const struct rb_shape_entry *e = &src->entries[i];
+		int rc = list_add_entry(dst, &e->shape, e->names[0], e->config);
+		struct rb_shape_entry *d = &dst->entries[dst->count - 1];
 
-		for (size_t j = 0; j < e->n_names; j++) {
-			int rc = rb_shape_list_add_config(dst, &e->shape, e->names[j], e->config);
-
-			if (rc) {
-				rb_shape_list_release(dst);
-				return rc;
-			}
+		for (size_t j = 1; rc == 0 && j < e->n_names; j++)
+			rc = entry_add_name(d, e->names[j]);
+		if (rc) {
+			rb_shape_list_release(dst);
+			return rb_set_error(-ENOMEM, "out of memory");
 		}
 	}
 	return 0;
@@ -352,10 +361,68 @@ int rb_shape_list_add_spec(struct rb_shape_list *list, const char *spec, enum rb
 
 /* ---- JSON text: emptiness, syntax errors and their positions ---- */
 
+/* Names seen so far (the list's before the file, then the file's pairs'): a pair whose
+ * name is not in it cannot clash and skips the scan of every name (find_name), which
+ * made a file of 100,000 pairs take a minute. Open addressing, FNV-1a. */
+struct name_set {
+	const char **v; /* borrowed: the list's copies and the parsed document's strings */
+	size_t cap, n;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3u;
+	return h;
+}
+
+static bool set_has(const struct name_set *set, const char *name)
+{
+	for (size_t i = name_hash(name) & (set->cap - 1); set->cap && set->v[i];
+	     i = (i + 1) & (set->cap - 1))
+		if (strcmp(set->v[i], name) == 0)
+			return true;
+	return false;
+}
+
+static int set_add(struct name_set *set, const char *name);
+
+static int set_grow(struct name_set *set)
+{
+	struct name_set bigger = {calloc(set->cap ? 2 * set->cap : 256, sizeof(char *)),
+				  set->cap ? 2 * set->cap : 256, 0};
+
+	if (!bigger.v)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->cap; i++)
+		if (set->v[i])
+			set_add(&bigger, set->v[i]);
+	free(set->v);
+	*set = bigger;
+	return 0;
+}
+
+static int set_add(struct name_set *set, const char *name)
+{
+	size_t i;
+
+	if (2 * (set->n + 1) > set->cap && set_grow(set))
+		return -ENOMEM;
+	for (i = name_hash(name) & (set->cap - 1); set->v[i]; i = (i + 1) & (set->cap - 1))
+		if (strcmp(set->v[i], name) == 0)
+			return 0;
+	set->v[i] = name;
+	set->n++;
+	return 0;
+}
+
 struct parse_ctx {
 	const char *label;  /* the file name in messages */
 	const cJSON *pairs; /* to find the pair that first used a name */
 	struct rb_shape_list *list;
+	struct name_set seen;
 };
 
 static int fail(const struct parse_ctx *c, const char *fmt, ...) RB_PRINTF(2, 3);
@@ -594,10 +661,17 @@ static size_t first_use(const cJSON *pairs, size_t before, const char *name)
 	return before;
 }
 
-static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name,
+static int add_pair(struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name,
 		    const char *config)
 {
-	const struct rb_shape_entry *e = find_name(c->list, name, s);
+	const struct rb_shape_entry *e;
+
+	if (!set_has(&c->seen, name)) { /* a new name: nothing to check it against */
+		if (add_named(c->list, s, name, config) || set_add(&c->seen, name))
+			return rb_set_error(-ENOMEM, "%s: out of memory", c->label);
+		return 0;
+	}
+	e = find_name(c->list, name, s);
 	char q[80], was[96], now[96];
 	size_t first;
 	int rc;
@@ -623,7 +697,7 @@ static int add_pair(const struct parse_ctx *c, size_t i, const struct rb_shape *
 	return rc ? rb_set_error(rc, "%s: out of memory", c->label) : 0;
 }
 
-static int parse_pairs(const struct parse_ctx *c, enum rb_dtype dtype)
+static int parse_pairs(struct parse_ctx *c, enum rb_dtype dtype)
 {
 	const cJSON *pair;
 	size_t i = 0;
@@ -684,11 +758,17 @@ int rb_shape_list_load_string(struct rb_shape_list *list, const char *json, size
 	if (rc)
 		return rc;
 	rc = list_copy(&tmp, list);
+	for (size_t i = 0; !rc && i < tmp.count; i++)
+		for (size_t j = 0; !rc && j < tmp.entries[i].n_names; j++)
+			rc = set_add(&c.seen, tmp.entries[i].names[j]);
+	if (rc == -ENOMEM)
+		rb_shape_list_release(&tmp);
 	if (!rc) {
 		rc = parse_root(&c, root);
 		if (rc)
 			rb_shape_list_release(&tmp);
 	}
+	free(c.seen.v);
 	cJSON_Delete(root);
 	if (rc)
 		return rc;

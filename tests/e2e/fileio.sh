@@ -61,3 +61,9 @@ expect_exit 0 "tune from a pipe" -- sh -c "cat configs/regression.json | $RKNN_B
 	--device sim --iters 1 --warmup 0 --verify sample --top 1 -o '$TMP/piped.json' >/dev/null"
 expect_exit 0 "the piped tune's file has every pair" -- "$CONSUMER" --every "$TMP/piped.json"
 expect_grep '^10 pairs found, 0 missed$' "$TMP/out" "10 pairs, none missed"
+# 100,000 pairs load in linear time (it took 51 s when every name was compared with every
+# other; 0.5 s now): the timeout only catches a return to quadratic loading.
+awk 'BEGIN { printf "{\"pairs\": ["; for (i = 0; i < 100000; i++)
+	printf "%s{\"src0\":{\"row\":%d,\"col\":64},\"src1\":{\"row\":64,\"col\":%d},\"name\":\"n%d\"}",
+		i ? "," : "", 1 + i % 7, 64 + 32 * (i % 50), i; print "]}" }' >"$TMP/100k.json"
+expect_exit 0 "100,000 pairs load (linear)" -- timeout 20 $RKNN_BENCH plan "$TMP/100k.json" --tasks 0
