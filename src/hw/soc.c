@@ -253,6 +253,37 @@ static int load_identity(const char *label, const cJSON *root, struct rb_soc_pro
 	return 0;
 }
 
+/* Keys the profile does not use are allowed (notes, provenance), but not a near miss of
+ * one it uses: "bank" for "banks" would leave the real value unread. */
+static int check_spelling(const char *label, const cJSON *root)
+{
+	static const char *const top[] = {"schema", "name",  "version",   "status",
+					  "about",  "cores", "clock_mhz", "mac",
+					  "cbuf",   "ddr",   "task",      "submit"};
+	const char *known[16], *typo, *meant;
+	char section[32];
+
+	if (rb_json_misspelled_key(root, top, sizeof(top) / sizeof(top[0]), &typo, &meant))
+		return fail(label, "unknown key '%s'; did you mean '%s'?", typo, meant);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *dot = strchr(keys[i].path, '.');
+		size_t n = 0;
+
+		if (!dot)
+			continue;
+		snprintf(section, sizeof(section), "%.*s", (int)(dot - keys[i].path), keys[i].path);
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]) && n < 16; j++)
+			if (strncmp(keys[j].path, section, strlen(section)) == 0 &&
+			    keys[j].path[strlen(section)] == '.')
+				known[n++] = keys[j].path + strlen(section) + 1;
+		if (rb_json_misspelled_key(cJSON_GetObjectItemCaseSensitive(root, section), known,
+					   n, &typo, &meant))
+			return fail(label, "%s: unknown key '%s'; did you mean '%s'?", section,
+				    typo, meant);
+	}
+	return 0;
+}
+
 /* The array takes channel_atom channels of a row against macs / channel_atom kernels
  * per cycle (timing.c), so both MAC counts must split that way. */
 static int check_array(const char *label, const struct rb_soc_profile *p)
@@ -314,7 +345,9 @@ int rb_soc_load_string(struct rb_soc_profile *out, const char *json, size_t len,
 	ret = parse(label, json, len, &root);
 	if (ret)
 		return ret;
-	ret = load_identity(label, root, &p);
+	ret = check_spelling(label, root);
+	if (!ret)
+		ret = load_identity(label, root, &p);
 	for (size_t i = 0; !ret && i < sizeof(keys) / sizeof(keys[0]); i++)
 		ret = load_key(label, root, &keys[i], &p);
 	if (!ret)

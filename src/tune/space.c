@@ -180,6 +180,13 @@ static int load_mode(const cJSON *root, const char *label, bool *extend)
 /* Every key must be a knob (or mode), each at most once. */
 static int check_keys(const cJSON *root, const char *label)
 {
+	static const char *const keys[] = {"mode",  "mask",   "split", "weights", "align",
+					   "banks", "kslice", "res",   "chain",   "launch"};
+	const char *typo, *meant;
+
+	if (rb_json_misspelled_key(root, keys, sizeof(keys) / sizeof(keys[0]), &typo, &meant))
+		return rb_set_error(-EINVAL, "%s: key '%s' is unknown; did you mean '%s'?", label,
+				    typo, meant);
 	for (const cJSON *a = root->child; a; a = a->next) {
 		if (strcmp(a->string, "mode") != 0 && knob_index(a->string) < 0)
 			return rb_set_error(-EINVAL,

@@ -388,6 +388,8 @@ static const struct bad_profile bad_profiles[] = {
      "rk3588.json: schema must be \"rknn-bench/soc-1\" (a hardware profile like "
      "configs/soc/rk3588.json)"},
     {"", "schema", NULL, "rk3588.json: schema is missing"},
+    {"cbuf", "bank", "12", "rk3588.json: cbuf: unknown key 'bank'; did you mean 'banks'?"},
+    {"", "corse", "3", "rk3588.json: unknown key 'corse'; did you mean 'cores'?"},
     {"submit.wake_ns", "value", "-1",
      "rk3588.json: submit.wake_ns is -1: must be a number of ns from 0 to 1e9"},
     {"mac.fp16_per_cycle", "value", "500",
@@ -420,9 +422,11 @@ static char *mutate(const struct bad_profile *b)
 
 	assert_non_null(root);
 	parent = walk(root, b->parent);
-	if (b->value)
+	if (b->value && cJSON_GetObjectItemCaseSensitive(parent, b->key))
 		assert_true(
 		    cJSON_ReplaceItemInObjectCaseSensitive(parent, b->key, cJSON_Parse(b->value)));
+	else if (b->value) /* a key the profile does not have: added */
+		assert_true(cJSON_AddItemToObject(parent, b->key, cJSON_Parse(b->value)));
 	else
 		cJSON_DeleteItemFromObjectCaseSensitive(parent, b->key);
 	out = cJSON_Print(root);
