@@ -111,6 +111,12 @@ static int set_space(struct rb_tune_opts *o)
 	}
 	if (o->space_path && rb_tune_space_load_file(&o->space, o->space_path) < 0)
 		return rb_error("%s", rb_last_error());
+	if (rb_tune_space_combinations(&o->space) > RB_TUNE_MAX_COMBINATIONS)
+		return rb_error("%s: %llu combinations of knob values per shape, more than %u: "
+				"give fewer values",
+				o->space_path,
+				(unsigned long long)rb_tune_space_combinations(&o->space),
+				RB_TUNE_MAX_COMBINATIONS);
 	return 0;
 }
 

@@ -15,6 +15,38 @@
 #include "core/version.h"
 
 /* The engines and the cache (rb_tune_open); says when a cache is resumed. */
+/* What the search will do, before it starts: configs per shape and what runs where. */
+static void print_estimate(const struct rb_tune_opts *o)
+{
+	size_t shapes = 0, lo = SIZE_MAX, hi = 0, all = 0;
+
+	for (size_t i = 0; i < o->shapes.count; i++) {
+		struct rb_tune_points pts;
+
+		if (rb_tune_first_same(&o->shapes, i) != i ||
+		    rb_tune_space_enumerate(&o->space, &o->shapes.entries[i].shape, &pts) < 0)
+			continue;
+		shapes++;
+		all += pts.count;
+		lo = pts.count < lo ? pts.count : lo;
+		hi = pts.count > hi ? pts.count : hi;
+		rb_tune_points_release(&pts);
+	}
+	if (!shapes)
+		return;
+	fprintf(stderr,
+		"rknn-bench: tuning %zu shapes, %zu to %zu configs each (%zu in all): ", shapes, lo,
+		hi, all);
+	if (o->strategy == RB_TUNE_STRATEGY_MODEL)
+		fprintf(stderr, "all modeled, the best %ld of each run", o->top);
+	else if (o->strategy == RB_TUNE_STRATEGY_RANDOM)
+		fprintf(stderr, "%ld of each run", o->max_evals);
+	else
+		fprintf(stderr, "every one run");
+	fprintf(stderr, " on the device, with the default config%s\n",
+		o->target == RB_TUNE_TARGET_RKNN_BENCH ? " and the rknn_matmul_api space" : "");
+}
+
 static int open_session(struct rb_tune_run *t)
 {
 	int ret = rb_tune_open(t);
@@ -23,6 +55,8 @@ static int open_session(struct rb_tune_run *t)
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	if (ret < 0)
 		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
+	if (!t->o->quiet && !cli_quiet)
+		print_estimate(t->o);
 	if (t->cache.resumed && !t->o->quiet && !cli_quiet)
 		fprintf(stderr, "rknn-bench: resuming from '%s': %zu results%s\n", t->o->cache_path,
 			t->cache.resumed,

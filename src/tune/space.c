@@ -279,6 +279,15 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 
 #define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
 
+uint64_t rb_tune_space_combinations(const struct rb_tune_space *space)
+{
+	uint64_t n = 1;
+
+	for (unsigned k = 0; k < RB_KNOB_COUNT; k++)
+		n = space->n[k] && n > UINT64_MAX / space->n[k] ? UINT64_MAX : n * space->n[k];
+	return n;
+}
+
 uint64_t rb_tune_space_hash(const struct rb_tune_space *space)
 {
 	char desc[8192]; /* 9 knobs x 32 values x 24 characters fit */

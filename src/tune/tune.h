@@ -77,6 +77,11 @@ int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, siz
 const char *rb_tune_knob_name(enum rb_tune_knob knob);
 /* "mask=0x1|0x2;split=n|m;weights=even|2,1;..." */
 int rb_tune_space_describe(const struct rb_tune_space *space, char *buf, size_t size);
+/* Points before the planner's refusals and duplicates: the product of the knob counts.
+ * tune refuses a space of more than RB_TUNE_MAX_COMBINATIONS per shape before it starts
+ * (enumerating it alone would take hours). */
+uint64_t rb_tune_space_combinations(const struct rb_tune_space *space);
+#define RB_TUNE_MAX_COMBINATIONS 100000u
 /* FNV-1a 64 of the description: what the cache header records. */
 uint64_t rb_tune_space_hash(const struct rb_tune_space *space);
 

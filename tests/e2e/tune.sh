@@ -182,3 +182,14 @@ expect_grep 'needs 64.1 MiB of host memory .* more than the 1.0 MiB available' "
 [ "$(wc -l <"$TMP/mem.json.cache.jsonl")" -eq 1 ] && ok "no failure cached while memory was short" ||
 	not_ok "no failure cached while memory was short" "$(wc -l <"$TMP/mem.json.cache.jsonl") lines"
 expect_exit 0 "the resume with memory finishes" -- $RKNN_BENCH tune $MEM
+
+# A space too large to enumerate is refused before anything runs; the work is announced.
+cat >"$TMP/huge.json" <<'HUGE'
+{"mode": "extend", "banks": ["1:11", "2:10", "3:9", "5:7", "6:6", "7:5", "8:4", "9:3", "10:2", "11:1"],
+ "kslice": [64, 128, 256, 512, 1024, 8192, 16384], "align": [16, 32, 64]}
+HUGE
+expect_exit 2 "a space of too many combinations" -- $RKNN_BENCH tune --shape 1x64x64 --device sim --space "$TMP/huge.json" -o "$TMP/huge-out.json"
+expect_grep 'combinations of knob values per shape, more than 100000: give fewer values' "$TMP/err" \
+	"the refusal gives the count and the limit"
+expect_exit 0 "tune announces its work" -- $RKNN_BENCH tune --shape 1x64x64 --device sim --iters 1 --warmup 0 --top 1 -o "$TMP/ann.json"
+expect_grep '^rknn-bench: tuning 1 shapes, [0-9]+ to [0-9]+ configs each' "$TMP/err" "the estimate comes before the work"
