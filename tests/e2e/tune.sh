@@ -186,7 +186,7 @@ expect_exit 0 "the resume with memory finishes" -- $RKNN_BENCH tune $MEM
 # A space too large to enumerate is refused before anything runs; the work is announced.
 cat >"$TMP/huge.json" <<'HUGE'
 {"mode": "extend", "banks": ["1:11", "2:10", "3:9", "5:7", "6:6", "7:5", "8:4", "9:3", "10:2", "11:1"],
- "kslice": [64, 128, 256, 512, 1024, 8192, 16384], "align": [16, 32, 64]}
+ "kslice": [32, 64, 96, 128, 160, 256, 512, 1024, 8192, 16384], "align": [16, 32, 64]}
 HUGE
 expect_exit 2 "a space of too many combinations" -- $RKNN_BENCH tune --shape 1x64x64 --device sim --space "$TMP/huge.json" -o "$TMP/huge-out.json"
 expect_grep 'combinations of knob values per shape, more than 100000: give fewer values' "$TMP/err" \
