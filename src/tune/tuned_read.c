@@ -91,6 +91,21 @@ static void warn_unknown_keys(const struct ctx *c, const cJSON *tuned)
 #define PAIR_ERR(c, fmt, ...)                                                                      \
 	rb_set_error(-EINVAL, "%s: pairs[%zu]." fmt, (c)->label, (c)->pair, __VA_ARGS__)
 
+static const char *const pair_keys[] = {
+    "src0", "src1", "name", "dtype", "config", "measured", "rknn_matmul_api", "tuned"};
+
+/* Keys a newer 1.x writer adds are warnings (warn_unknown_keys); a near miss of a known
+ * key is a typo in a hand-edited file, whose real value would silently be missing. */
+static int check_spelling(const struct ctx *c, const cJSON *obj, const char *where,
+			  const char *const *known, size_t n)
+{
+	const char *typo, *meant;
+
+	if (!rb_json_misspelled_key(obj, known, n, &typo, &meant))
+		return 0;
+	return PAIR_ERR(c, "%s%s: unknown key; did you mean \"%s\"?", where, typo, meant);
+}
+
 static int get_dim(const struct ctx *c, const cJSON *obj, const char *o, const char *key,
 		   int64_t *out)
 {
@@ -341,6 +356,12 @@ static int get_pair(const struct ctx *c, const cJSON *pair, enum rb_dtype dtype,
 	if (!cJSON_IsObject(tu))
 		return PAIR_ERR(c, "%s", "tuned must be an object or null");
 	*tuned = true;
+	ret = check_spelling(c, pair, "", pair_keys, sizeof(pair_keys) / sizeof(pair_keys[0]));
+	if (!ret)
+		ret = check_spelling(c, tu, "tuned.", tuned_keys,
+				     sizeof(tuned_keys) / sizeof(tuned_keys[0]));
+	if (ret)
+		return ret;
 	warn_unknown_keys(c, tu);
 	ret = get_plan(c, tu, t);
 	if (!ret)

@@ -143,6 +143,12 @@ static void test_errors(void **state)
 		     "t.json: pairs[0].tuned.config: core mask '0x9' must be 0x1 to 0x7");
 	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":3}}]}",
 		     "pairs[0].tuned.launch must be a string");
+	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"confg\":\"mask=0x7\","
+			   "\"launch\":\"fences\"}}]}",
+		     "t.json: pairs[0].tuned.confg: unknown key; did you mean \"config\"?");
+	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"fences\"},"
+			   "\"measurd\":{}}]}",
+		     "t.json: pairs[0].measurd: unknown key; did you mean \"measured\"?");
 	expect_error("{\"schema\":\"rknn-bench-tuned/1.x\",\"pairs\":[]}", "schema must be");
 	expect_error("{\"schema\":\"rknn-bench-tuned/10\",\"pairs\":[]}", "schema must be");
 	expect_error(PAIR0 ",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"fences\"},"
