@@ -159,8 +159,9 @@ static int checked_run(struct rb_shape_measure *m, struct rb_engine *e, const st
 	e->perf = NULL; /* cold: not counted (measure.h) */
 	ret = e->ops->run(e, c, &elapsed_us);
 	e->perf = perf;
-	if (ret < 0)
-		return fail(m, -EIO, "device '%s' failed: %s", e->ops->name, rb_last_error());
+	if (ret < 0) /* a timeout stays one: a tune does not cache it as the config's fault */
+		return fail(m, ret == -ETIMEDOUT ? ret : -EIO, "device '%s' failed: %s",
+			    e->ops->name, rb_last_error());
 	if (!guard_intact(c, bytes))
 		return fail(m, -EFAULT, "device '%s' wrote past the end of C", e->ops->name);
 	if (rb_debug("corrupt_c"))

@@ -94,14 +94,17 @@ static int keep(struct shape_ctx *c, const struct rb_tune_record *r)
 	return rb_tune_cache_append(&c->t->cache, r);
 }
 
-/* A failure that may not happen again (the host short of memory) fails the config for
- * this tune only: it is not cached, so a resume tries it again. */
+/* A failure that may not happen again (the host short of memory, a device timeout,
+ * which the run already met twice with a reset between) fails the config for this tune
+ * only: it is not cached, so a resume tries it again. Wrong results, refused programs
+ * and plans, faults are the config's own and are cached. */
 static int keep_unless_transient(struct shape_ctx *c, struct rb_tune_record *r, int err)
 {
-	if (err != -ENOMEM)
+	if (err != -ENOMEM && err != -ETIMEDOUT)
 		return keep(c, r);
 	snprintf(r->reason + strlen(r->reason), sizeof(r->reason) - strlen(r->reason), "%s",
-		 " (host memory: not cached, a resume tries again)");
+		 err == -ENOMEM ? " (host memory: not cached, a resume tries again)"
+				: " (a timeout: not cached, a resume tries again)");
 	verbose(c, r, false);
 	return 0;
 }

@@ -193,3 +193,11 @@ expect_grep 'combinations of knob values per shape, more than 100000: give fewer
 	"the refusal gives the count and the limit"
 expect_exit 0 "tune announces its work" -- $RKNN_BENCH tune --shape 1x64x64 --device sim --iters 1 --warmup 0 --top 1 -o "$TMP/ann.json"
 expect_grep '^rknn-bench: tuning 1 shapes, [0-9]+ to [0-9]+ configs each' "$TMP/err" "the estimate comes before the work"
+# A device timeout (a hung program, retried once after a reset) fails the config for this
+# tune only: not cached, so a resume tries it again.
+expect_exit 1 "tune where every program hangs" -- env RKNN_BENCH_DEBUG=fault_word $RKNN_BENCH tune \
+	--shape 1x64x64 --device sim --iters 1 --warmup 0 --top 1 --unsafe-skip-validation \
+	-o "$TMP/hang.json" --verbose
+expect_grep '\(a timeout: not cached, a resume tries again\)' "$TMP/err" "the timeout is said to be retried later"
+! grep -q '"kind":"run".*timed out' "$TMP/hang.json.cache.jsonl" && ok "no timeout in the cache" ||
+	not_ok "no timeout in the cache"
