@@ -159,7 +159,7 @@ $(SHIM): $(SHIM_OBJ) src/shim/exports.map
 # A program of the rknn_matmul_api alone (its declarations, no other header), on the shim.
 $(BUILD)/tests/shim-api: tests/shim/api_test.c src/shim/rknn_matmul_api.h $(SHIM)
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) -Isrc/shim $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM) \
+	$(call quiet,CC,$@)$(CC) -Isrc $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM) \
 		-Wl,-rpath,'$$ORIGIN/../shim' -pthread
 
 bench: $(BENCHES)

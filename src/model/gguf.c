@@ -299,7 +299,7 @@ static int tensor_info(struct reader *r, struct header *h)
 {
 	char name[128];
 	bool kept;
-	uint32_t n_dims, type;
+	uint32_t n_dims = 0, type;
 	uint64_t dims[MAX_DIMS] = {0}, offset, at = r->pos;
 	int ret = string(r, name, sizeof(name), &kept, "a tensor name");
 

@@ -136,8 +136,9 @@ static const char *api_defect(const struct rb_tuned_config *t)
 	}
 	if (at != (uint64_t)t->shape.n)
 		return "the contexts do not end at N";
-	if (strcmp(a->type, t->shape.dtype == RB_DTYPE_INT8 ? "RKNN_INT8_MM_INT8_TO_INT32"
-							    : "RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32"))
+	if (strcmp(a->type, t->shape.dtype == RB_DTYPE_INT8
+				? "RKNN_INT8_MM_INT8_TO_INT32"
+				: "RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32") != 0)
 		return "the type is not the pair's";
 	return NULL;
 }

@@ -1,5 +1,6 @@
 /* A program written only against the rknn_matmul_api declarations (src/shim/
- * rknn_matmul_api.h, the public header's names and layouts), linked with
+ * rknn_matmul_api.h, the public header's names and layouts; no other header of
+ * rknn-bench), linked with
  * build/shim/librknnrt.so:
  *
  *   shim-api [--full]     the seed backend's call sequence for each shape: one context
@@ -20,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rknn_matmul_api.h"
+#include "shim/rknn_matmul_api.h"
 #include "../tools/half.h"
 
 struct shape {
