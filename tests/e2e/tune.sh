@@ -152,24 +152,27 @@ expect_exit 2 "run --tuned with a missing file" -- $RKNN_BENCH run --tuned "$TMP
 
 # --- a shared cache, host memory running short ----------------------------------------
 # Two tunes on one cache: the second is refused while the first holds it (no interleaved
-# lines, nothing lost), and the first finishes with a cache a resume reads whole.
-cache="$TMP/k.json.cache.jsonl"
-rm -f "$cache" "$TMP/k.json"
-$RKNN_BENCH tune $SLOW >/dev/null 2>"$TMP/first.err" &
+# lines, nothing lost), and the first finishes with a cache a resume reads whole. The first
+# is stopped (SIGSTOP) while the second tries, so the test does not depend on timing.
+LOCK="--shape 1x256x512 --device sim --target rknn-api --iters 5 --warmup 0 --verify sample --quiet -o $TMP/lock.json"
+cache="$TMP/lock.json.cache.jsonl"
+$RKNN_BENCH tune $LOCK >/dev/null 2>"$TMP/first.err" &
 pid=$!
-wait_lines 2
-expect_exit 2 "a second tune on the same cache is refused" -- $RKNN_BENCH tune $SLOW
-expect_grep "cache '.*k.json.cache.jsonl' is in use by another rknn-bench tune" "$TMP/err" \
+wait_lines 1
+kill -STOP $pid
+expect_exit 2 "a second tune on the same cache is refused" -- $RKNN_BENCH tune $LOCK
+expect_grep "cache '.*lock.json.cache.jsonl' is in use by another rknn-bench tune" "$TMP/err" \
 	"the message names the cache and says why"
+kill -CONT $pid
 wait $pid
 rc=$?
 [ $rc -eq 0 ] && ok "the first tune finishes (exit 0)" || not_ok "the first tune finishes" "exit $rc" "$(cat "$TMP/first.err")"
 l1=$(wc -l <"$cache")
-expect_exit 0 "a resume reads the whole cache" -- $RKNN_BENCH tune $SLOW --verbose
+expect_exit 0 "a resume reads the whole cache" -- $RKNN_BENCH tune $LOCK --verbose
 [ "$(grep -c '(cached)' "$TMP/err")" -eq $((l1 - 1)) ] && [ "$(wc -l <"$cache")" -eq "$l1" ] &&
 	ok "every result reused, nothing measured again" || not_ok "every result reused"
 mkfifo "$TMP/fifo"
-expect_exit 2 "a FIFO as the cache is refused, without hanging" -- $RKNN_BENCH tune $SLOW --cache "$TMP/fifo"
+expect_exit 2 "a FIFO as the cache is refused, without hanging" -- $RKNN_BENCH tune $LOCK --cache "$TMP/fifo"
 expect_grep "is not a regular file" "$TMP/err" "a FIFO cache: the message says why"
 
 # The host short of memory (a 1 MiB meminfo fixture) fails the shape for now (exit 2)
