@@ -16,6 +16,7 @@
 struct shape_ctx {
 	struct rb_tune_run *t;
 	bool baselines; /* time the default config and the CPU reference too */
+	bool side_pass; /* the rknn_matmul_api pass of another target: model strategy, top 4 */
 	const struct rb_shape *shape;
 	const char *label;
 	char key[64];
@@ -241,6 +242,16 @@ static void phase(struct shape_ctx *c, const char *name, size_t total)
 	c->phase_t0 = rb_now_us();
 }
 
+/* The side pass runs the best few: its configs only say what librknnrt could reach. */
+#define SIDE_PASS_TOP 4
+
+static long top_of(const struct shape_ctx *c)
+{
+	long top = c->t->o->top;
+
+	return c->side_pass && top > SIDE_PASS_TOP ? SIDE_PASS_TOP : top;
+}
+
 /* Models every point; the best `top` (that the model could run) go to the device. */
 static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 {
@@ -264,7 +275,7 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 	if (ret == 0 && stopped(c))
 		ret = -EINTR;
 	qsort(rank, kept, sizeof(*rank), by_time);
-	*n = kept < (size_t)c->t->o->top ? kept : (size_t)c->t->o->top;
+	*n = kept < (size_t)top_of(c) ? kept : (size_t)top_of(c);
 	for (size_t i = 0; i < *n; i++)
 		order[i] = rank[i].index;
 	c->best->n_model = count;
@@ -278,7 +289,7 @@ static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 	size_t count = c->points.count;
 	size_t *shuffled;
 
-	if (o->strategy == RB_TUNE_STRATEGY_MODEL)
+	if (o->strategy == RB_TUNE_STRATEGY_MODEL || c->side_pass)
 		return pick_model(c, order, n);
 	if (o->strategy == RB_TUNE_STRATEGY_EXHAUSTIVE) {
 		for (size_t i = 0; i < count; i++)
@@ -422,6 +433,7 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 {
 	struct shape_ctx c = {.t = t,
 			      .baselines = baselines,
+			      .side_pass = !baselines,
 			      .shape = shape,
 			      .label = label,
 			      .best = best,
@@ -454,8 +466,9 @@ static void set_api(struct rb_tune_best *best, const struct rb_tune_best *from)
 	best->api.median_us = from->found ? from->median_us : NAN;
 }
 
-/* The space, then (unless it is that space already) the rknn_matmul_api space, whose
- * search times no baselines again. */
+/* The space, then (unless it is that space already) the rknn_matmul_api space: a side
+ * pass that times no baselines again and, whatever the strategy, runs the best
+ * SIDE_PASS_TOP of the timing model's ranking on the device. */
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
 		  struct rb_tune_best *best)
 {

@@ -38,7 +38,8 @@ static int open_engines(struct rb_tune_run *t)
 	if (open_engine(&t->cpu, cpu, &o->engine, "the CPU reference") < 0)
 		return -ENODEV;
 	t->cpu_open = true;
-	if (o->strategy != RB_TUNE_STRATEGY_MODEL)
+	/* the model strategy, and the rknn_matmul_api side pass of target rknn-bench */
+	if (o->strategy != RB_TUNE_STRATEGY_MODEL && o->target != RB_TUNE_TARGET_RKNN_BENCH)
 		return 0;
 	mo.sim.model_only = true;
 	if (open_engine(&t->model, sim, &mo, "the timing model") < 0)
