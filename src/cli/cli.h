@@ -19,6 +19,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 /* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
 struct rb_tune_opts;

@@ -1,0 +1,637 @@
+/* Calibration from boards (see calibrate.h): report rows, the model of a row through
+ * the emulator, the fit, and the fitted profile. */
+#include "tune/calibrate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/compare.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/lsq.h"
+#include "core/version.h"
+#include "npu/plan.h"
+#include "run/engine.h"
+
+/* ---- the parameters ---- */
+
+#define MAX_FIELDS 2
+
+struct param {
+	const char *key;
+	size_t fields[MAX_FIELDS]; /* offsets of doubles in struct rb_soc_profile */
+	size_t n_fields;
+	const char *paths[MAX_FIELDS]; /* their profile keys */
+};
+
+#define FIELD(f) offsetof(struct rb_soc_profile, f)
+
+static const struct param params[RB_CALIB_PARAMS] = {
+    [RB_CALIB_DDR_STREAM] = {"ddr.gbps_per_stream", {FIELD(ddr_stream_gbps)}, 1,
+			     {"ddr.gbps_per_stream"}},
+    [RB_CALIB_DDR_CORE] = {"ddr.gbps_per_core", {FIELD(ddr_core_gbps)}, 1, {"ddr.gbps_per_core"}},
+    [RB_CALIB_DDR_TOTAL] = {"ddr.gbps_total", {FIELD(ddr_total_gbps)}, 1, {"ddr.gbps_total"}},
+    [RB_CALIB_CLOCK] = {"clock_mhz", {FIELD(clock_mhz)}, 1, {"clock_mhz"}},
+    [RB_CALIB_TASK_FETCH] = {"task.fetch_ns", {FIELD(task_fetch_ns)}, 1, {"task.fetch_ns"}},
+    [RB_CALIB_TASK_PIPELINE] = {"task.pipeline_ns", {FIELD(task_pipeline_ns)}, 1,
+				{"task.pipeline_ns"}},
+    [RB_CALIB_SUBMIT_IOCTL] = {"submit.ioctl_ns", {FIELD(submit_ioctl_ns)}, 1,
+			       {"submit.ioctl_ns"}},
+    [RB_CALIB_SUBMIT_KICK] = {"submit.commit_ns+irq_ns",
+			      {FIELD(submit_commit_ns), FIELD(submit_irq_ns)},
+			      2,
+			      {"submit.commit_ns", "submit.irq_ns"}},
+    [RB_CALIB_SUBMIT_WAKE] = {"submit.wake_ns", {FIELD(submit_wake_ns)}, 1, {"submit.wake_ns"}},
+};
+
+static double *field(struct rb_soc_profile *soc, size_t off)
+{
+	return (double *)((char *)soc + off);
+}
+
+const char *rb_calib_param_key(enum rb_calib_param p)
+{
+	return params[p].key;
+}
+
+double rb_calib_param_get(const struct rb_soc_profile *soc, enum rb_calib_param p)
+{
+	double v = 0;
+
+	for (size_t i = 0; i < params[p].n_fields; i++)
+		v += *field((struct rb_soc_profile *)soc, params[p].fields[i]);
+	return v;
+}
+
+void rb_calib_param_set(struct rb_soc_profile *soc, enum rb_calib_param p, double v)
+{
+	const struct param *q = &params[p];
+	double old = rb_calib_param_get(soc, p);
+
+	for (size_t i = 0; i < q->n_fields; i++) {
+		double *f = field(soc, q->fields[i]);
+
+		*f = old > 0 ? *f * (v / old) : v / (double)q->n_fields;
+	}
+}
+
+/* ---- reading reports ---- */
+
+void rb_calib_init(struct rb_calib *c, const struct rb_soc_profile *base)
+{
+	memset(c, 0, sizeof(*c));
+	c->base = *base;
+	c->fitted = *base;
+}
+
+void rb_calib_release(struct rb_calib *c)
+{
+	for (size_t i = 0; i < c->n_reports; i++)
+		free(c->reports[i]);
+	free(c->reports);
+	free(c->rows);
+	memset(c, 0, sizeof(*c));
+}
+
+static void note(struct rb_calib *c, const char *fmt, ...) RB_PRINTF(2, 3);
+static void note(struct rb_calib *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->n_notes == RB_CALIB_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->notes[c->n_notes++], sizeof(c->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+static const char *string_at(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A string field of results[i].config, or an error naming it. */
+static int config_string(const char *path, size_t i, const cJSON *config, const char *key,
+			 const char **out)
+{
+	*out = string_at(config, key);
+	if (!*out)
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu].config.%s is missing or not a string: "
+				    "calibrate needs the report of an NPU device written by "
+				    "'rknn-bench run -o'",
+				    path, i, key);
+	return 0;
+}
+
+/* The report's machine and kernel driver must be those of the reports before. */
+static int check_same(struct rb_calib *c, const char *path, size_t i, const char *what,
+		      char *have, size_t size, const char *got)
+{
+	if (!c->n_rows) {
+		snprintf(have, size, "%s", got);
+		return 0;
+	}
+	if (strcmp(have, got) == 0)
+		return 0;
+	return rb_set_error(-EINVAL,
+			    "%s: results[%zu] has %s '%s' where the reports before have '%s': a "
+			    "profile describes one board and one kernel driver, calibrate them "
+			    "apart",
+			    path, i, what, got, have);
+}
+
+static int check_modeled(struct rb_calib *c, const char *path, size_t i, bool modeled)
+{
+	if (c->n_rows && modeled != c->modeled)
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu] is %s where the reports before are %s: "
+				    "modeled times (the emulator) and measured ones do not mix",
+				    path, i, modeled ? "modeled" : "measured",
+				    c->modeled ? "modeled" : "measured");
+	c->modeled = modeled;
+	return 0;
+}
+
+static int add_row(struct rb_calib *c, const char *path, size_t i, const cJSON *result,
+		   const struct rb_compare_entry *e)
+{
+	const cJSON *config = cJSON_GetObjectItemCaseSensitive(result, "config");
+	const char *plan, *launch, *driver;
+	struct rb_calib_row *row = &c->rows[c->n_rows];
+	struct rb_plan_config cfg;
+	int ret;
+
+	if (strcmp(e->device, "cpu") == 0)
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu] ran on 'cpu': calibrate needs NPU results "
+				    "(run --device rknpu or rocket)",
+				    path, i);
+	if (e->verify_failed)
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu] failed verification: the time of a wrong "
+				    "result cannot calibrate; fix or drop it",
+				    path, i);
+	if (!(e->median_us > 0))
+		return rb_set_error(-EINVAL, "%s: results[%zu].stats.median_us must be above 0",
+				    path, i);
+	ret = config_string(path, i, config, "plan", &plan);
+	if (!ret)
+		ret = config_string(path, i, config, "launch", &launch);
+	if (!ret)
+		ret = config_string(path, i, config, "driver", &driver);
+	if (ret)
+		return ret;
+	rb_plan_config_init(&cfg);
+	if (strlen(plan) >= sizeof(row->plan) || rb_plan_config_parse(&cfg, plan))
+		return rb_set_error(-EINVAL, "%s: results[%zu].config.plan '%.200s' is not a plan "
+				    "config string: %s", path, i, plan, rb_last_error());
+	if (rb_npu_launch_parse(launch, &row->launch))
+		return rb_set_error(-EINVAL, "%s: results[%zu].config.launch '%.40s' is not a "
+				    "launch mode", path, i, launch);
+	if (strcmp(driver, "rknpu") != 0 && strcmp(driver, "rocket") != 0)
+		return rb_set_error(-EINVAL, "%s: results[%zu].config.driver '%.40s' must be "
+				    "rknpu or rocket", path, i, driver);
+	ret = check_modeled(c, path, i, e->modeled);
+	if (!ret)
+		ret = check_same(c, path, i, "driver", c->device, sizeof(c->device), driver);
+	if (ret)
+		return ret;
+	c->rocket = strcmp(driver, "rocket") == 0;
+	row->shape = e->shape;
+	snprintf(row->name, sizeof(row->name), "%s", e->n_names ? e->names[0] : "");
+	snprintf(row->plan, sizeof(row->plan), "%s", plan);
+	row->report = c->n_reports;
+	row->measured_us = e->median_us;
+	c->n_rows++;
+	return 0;
+}
+
+/* Reports taken with clocks that were not pinned (context.host_settings.warnings). */
+static void note_settings(struct rb_calib *c, const char *path, const cJSON *doc)
+{
+	const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(doc, "context");
+	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(ctx, "host_settings");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(hs, "warnings");
+
+	if (cJSON_GetArraySize(w) > 0 && cJSON_IsString(cJSON_GetArrayItem(w, 0)))
+		note(c, "%s: taken with host settings that were not pinned: %s (docs/boards.md "
+		     "section 4)", path, cJSON_GetArrayItem(w, 0)->valuestring);
+}
+
+static int add_rows(struct rb_calib *c, const char *path, const struct rb_compare_report *rep)
+{
+	const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(rep->doc, "context");
+	const cJSON *results = cJSON_GetObjectItemCaseSensitive(rep->doc, "results");
+	const char *host = string_at(ctx, "host");
+	struct rb_calib_row *rows = realloc(c->rows, (c->n_rows + rep->n) * sizeof(*rows));
+	int ret = 0;
+
+	if (!rows)
+		return rb_set_error(-ENOMEM, "%s: out of memory", path);
+	c->rows = rows;
+	if (!rep->n)
+		return rb_set_error(-EINVAL, "%s: results is empty: nothing to calibrate", path);
+	for (size_t i = 0; ret == 0 && i < rep->n; i++) {
+		if (i == 0 && host)
+			ret = check_same(c, path, i, "context.host", c->host, sizeof(c->host), host);
+		if (!ret)
+			ret = add_row(c, path, i, cJSON_GetArrayItem(results, (int)i), &rep->entries[i]);
+	}
+	if (!ret)
+		note_settings(c, path, rep->doc);
+	return ret;
+}
+
+int rb_calib_add_report(struct rb_calib *c, const char *path)
+{
+	struct rb_compare_report rep;
+	size_t rows_before = c->n_rows;
+	char **reports = realloc(c->reports, (c->n_reports + 1) * sizeof(*reports));
+	int ret;
+
+	if (!reports)
+		return rb_set_error(-ENOMEM, "%s: out of memory", path);
+	c->reports = reports;
+	ret = rb_compare_load(&rep, path);
+	if (ret)
+		return ret;
+	ret = add_rows(c, path, &rep);
+	rb_compare_report_release(&rep);
+	if (ret == 0)
+		c->reports[c->n_reports] = strdup(path);
+	if (ret == 0 && !c->reports[c->n_reports])
+		ret = rb_set_error(-ENOMEM, "%s: out of memory", path);
+	if (ret) {
+		c->n_rows = rows_before;
+		return ret;
+	}
+	c->n_reports++;
+	return 0;
+}
+
+/* ---- the model of the rows: each plan run through the emulator ---- */
+
+static int run_row(struct rb_engine *e, const struct rb_calib_row *row, double *us)
+{
+	struct rb_inputs shape_only = {.shape = row->shape};
+	int ret;
+
+	rb_plan_config_init(&e->opts.plan);
+	ret = rb_plan_config_parse(&e->opts.plan, row->plan);
+	e->opts.launch = row->launch;
+	if (!ret)
+		ret = e->ops->prepare(e, &shape_only);
+	if (!ret)
+		ret = e->ops->run(e, NULL, us);
+	return ret;
+}
+
+/* The modeled time of every row on `soc`. */
+static int model_times(const struct rb_calib *c, const struct rb_soc_profile *soc, double *us)
+{
+	struct rb_engine_opts opts;
+	const struct rb_engine_ops *ops;
+	struct rb_engine e;
+	int ret;
+
+	rb_engine_opts_init(&opts);
+	ops = rb_engine_find(c->rocket ? "sim:rocket" : "sim", &opts);
+	if (!ops)
+		return -EINVAL;
+	opts.sim.model_only = true; /* timing only: no arithmetic */
+	opts.sim.soc = soc;
+	ret = rb_engine_open(&e, ops, &opts);
+	if (ret)
+		return ret;
+	for (size_t i = 0; ret == 0 && i < c->n_rows; i++) {
+		ret = run_row(&e, &c->rows[i], &us[i]);
+		if (ret) {
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
+			ret = rb_set_error(ret, "%s: the model cannot run %s (%s, %s): %s",
+					   c->reports[c->rows[i].report], c->rows[i].name,
+					   c->rows[i].plan, rb_npu_launch_name(c->rows[i].launch), why);
+		}
+	}
+	rb_engine_close(&e);
+	return ret;
+}
+
+/* What the least-squares solver sees: x = log of each fitted parameter, a residual per
+ * row = log(modeled / measured), so every row weighs by its relative error. */
+struct fit {
+	const struct rb_calib *c;
+	enum rb_calib_param which[RB_CALIB_PARAMS];
+	size_t n;
+	struct rb_soc_profile soc;
+	double *us;
+};
+
+static void apply(struct fit *f, const double *x)
+{
+	f->soc = f->c->base;
+	for (size_t j = 0; j < f->n; j++)
+		rb_calib_param_set(&f->soc, f->which[j], exp(x[j]));
+}
+
+static int residuals(const double *x, double *r, void *ctx)
+{
+	struct fit *f = ctx;
+	int ret;
+
+	apply(f, x);
+	ret = model_times(f->c, &f->soc, f->us);
+	for (size_t i = 0; ret == 0 && i < f->c->n_rows; i++)
+		r[i] = log(f->us[i] / f->c->rows[i].measured_us);
+	return ret;
+}
+
+/* Log steps of 1 %: well above the model's 1 ns rounding on the shortest rows. */
+#define LOG_STEP 0.01
+/* A fit stays within 1/100..100 times the base. */
+#define LOG_RANGE 4.6
+/* A parameter whose 1 % change moves no row by 0.001 % is not constrained. */
+#define MIN_SENSITIVITY 1e-3
+
+static void problem_init(struct rb_lsq_problem *p, struct fit *f, double *lo, double *hi,
+			 const double *x)
+{
+	memset(p, 0, sizeof(*p));
+	p->n_params = f->n;
+	p->n_rows = f->c->n_rows;
+	p->residuals = residuals;
+	p->ctx = f;
+	p->step = LOG_STEP;
+	p->tol = 1e-6;
+	p->max_iter = 60;
+	for (size_t j = 0; j < f->n; j++) {
+		lo[j] = x[j] - LOG_RANGE;
+		hi[j] = x[j] + LOG_RANGE;
+	}
+	p->lo = lo;
+	p->hi = hi;
+}
+
+/* The parameters to fit: every one with a base above 0 (a 0 cannot be scaled). */
+static void choose(struct rb_calib *c, struct fit *f, double *x)
+{
+	f->n = 0;
+	for (int j = 0; j < RB_CALIB_PARAMS; j++) {
+		double v = rb_calib_param_get(&c->base, (enum rb_calib_param)j);
+
+		c->held[j] = !(v > 0);
+		if (!c->held[j]) {
+			f->which[f->n] = (enum rb_calib_param)j;
+			x[f->n++] = log(v);
+		}
+	}
+}
+
+/* A parameter no row moves at the solution goes back to its base and is held: a kink
+ * of the model (a bandwidth limit that binds nowhere) leaves it undetermined. Asked at
+ * the solution, not at the start, because which limits bind depends on the others. */
+static int hold_unconstrained(struct rb_calib *c, struct fit *f, double *x)
+{
+	double lo[RB_CALIB_PARAMS], hi[RB_CALIB_PARAMS], norms[RB_CALIB_PARAMS];
+	struct rb_lsq_problem p;
+	size_t fitted = 0;
+	int ret;
+
+	problem_init(&p, f, lo, hi, x);
+	ret = rb_lsq_sensitivity(&p, x, norms);
+	for (size_t j = 0; ret == 0 && j < f->n; j++) {
+		if (norms[j] >= MIN_SENSITIVITY) {
+			fitted++;
+			continue;
+		}
+		c->held[f->which[j]] = true;
+		x[j] = log(rb_calib_param_get(&c->base, f->which[j]));
+	}
+	if (ret == 0 && c->n_rows < fitted)
+		ret = rb_set_error(-EINVAL,
+				   "%zu results cannot fit %zu parameters: make the calibration "
+				   "runs of docs/boards.md section 6",
+				   c->n_rows, fitted);
+	return ret;
+}
+
+/* 5 significant digits: what the profile file keeps. */
+static double round_sig(double v)
+{
+	double scale = pow(10, 4 - floor(log10(fabs(v))));
+
+	return round(v * scale) / scale;
+}
+
+static int finish(struct rb_calib *c, struct fit *f)
+{
+	int ret;
+	double sq = 0;
+
+	for (size_t j = 0; j < f->n; j++)
+		rb_calib_param_set(&f->soc, f->which[j],
+				   round_sig(rb_calib_param_get(&f->soc, f->which[j])));
+	c->fitted = f->soc;
+	ret = model_times(c, &c->fitted, f->us);
+	c->max_error = 0;
+	for (size_t i = 0; ret == 0 && i < c->n_rows; i++) {
+		double e = f->us[i] / c->rows[i].measured_us - 1;
+
+		c->rows[i].fitted_us = f->us[i];
+		sq += e * e;
+		c->max_error = fmax(c->max_error, fabs(e));
+	}
+	c->rms_error = sqrt(sq / (double)c->n_rows);
+	return ret;
+}
+
+int rb_calib_fit(struct rb_calib *c)
+{
+	double x[RB_CALIB_PARAMS], lo[RB_CALIB_PARAMS], hi[RB_CALIB_PARAMS];
+	struct fit f = {.c = c};
+	struct rb_lsq_problem p;
+	struct rb_lsq_result res = {0};
+	int ret = 0;
+
+	if (!c->n_rows)
+		return rb_set_error(-EINVAL, "no results to calibrate");
+	f.us = calloc(c->n_rows, sizeof(double));
+	if (!f.us)
+		return rb_set_error(-ENOMEM, "out of memory");
+	choose(c, &f, x);
+	if (f.n) {
+		problem_init(&p, &f, lo, hi, x);
+		ret = rb_lsq_fit(&p, x, &res);
+		c->iterations = res.iterations;
+		if (ret == 0)
+			ret = hold_unconstrained(c, &f, x);
+	}
+	if (ret == 0) {
+		apply(&f, x);
+		ret = finish(c, &f);
+	}
+	free(f.us);
+	return ret;
+}
+
+/* ---- the fitted profile ---- */
+
+/* The {"value", "source"} object at a dotted path of the profile document. */
+static cJSON *sourced(cJSON *doc, const char *path)
+{
+	char name[64];
+	const char *p = path;
+	cJSON *v = doc;
+
+	while (v && *p) {
+		size_t n = strcspn(p, ".");
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		v = cJSON_GetObjectItemCaseSensitive(v, name);
+		p += n + (p[n] == '.');
+	}
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
+static int set_number(cJSON *doc, const char *path, double value, const char *source)
+{
+	cJSON *obj = sourced(doc, path);
+
+	if (!obj)
+		return rb_set_error(-EINVAL, "the base profile has no %s", path);
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, "value");
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, "source");
+	if (!cJSON_AddNumberToObject(obj, "value", value) ||
+	    !cJSON_AddStringToObject(obj, "source", source))
+		return rb_set_error(-ENOMEM, "out of memory");
+	return 0;
+}
+
+static void describe_source(const struct rb_calib *c, enum rb_calib_param j, char *buf,
+			    size_t size)
+{
+	int n = snprintf(buf, size,
+			 "fitted by rknn-bench calibrate %s to %zu %s results of %zu reports (host "
+			 "'%.60s', driver %s; see calibration.rows)",
+			 RB_VERSION, c->n_rows, c->modeled ? "modeled (emulator)" : "measured",
+			 c->n_reports, c->host[0] ? c->host : "unknown", c->device);
+
+	if (params[j].n_fields > 1 && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n,
+			 "; run times only tell their sum (%s), the split is the base "
+			 "profile's",
+			 params[j].key);
+}
+
+static int set_fitted(cJSON *doc, const struct rb_calib *c)
+{
+	char source[512];
+	int ret = 0;
+
+	for (int j = 0; ret == 0 && j < RB_CALIB_PARAMS; j++) {
+		const struct param *q = &params[j];
+
+		if (c->held[j])
+			continue;
+		describe_source(c, (enum rb_calib_param)j, source, sizeof(source));
+		for (size_t i = 0; ret == 0 && i < q->n_fields; i++)
+			ret = set_number(doc, q->paths[i],
+					 *field((struct rb_soc_profile *)&c->fitted, q->fields[i]),
+					 source);
+	}
+	return ret;
+}
+
+static cJSON *row_json(const struct rb_calib *c, const struct rb_calib_row *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "name", r->name);
+	cJSON_AddNumberToObject(o, "m", (double)r->shape.m);
+	cJSON_AddNumberToObject(o, "k", (double)r->shape.k);
+	cJSON_AddNumberToObject(o, "n", (double)r->shape.n);
+	cJSON_AddStringToObject(o, "dtype", rb_dtype_name(r->shape.dtype));
+	cJSON_AddStringToObject(o, "plan", r->plan);
+	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(r->launch));
+	cJSON_AddStringToObject(o, "report", c->reports[r->report]);
+	cJSON_AddNumberToObject(o, "measured_us", r->measured_us);
+	cJSON_AddNumberToObject(o, "fitted_us", r->fitted_us);
+	cJSON_AddNumberToObject(o, "error_pct", 100 * (r->fitted_us / r->measured_us - 1));
+	return o;
+}
+
+static cJSON *calibration_json(const struct rb_calib *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *reports = cJSON_AddArrayToObject(o, "reports");
+	cJSON *fitted = cJSON_AddArrayToObject(o, "fitted");
+	cJSON *held = cJSON_AddArrayToObject(o, "held");
+	cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+
+	cJSON_AddStringToObject(o, "tool_version", RB_VERSION);
+	cJSON_AddBoolToObject(o, "modeled", c->modeled);
+	cJSON_AddStringToObject(o, "host", c->host);
+	cJSON_AddStringToObject(o, "driver", c->device);
+	cJSON_AddStringToObject(o, "base", c->base.label);
+	cJSON_AddNumberToObject(o, "rms_error_pct", 100 * c->rms_error);
+	cJSON_AddNumberToObject(o, "max_error_pct", 100 * c->max_error);
+	for (size_t i = 0; i < c->n_reports; i++)
+		cJSON_AddItemToArray(reports, cJSON_CreateString(c->reports[i]));
+	for (int j = 0; j < RB_CALIB_PARAMS; j++)
+		cJSON_AddItemToArray(c->held[j] ? held : fitted, cJSON_CreateString(params[j].key));
+	for (size_t i = 0; i < c->n_rows; i++)
+		cJSON_AddItemToArray(rows, row_json(c, &c->rows[i]));
+	return o;
+}
+
+static int set_identity(cJSON *doc, const struct rb_calib *c, const char *name)
+{
+	const char *status = c->modeled ? "fitted to modeled reports (emulator), not a board"
+					: "fitted to board reports by rknn-bench calibrate";
+
+	if (name && (!name[0] || strlen(name) >= sizeof(c->base.name)))
+		return rb_set_error(-EINVAL, "--name '%.64s' must be 1 to %zu characters", name,
+				    sizeof(c->base.name) - 1);
+	if (name)
+		cJSON_ReplaceItemInObjectCaseSensitive(doc, "name", cJSON_CreateString(name));
+	cJSON_ReplaceItemInObjectCaseSensitive(doc, "status", cJSON_CreateString(status));
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "calibration");
+	cJSON_AddItemToObject(doc, "calibration", calibration_json(c));
+	return 0;
+}
+
+cJSON *rb_calib_profile_json(const struct rb_calib *c, const char *base_json, size_t len,
+			     const char *name)
+{
+	struct rb_soc_profile check;
+	cJSON *doc = NULL;
+	char *text;
+	int ret = rb_json_load(base_json, len, "the base profile", NULL, &doc);
+
+	if (!ret)
+		ret = set_fitted(doc, c);
+	if (!ret)
+		ret = set_identity(doc, c, name);
+	if (ret) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	/* what is written must load as a profile */
+	text = cJSON_Print(doc);
+	ret = text ? rb_soc_load_string(&check, text, strlen(text), "the fitted profile")
+		   : rb_set_error(-ENOMEM, "out of memory");
+	free(text);
+	if (ret) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+}
