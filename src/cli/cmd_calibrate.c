@@ -126,8 +126,8 @@ static int load_base(const struct calibrate_args *a, struct rb_soc_profile *soc,
 enum { COL_NAME, COL_SHAPE, COL_DTYPE, COL_LAUNCH, COL_MEASURED, COL_FITTED, COL_ERROR, N_COLS };
 
 static const struct rb_table_column row_columns[N_COLS] = {
-    [COL_NAME] = {"name", false},         [COL_SHAPE] = {"shape", false},
-    [COL_DTYPE] = {"dtype", false},       [COL_LAUNCH] = {"cores/launch", false},
+    [COL_NAME] = {"name", false},           [COL_SHAPE] = {"shape", false},
+    [COL_DTYPE] = {"dtype", false},         [COL_LAUNCH] = {"cores/launch", false},
     [COL_MEASURED] = {"measured µs", true}, [COL_FITTED] = {"fitted µs", true},
     [COL_ERROR] = {"error", true},
 };
@@ -148,7 +148,8 @@ static void row_cells_fill(row_cells cells, const struct rb_calib_row *r)
 		 rb_npu_launch_name(r->launch));
 	snprintf(cells[COL_MEASURED], CELL_SIZE, "%.1f", r->measured_us);
 	snprintf(cells[COL_FITTED], CELL_SIZE, "%.1f", r->fitted_us);
-	snprintf(cells[COL_ERROR], CELL_SIZE, "%+.2f %%", 100 * (r->fitted_us / r->measured_us - 1));
+	snprintf(cells[COL_ERROR], CELL_SIZE, "%+.2f %%",
+		 100 * (r->fitted_us / r->measured_us - 1));
 }
 
 static int print_rows(const struct rb_calib *c)
@@ -164,11 +165,22 @@ static int print_rows(const struct rb_calib *c)
 	return 0;
 }
 
+static void param_note(const struct rb_calib *c, int j, char *buf)
+{
+	if (c->held[j])
+		snprintf(buf, CELL_SIZE, "held: no result constrains it");
+	else if (!(c->spread[j] <= RB_CALIB_LOOSE))
+		snprintf(buf, CELL_SIZE, "loose: the results hardly tell it from the others");
+	else
+		buf[0] = '\0';
+}
+
 static void print_params(const struct rb_calib *c)
 {
-	static const struct rb_table_column cols[] = {
-	    {"parameter", false}, {"base", true}, {"fitted", true}, {"change", true}, {"", false}};
-	char cells[RB_CALIB_PARAMS][5][CELL_SIZE];
+	static const struct rb_table_column cols[] = {{"parameter", false}, {"base", true},
+						      {"fitted", true},     {"change", true},
+						      {"±/1 %", true},      {"", false}};
+	char cells[RB_CALIB_PARAMS][6][CELL_SIZE];
 
 	for (int j = 0; j < RB_CALIB_PARAMS; j++) {
 		double b = rb_calib_param_get(&c->base, (enum rb_calib_param)j);
@@ -178,10 +190,11 @@ static void print_params(const struct rb_calib *c)
 		snprintf(cells[j][1], CELL_SIZE, "%.5g", b);
 		snprintf(cells[j][2], CELL_SIZE, "%.5g", f);
 		snprintf(cells[j][3], CELL_SIZE, b > 0 ? "%+.1f %%" : "-", 100 * (f / b - 1));
-		snprintf(cells[j][4], CELL_SIZE, "%s",
-			 c->held[j] ? "held: no result constrains it" : "");
+		snprintf(cells[j][4], CELL_SIZE, c->held[j] ? "-" : "%.1f %%", 100 * c->spread[j]);
+		param_note(c, j, cells[j][5]);
 	}
-	rb_table_print_cells(stdout, cols, 5, &cells[0][0][0], CELL_SIZE, RB_CALIB_PARAMS);
+	rb_table_print_cells(stdout, cols, 6, &cells[0][0][0], CELL_SIZE, RB_CALIB_PARAMS);
+	printf("(±/1 %%: how far a parameter moves if the times are off by 1 %%)\n");
 }
 
 static int print_fit(const struct rb_calib *c)
@@ -260,8 +273,8 @@ int cmd_calibrate(int argc, char **argv)
 
 	if (ret)
 		return ret >= 100 ? ret - 100 : ret;
-	ret = cli_check_output("-o", a.out_path, (const char *const *)a.reports,
-			       (size_t)a.n_reports);
+	ret =
+	    cli_check_output("-o", a.out_path, (const char *const *)a.reports, (size_t)a.n_reports);
 	if (ret)
 		return RB_EXIT_USAGE;
 	ret = load_base(&a, &base, &text);

@@ -87,7 +87,8 @@ static int eval(struct work *w, const double *x, double *r)
 		return ret;
 	for (size_t i = 0; i < w->p->n_rows; i++)
 		if (!isfinite(r[i]))
-			return rb_set_error(-EINVAL, "the model gave no finite value for row %zu", i);
+			return rb_set_error(-EINVAL, "the model gave no finite value for row %zu",
+					    i);
 	return 0;
 }
 
@@ -269,6 +270,38 @@ int rb_lsq_sensitivity(const struct rb_lsq_problem *p, const double *x, double *
 		for (size_t i = 0; i < p->n_rows; i++)
 			s += w.jac[i * p->n_params + j] * w.jac[i * p->n_params + j];
 		norms[j] = sqrt(s);
+	}
+	work_free(&w);
+	return ret;
+}
+
+/* Column j of the inverse of jtj (n×n) into col, using a as scratch. */
+static int inverse_column(const double *jtj, double *a, double *col, size_t n, size_t j)
+{
+	memcpy(a, jtj, n * n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		col[i] = i == j ? 1 : 0;
+	return rb_lsq_solve_linear(a, col, n);
+}
+
+int rb_lsq_spread(const struct rb_lsq_problem *p, const double *x, double noise, double *spread)
+{
+	struct work w;
+	int ret = work_init(&w, p);
+
+	if (ret)
+		return ret;
+	ret = eval(&w, x, w.r);
+	if (ret == 0)
+		ret = jacobian(&w, x);
+	if (ret == 0)
+		normal_equations(&w);
+	for (size_t j = 0; ret == 0 && j < p->n_params; j++) {
+		/* delta and x_try are free scratch here: n values each, contiguous */
+		if (inverse_column(w.jtj, w.a, w.delta, p->n_params, j) || !(w.delta[j] >= 0))
+			spread[j] = INFINITY;
+		else
+			spread[j] = noise * sqrt(w.delta[j]);
 	}
 	work_free(&w);
 	return ret;

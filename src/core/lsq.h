@@ -45,4 +45,10 @@ int rb_lsq_fit(const struct rb_lsq_problem *p, double *x, struct rb_lsq_result *
  * that parameter. Same errors as rb_lsq_fit. */
 int rb_lsq_sensitivity(const struct rb_lsq_problem *p, const double *x, double *norms);
 
+/* How far each parameter moves when the rows move by `noise` (a standard deviation)
+ * at x: noise·sqrt(diag((JᵀJ)⁻¹)), the linearised standard error (n_params values).
+ * Parameters the rows cannot tell apart get a large spread; INFINITY when JᵀJ is
+ * singular. Same errors as rb_lsq_fit. */
+int rb_lsq_spread(const struct rb_lsq_problem *p, const double *x, double noise, double *spread);
+
 #endif

@@ -31,16 +31,19 @@ struct param {
 #define FIELD(f) offsetof(struct rb_soc_profile, f)
 
 static const struct param params[RB_CALIB_PARAMS] = {
-    [RB_CALIB_DDR_STREAM] = {"ddr.gbps_per_stream", {FIELD(ddr_stream_gbps)}, 1,
+    [RB_CALIB_DDR_STREAM] = {"ddr.gbps_per_stream",
+			     {FIELD(ddr_stream_gbps)},
+			     1,
 			     {"ddr.gbps_per_stream"}},
     [RB_CALIB_DDR_CORE] = {"ddr.gbps_per_core", {FIELD(ddr_core_gbps)}, 1, {"ddr.gbps_per_core"}},
     [RB_CALIB_DDR_TOTAL] = {"ddr.gbps_total", {FIELD(ddr_total_gbps)}, 1, {"ddr.gbps_total"}},
     [RB_CALIB_CLOCK] = {"clock_mhz", {FIELD(clock_mhz)}, 1, {"clock_mhz"}},
     [RB_CALIB_TASK_FETCH] = {"task.fetch_ns", {FIELD(task_fetch_ns)}, 1, {"task.fetch_ns"}},
-    [RB_CALIB_TASK_PIPELINE] = {"task.pipeline_ns", {FIELD(task_pipeline_ns)}, 1,
+    [RB_CALIB_TASK_PIPELINE] = {"task.pipeline_ns",
+				{FIELD(task_pipeline_ns)},
+				1,
 				{"task.pipeline_ns"}},
-    [RB_CALIB_SUBMIT_IOCTL] = {"submit.ioctl_ns", {FIELD(submit_ioctl_ns)}, 1,
-			       {"submit.ioctl_ns"}},
+    [RB_CALIB_SUBMIT_IOCTL] = {"submit.ioctl_ns", {FIELD(submit_ioctl_ns)}, 1, {"submit.ioctl_ns"}},
     [RB_CALIB_SUBMIT_KICK] = {"submit.commit_ns+irq_ns",
 			      {FIELD(submit_commit_ns), FIELD(submit_irq_ns)},
 			      2,
@@ -131,8 +134,8 @@ static int config_string(const char *path, size_t i, const cJSON *config, const 
 }
 
 /* The report's machine and kernel driver must be those of the reports before. */
-static int check_same(struct rb_calib *c, const char *path, size_t i, const char *what,
-		      char *have, size_t size, const char *got)
+static int check_same(struct rb_calib *c, const char *path, size_t i, const char *what, char *have,
+		      size_t size, const char *got)
 {
 	if (!c->n_rows) {
 		snprintf(have, size, "%s", got);
@@ -190,14 +193,20 @@ static int add_row(struct rb_calib *c, const char *path, size_t i, const cJSON *
 		return ret;
 	rb_plan_config_init(&cfg);
 	if (strlen(plan) >= sizeof(row->plan) || rb_plan_config_parse(&cfg, plan))
-		return rb_set_error(-EINVAL, "%s: results[%zu].config.plan '%.200s' is not a plan "
-				    "config string: %s", path, i, plan, rb_last_error());
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu].config.plan '%.200s' is not a plan "
+				    "config string: %s",
+				    path, i, plan, rb_last_error());
 	if (rb_npu_launch_parse(launch, &row->launch))
-		return rb_set_error(-EINVAL, "%s: results[%zu].config.launch '%.40s' is not a "
-				    "launch mode", path, i, launch);
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu].config.launch '%.40s' is not a "
+				    "launch mode",
+				    path, i, launch);
 	if (strcmp(driver, "rknpu") != 0 && strcmp(driver, "rocket") != 0)
-		return rb_set_error(-EINVAL, "%s: results[%zu].config.driver '%.40s' must be "
-				    "rknpu or rocket", path, i, driver);
+		return rb_set_error(-EINVAL,
+				    "%s: results[%zu].config.driver '%.40s' must be "
+				    "rknpu or rocket",
+				    path, i, driver);
 	ret = check_modeled(c, path, i, e->modeled);
 	if (!ret)
 		ret = check_same(c, path, i, "driver", c->device, sizeof(c->device), driver);
@@ -221,8 +230,10 @@ static void note_settings(struct rb_calib *c, const char *path, const cJSON *doc
 	const cJSON *w = cJSON_GetObjectItemCaseSensitive(hs, "warnings");
 
 	if (cJSON_GetArraySize(w) > 0 && cJSON_IsString(cJSON_GetArrayItem(w, 0)))
-		note(c, "%s: taken with host settings that were not pinned: %s (docs/boards.md "
-		     "section 4)", path, cJSON_GetArrayItem(w, 0)->valuestring);
+		note(c,
+		     "%s: taken with host settings that were not pinned: %s (docs/boards.md "
+		     "section 4)",
+		     path, cJSON_GetArrayItem(w, 0)->valuestring);
 }
 
 static int add_rows(struct rb_calib *c, const char *path, const struct rb_compare_report *rep)
@@ -240,9 +251,11 @@ static int add_rows(struct rb_calib *c, const char *path, const struct rb_compar
 		return rb_set_error(-EINVAL, "%s: results is empty: nothing to calibrate", path);
 	for (size_t i = 0; ret == 0 && i < rep->n; i++) {
 		if (i == 0 && host)
-			ret = check_same(c, path, i, "context.host", c->host, sizeof(c->host), host);
+			ret =
+			    check_same(c, path, i, "context.host", c->host, sizeof(c->host), host);
 		if (!ret)
-			ret = add_row(c, path, i, cJSON_GetArrayItem(results, (int)i), &rep->entries[i]);
+			ret = add_row(c, path, i, cJSON_GetArrayItem(results, (int)i),
+				      &rep->entries[i]);
 	}
 	if (!ret)
 		note_settings(c, path, rep->doc);
@@ -315,10 +328,12 @@ static int model_times(const struct rb_calib *c, const struct rb_soc_profile *so
 		if (ret) {
 			char why[512];
 
-			snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
+			snprintf(why, sizeof(why), "%s",
+				 rb_last_error()); /* the buffer is reused */
 			ret = rb_set_error(ret, "%s: the model cannot run %s (%s, %s): %s",
 					   c->reports[c->rows[i].report], c->rows[i].name,
-					   c->rows[i].plan, rb_npu_launch_name(c->rows[i].launch), why);
+					   c->rows[i].plan, rb_npu_launch_name(c->rows[i].launch),
+					   why);
 		}
 	}
 	rb_engine_close(&e);
@@ -423,12 +438,41 @@ static int hold_unconstrained(struct rb_calib *c, struct fit *f, double *x)
 	return ret;
 }
 
-/* 5 significant digits: what the profile file keeps. */
+/* The spread of every fitted parameter at the solution (calibrate.h), on the problem
+ * of the fitted ones alone. */
+static int measure_spread(struct rb_calib *c, const struct fit *f, const double *x)
+{
+	double lo[RB_CALIB_PARAMS], hi[RB_CALIB_PARAMS], x2[RB_CALIB_PARAMS];
+	double spread[RB_CALIB_PARAMS];
+	struct fit f2 = *f;
+	struct rb_lsq_problem p;
+	int ret;
+
+	f2.n = 0;
+	for (size_t j = 0; j < f->n; j++) {
+		c->spread[f->which[j]] = 0;
+		if (c->held[f->which[j]])
+			continue;
+		f2.which[f2.n] = f->which[j];
+		x2[f2.n++] = x[j];
+	}
+	if (!f2.n)
+		return 0;
+	problem_init(&p, &f2, lo, hi, x2);
+	ret = rb_lsq_spread(&p, x2, 0.01, spread);
+	for (size_t j = 0; ret == 0 && j < f2.n; j++)
+		c->spread[f2.which[j]] = spread[j];
+	return ret;
+}
+
+/* 5 significant digits, the double nearest their decimal form: what the profile file
+ * keeps, printed as written. */
 static double round_sig(double v)
 {
-	double scale = pow(10, 4 - floor(log10(fabs(v))));
+	char buf[32];
 
-	return round(v * scale) / scale;
+	snprintf(buf, sizeof(buf), "%.5g", v);
+	return strtod(buf, NULL);
 }
 
 static int finish(struct rb_calib *c, struct fit *f)
@@ -437,8 +481,11 @@ static int finish(struct rb_calib *c, struct fit *f)
 	double sq = 0;
 
 	for (size_t j = 0; j < f->n; j++)
-		rb_calib_param_set(&f->soc, f->which[j],
-				   round_sig(rb_calib_param_get(&f->soc, f->which[j])));
+		for (size_t i = 0; i < params[f->which[j]].n_fields; i++) {
+			double *v = field(&f->soc, params[f->which[j]].fields[i]);
+
+			*v = round_sig(*v);
+		}
 	c->fitted = f->soc;
 	ret = model_times(c, &c->fitted, f->us);
 	c->max_error = 0;
@@ -473,6 +520,8 @@ int rb_calib_fit(struct rb_calib *c)
 		c->iterations = res.iterations;
 		if (ret == 0)
 			ret = hold_unconstrained(c, &f, x);
+		if (ret == 0)
+			ret = measure_spread(c, &f, x);
 	}
 	if (ret == 0) {
 		apply(&f, x);
@@ -515,8 +564,7 @@ static int set_number(cJSON *doc, const char *path, double value, const char *so
 	return 0;
 }
 
-static void describe_source(const struct rb_calib *c, enum rb_calib_param j, char *buf,
-			    size_t size)
+static void describe_source(const struct rb_calib *c, enum rb_calib_param j, char *buf, size_t size)
 {
 	int n = snprintf(buf, size,
 			 "fitted by rknn-bench calibrate %s to %zu %s results of %zu reports (host "

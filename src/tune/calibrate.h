@@ -72,6 +72,7 @@ struct rb_calib_row {
 };
 
 #define RB_CALIB_MAX_NOTES 16
+#define RB_CALIB_LOOSE     0.10
 
 struct rb_calib {
 	struct rb_soc_profile base;   /* where the fit starts, and what it holds */
@@ -85,6 +86,9 @@ struct rb_calib {
 	char host[128];
 	char device[64];
 	bool held[RB_CALIB_PARAMS]; /* not constrained by any row: kept at the base */
+	/* How much each fitted parameter moves (relative) if the times are off by 1 %:
+	 * above RB_CALIB_LOOSE the results barely tell it apart from the others. */
+	double spread[RB_CALIB_PARAMS];
 	int iterations;
 	double rms_error, max_error; /* of fitted vs measured, relative */
 	/* warnings for the user (clocks not pinned when a report was taken, ...) */

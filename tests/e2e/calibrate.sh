@@ -1,0 +1,106 @@
+# End-to-end tests of `rknn-bench calibrate`: the round trip (reports made on the
+# emulator from a profile with perturbed numbers are fitted back to that profile within
+# 2 % on every parameter), the fitted profile as `run --soc` input, and bad input.
+. tests/e2e/lib.sh
+SOC=configs/soc/rk3588.json
+
+# The perturbed profile: each fitted number times a factor in 0.8..1.25. commit_ns and
+# irq_ns move together: every kick of a core pays both, so run times only tell their sum
+# and calibrate keeps the base's split of it.
+FACTORS="gbps_per_stream=1.25 gbps_per_core=0.8 gbps_total=1.1 clock_mhz=0.9
+fetch_ns=1.2 pipeline_ns=0.85 ioctl_ns=1.15 commit_ns=0.9 irq_ns=0.9 wake_ns=1.2"
+PATHS="ddr.gbps_per_stream ddr.gbps_per_core ddr.gbps_total clock_mhz task.fetch_ns
+task.pipeline_ns submit.ioctl_ns submit.commit_ns submit.irq_ns submit.wake_ns"
+
+# perturb FILE: the profile with `"KEY": {"value": N` multiplied by KEY's factor.
+perturb() {
+	awk -v factors="$FACTORS" '
+	BEGIN { n = split(factors, f, /[ \n]+/); for (i = 1; i <= n; i++) { split(f[i], kv, "="); mul[kv[1]] = kv[2] } }
+	{
+		for (k in mul) {
+			pat = "\"" k "\": *\\{\"value\": *[0-9.eE+-]+"
+			if (match($0, pat)) {
+				head = substr($0, RSTART, RLENGTH); sub(/[0-9.eE+-]+$/, "", head)
+				num = substr($0, RSTART + length(head), RLENGTH - length(head))
+				$0 = substr($0, 1, RSTART - 1) head sprintf("%.10g", num * mul[k]) substr($0, RSTART + RLENGTH)
+			}
+		}
+		print
+	}' "$1"
+}
+
+value() { # FILE PATH: the number at PATH.value
+	"$JSONCHECK" "$1" "$2.value"
+}
+
+perturb "$SOC" >"$TMP/true.json"
+changed=0
+for p in $PATHS; do
+	[ "$(value "$SOC" "$p")" != "$(value "$TMP/true.json" "$p")" ] && changed=$((changed + 1))
+done
+[ "$changed" -eq 10 ] && ok "the perturbed profile changes all 10 numbers" ||
+	not_ok "the perturbed profile changes all 10 numbers" "$changed changed"
+
+# The calibration runs (docs/boards.md section 6 lists the same for boards), each for a
+# part of the model that only it exposes, so every parameter is identifiable:
+#   1x64x64 on one core          the per-call floor: one task, one submit
+#   1x64x192 on three cores      three submits: submit.ioctl_ns three times, the rest once
+#   1x1024x4096 on one core      one weight stream: ddr.gbps_per_stream
+#   1x1024x4096 on three cores   three streams at once: ddr.gbps_total
+#   64x512x4096, 256x1024x1024 int8 on one core
+#                                feature and weight streams together: ddr.gbps_per_core
+#   256x512x1024 on one core     MAC-bound: clock_mhz
+#   1x64x8192, one weight bank   32 chained tiny tasks: task.pipeline_ns per task
+#   the same, --no-chain         one submit per task: the host's ioctl chain
+#   1x1024x4096 --no-chain       one kick per task on the NPU: commit + irq per task
+#                                against wake_ns once
+#   512x1024x16, 512x64x16, one data bank
+#                                chained tasks bound by fetch + feature load: task.fetch_ns
+#   --launch multicore, threads  one submit for three cores; blocking submits
+RUN="$RKNN_BENCH run --device sim --iters 1 --warmup 0 --no-verify --soc $TMP/true.json"
+i=0
+while read -r args; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086
+	$RUN $args -o "$TMP/r$i.json" >"$TMP/out" 2>"$TMP/err" ||
+		not_ok "run $args" "$(head -c 600 "$TMP/err")"
+done <<'RUNS'
+--core-mask 0x1 --shape 1x64x64 --shape 1x1024x4096 --shape 256x512x1024 --shape 64x512x4096
+--core-mask 0x1 --dtype int8 --shape 256x1024x1024
+--core-mask 0x7 --shape 1x64x192 --shape 1x1024x4096
+--core-mask 0x1 --weight-banks 1 --shape 1x64x8192
+--core-mask 0x1 --weight-banks 1 --no-chain --shape 1x64x8192
+--core-mask 0x1 --no-chain --shape 1x1024x4096
+--core-mask 0x1 --data-banks 1 --shape 512x1024x16 --shape 512x64x16
+--core-mask 0x7 --weight-banks 1 --launch multicore --shape 1x64x8192
+--core-mask 0x7 --launch threads --shape 1x1024x4096
+RUNS
+REPORTS=$(i=1; while [ -f "$TMP/r$i.json" ]; do echo "$TMP/r$i.json"; i=$((i + 1)); done)
+[ "$(echo "$REPORTS" | wc -l)" -eq 9 ] && ok "9 calibration reports" || not_ok "9 calibration reports"
+
+# shellcheck disable=SC2086
+expect_exit 0 "calibrate the reports" -- $RKNN_BENCH calibrate $REPORTS -o "$TMP/fit.json"
+cp "$TMP/out" "$TMP/table"
+expect_grep '^1x64x64 +1x64x64 +fp16 +0x1/fences +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ %$' "$TMP/table" \
+	"a row per result: shape, measured, fitted, error"
+expect_grep '^fit error over 14 results: rms [0-9.]+ %' "$TMP/table" "the fit error over all rows"
+expect_grep '^modeled: the reports are the emulator' "$TMP/table" "says the reports are modeled"
+expect_exit 0 "the profile is JSON" -- "$JSONCHECK" "$TMP/fit.json" status
+expect_grep '^fitted to modeled reports \(emulator\), not a board$' "$TMP/out" \
+	"its status says it was fitted to modeled reports"
+for p in $PATHS; do
+	want=$(value "$TMP/true.json" "$p")
+	got=$(value "$TMP/fit.json" "$p")
+	if awk -v w="$want" -v g="$got" 'BEGIN { e = g / w - 1; exit !(e < 0.02 && e > -0.02) }'; then
+		ok "$p fitted back within 2 % ($got, true $want)"
+	else
+		not_ok "$p fitted back within 2 %" "fitted $got, true $want"
+	fi
+done
+expect_exit 0 "calibration.held" -- "$JSONCHECK" "$TMP/fit.json" "calibration.held.#"
+[ "$(cat "$TMP/out")" = 0 ] && ok "no parameter held" || not_ok "no parameter held" "$(cat "$TMP/out")"
+
+# The fitted profile drives the emulator: a row run on it takes its fitted time.
+expect_exit 0 "run --soc the fitted profile" -- $RKNN_BENCH run --device sim --iters 1 --warmup 0 \
+	--no-verify --soc "$TMP/fit.json" --core-mask 0x7 --shape 1x1024x4096 --format csv
+expect_grep "rk3588.json v1|1x1024x4096,1,1024,4096,fp16,sim,true" "$TMP/out" "the row runs on it"
