@@ -104,3 +104,39 @@ expect_exit 0 "calibration.held" -- "$JSONCHECK" "$TMP/fit.json" "calibration.he
 expect_exit 0 "run --soc the fitted profile" -- $RKNN_BENCH run --device sim --iters 1 --warmup 0 \
 	--no-verify --soc "$TMP/fit.json" --core-mask 0x7 --shape 1x1024x4096 --format csv
 expect_grep "rk3588.json v1|1x1024x4096,1,1024,4096,fp16,sim,true" "$TMP/out" "the row runs on it"
+
+# ---- bad input: exit 2, a message naming the file and field, no profile written ----
+first=$(echo "$REPORTS" | head -n 1)
+expect_exit 2 "no report: exit 2" -- $RKNN_BENCH calibrate -o "$TMP/x.json"
+expect_grep "calibrate needs at least one report" "$TMP/err" "says a report is needed"
+expect_exit 2 "no -o: exit 2" -- $RKNN_BENCH calibrate "$first"
+expect_grep "needs -o PROFILE.json" "$TMP/err" "says -o is needed"
+expect_exit 2 "one report of 4 results: too few: exit 2" -- \
+	$RKNN_BENCH calibrate "$first" -o "$TMP/x.json"
+expect_grep "4 results cannot fit [0-9]+ parameters: make the calibration runs of docs/boards.md" \
+	"$TMP/err" "says which runs to make"
+printf '{"schema": "rknn-bench/1", "results": [' >"$TMP/cut.json"
+expect_exit 2 "a truncated report: exit 2" -- $RKNN_BENCH calibrate "$TMP/cut.json" -o "$TMP/x.json"
+expect_grep "cut.json: invalid JSON" "$TMP/err" "names the truncated file"
+expect_exit 0 "a cpu report" -- $RKNN_BENCH run --device cpu --shape 1x64x64 --iters 1 -o "$TMP/cpu.json"
+expect_exit 2 "a cpu report: exit 2" -- $RKNN_BENCH calibrate "$TMP/cpu.json" -o "$TMP/x.json"
+expect_grep "cpu.json: results\[0\] ran on 'cpu'" "$TMP/err" "names the file, result and device"
+sed 's/"modeled":[[:space:]]*true/"modeled": false/; s/"device":[[:space:]]*"sim"/"device": "rknpu"/' \
+	"$first" >"$TMP/measured.json"
+expect_exit 2 "modeled and measured reports: exit 2" -- \
+	$RKNN_BENCH calibrate "$first" "$TMP/measured.json" -o "$TMP/x.json"
+expect_grep "measured.json: results\[0\] is measured where the reports before are modeled" \
+	"$TMP/err" "refuses to mix modeled and measured times"
+expect_exit 0 "a sim:rocket report" -- $RKNN_BENCH run --device sim:rocket --shape 1x64x64 \
+	--iters 1 --warmup 0 --no-verify -o "$TMP/rocket.json"
+expect_exit 2 "rknpu and rocket reports: exit 2" -- \
+	$RKNN_BENCH calibrate "$first" "$TMP/rocket.json" -o "$TMP/x.json"
+expect_grep "rocket.json: results\[0\] has driver 'rocket' where the reports before have 'rknpu'" \
+	"$TMP/err" "refuses to mix kernel drivers"
+[ -e "$TMP/x.json" ] && not_ok "no profile after a refusal" || ok "no profile after a refusal"
+expect_exit 2 "-o onto a report: exit 2" -- $RKNN_BENCH calibrate $REPORTS -o "$first"
+expect_exit 2 "a bad --soc: exit 2" -- $RKNN_BENCH calibrate $REPORTS --soc "$TMP/cut.json" \
+	-o "$TMP/x.json"
+expect_grep "^rknn-bench: --soc: " "$TMP/err" "names --soc"
+expect_exit 0 "--help" -- $RKNN_BENCH calibrate --help
+expect_grep "^usage: rknn-bench calibrate" "$TMP/out" "--help prints the usage"
