@@ -127,7 +127,7 @@ enum { COL_NAME, COL_SHAPE, COL_DTYPE, COL_LAUNCH, COL_MEASURED, COL_FITTED, COL
 
 static const struct rb_table_column row_columns[N_COLS] = {
     [COL_NAME] = {"name", false},           [COL_SHAPE] = {"shape", false},
-    [COL_DTYPE] = {"dtype", false},         [COL_LAUNCH] = {"cores/launch", false},
+    [COL_DTYPE] = {"dtype", false},         [COL_LAUNCH] = {"mask/launch", false},
     [COL_MEASURED] = {"measured µs", true}, [COL_FITTED] = {"fitted µs", true},
     [COL_ERROR] = {"error", true},
 };
@@ -144,8 +144,8 @@ static void row_cells_fill(row_cells cells, const struct rb_calib_row *r)
 	snprintf(cells[COL_SHAPE], CELL_SIZE, "%lldx%lldx%lld", (long long)r->shape.m,
 		 (long long)r->shape.k, (long long)r->shape.n);
 	snprintf(cells[COL_DTYPE], CELL_SIZE, "%s", rb_dtype_name(r->shape.dtype));
-	snprintf(cells[COL_LAUNCH], CELL_SIZE, "%.*s/%s", mask_len, mask ? mask + 5 : "?",
-		 rb_npu_launch_name(r->launch));
+	snprintf(cells[COL_LAUNCH], CELL_SIZE, "%.*s/%s%s", mask_len, mask ? mask + 5 : "?",
+		 rb_npu_launch_name(r->launch), strstr(r->plan, "chain=0") ? "/no-chain" : "");
 	snprintf(cells[COL_MEASURED], CELL_SIZE, "%.1f", r->measured_us);
 	snprintf(cells[COL_FITTED], CELL_SIZE, "%.1f", r->fitted_us);
 	snprintf(cells[COL_ERROR], CELL_SIZE, "%+.2f %%",

@@ -172,9 +172,12 @@ static int iterate(struct work *w, double *x, double *cost, double *lambda)
 	if (ret)
 		return ret;
 	normal_equations(w);
-	for (; *lambda < LAMBDA_MAX; *lambda *= 10) {
+	/* raise lambda tenfold until a step lowers the cost or it reaches LAMBDA_MAX */
+	for (int tries = 0; *lambda < LAMBDA_MAX; tries++) {
 		double c;
 
+		if (tries)
+			*lambda *= 10;
 		if (!damped_step(w, x, *lambda))
 			continue;
 		if (largest_change(w->x_try, x, p->n_params) < tol)
@@ -197,27 +200,30 @@ static int iterate(struct work *w, double *x, double *cost, double *lambda)
 static void work_free(struct work *w)
 {
 	free(w->r);
-	free(w->jac);
-	free(w->jtj);
+	w->r = NULL;
 }
 
+/* One block for everything: rows r, r_try, r_step; the Jacobian; jtj, a; grad, delta,
+ * x_try. */
 static int work_init(struct work *w, const struct rb_lsq_problem *p)
 {
 	size_t n = p->n_params, m = p->n_rows;
 
 	memset(w, 0, sizeof(*w));
 	w->p = p;
-	if (!n || !m || !p->residuals)
-		return rb_set_error(-EINVAL, "least squares: no parameters, rows or model");
-	w->r = calloc(3 * m, sizeof(double));
-	w->jac = calloc(m * n, sizeof(double));
-	w->jtj = calloc(2 * n * n + 3 * n, sizeof(double));
-	if (!w->r || !w->jac || !w->jtj) {
-		work_free(w);
-		return rb_set_error(-ENOMEM, "least squares: out of memory");
+	if (!n || !m || !p->residuals) {
+		rb_set_error(-EINVAL, "least squares: no parameters, rows or model");
+		return -EINVAL;
+	}
+	w->r = calloc(3 * m + m * n + 2 * n * n + 3 * n, sizeof(double));
+	if (!w->r) {
+		rb_set_error(-ENOMEM, "least squares: out of memory");
+		return -ENOMEM;
 	}
 	w->r_try = w->r + m;
-	w->r_step = w->r + 2 * m;
+	w->r_step = w->r_try + m;
+	w->jac = w->r_step + m;
+	w->jtj = w->jac + m * n;
 	w->a = w->jtj + n * n;
 	w->grad = w->a + n * n;
 	w->delta = w->grad + n;

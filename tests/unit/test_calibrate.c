@@ -74,8 +74,8 @@ static int exponential(const double *x, double *r, void *ctx)
 static void test_fit_exponential(void **state)
 {
 	int calls = 0;
-	struct rb_lsq_problem p = {.n_params = 2, .n_rows = 10, .residuals = exponential,
-				   .ctx = &calls, .step = 1e-7};
+	struct rb_lsq_problem p = {
+	    .n_params = 2, .n_rows = 10, .residuals = exponential, .ctx = &calls, .step = 1e-7};
 	struct rb_lsq_result res;
 	double x[2] = {1, -0.1};
 
@@ -92,8 +92,13 @@ static void test_fit_bounds(void **state)
 {
 	int calls = 0;
 	double lo[2] = {0, -0.4}, hi[2] = {10, 0};
-	struct rb_lsq_problem p = {.n_params = 2, .n_rows = 10, .residuals = exponential,
-				   .ctx = &calls, .lo = lo, .hi = hi, .step = 1e-7};
+	struct rb_lsq_problem p = {.n_params = 2,
+				   .n_rows = 10,
+				   .residuals = exponential,
+				   .ctx = &calls,
+				   .lo = lo,
+				   .hi = hi,
+				   .step = 1e-7};
 	double x[2] = {1, -0.1};
 
 	(void)state;
@@ -136,8 +141,8 @@ static int line(const double *x, double *r, void *ctx)
 static void test_spread(void **state)
 {
 	bool collinear = false;
-	struct rb_lsq_problem p = {.n_params = 2, .n_rows = 4, .residuals = line,
-				   .ctx = &collinear};
+	struct rb_lsq_problem p = {
+	    .n_params = 2, .n_rows = 4, .residuals = line, .ctx = &collinear};
 	double x[2] = {1, 2}, spread[2];
 
 	(void)state;
@@ -197,7 +202,9 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-#define PLAN "mask=0x1 split=n:1 align=16 banks=1:11 kslice=64 res=resident chain=1 out=fp32 mainline=0"
+#define PLAN                                                                                       \
+	"mask=0x1 split=n:1 align=16 banks=1:11 kslice=64 res=resident chain=1 out=fp32 "          \
+	"mainline=0"
 
 /* A report of one result; NULL arguments take the defaults of a good sim report. */
 struct report {
