@@ -100,10 +100,56 @@ done
 expect_exit 0 "calibration.held" -- "$JSONCHECK" "$TMP/fit.json" "calibration.held.#"
 [ "$(cat "$TMP/out")" = 0 ] && ok "no parameter held" || not_ok "no parameter held" "$(cat "$TMP/out")"
 
+# The spread: on these runs only task.fetch_ns is loose (its cost per task always comes
+# with a kick's commit and irq but for the fetch-bound chained runs).
+expect_grep '^task\.fetch_ns .*loose' "$TMP/table" "task.fetch_ns is marked loose"
+[ "$(grep -c 'loose' "$TMP/table")" -eq 1 ] && ok "no other parameter is loose" ||
+	not_ok "no other parameter is loose" "$(grep loose "$TMP/table")"
+
 # The fitted profile drives the emulator: a row run on it takes its fitted time.
 expect_exit 0 "run --soc the fitted profile" -- $RKNN_BENCH run --device sim --iters 1 --warmup 0 \
 	--no-verify --soc "$TMP/fit.json" --core-mask 0x7 --shape 1x1024x4096 --format csv
 expect_grep "rk3588.json v1|1x1024x4096,1,1024,4096,fp16,sim,true" "$TMP/out" "the row runs on it"
+
+# A report taken with clocks that were not pinned: a warning, the fit goes on.
+sed 's/"warnings":[[:space:]]*\[\]/"warnings": ["cpufreq policy0: governor schedutil"]/' "$TMP/r1.json" \
+	>"$TMP/unpinned.json"
+# shellcheck disable=SC2086
+expect_exit 0 "calibrate with an unpinned report" -- $RKNN_BENCH calibrate "$TMP/unpinned.json" \
+	$(echo "$REPORTS" | tail -n +2) -o "$TMP/fit2.json"
+expect_grep "unpinned.json: taken with host settings that were not pinned: cpufreq policy0" \
+	"$TMP/err" "warns about the unpinned report"
+
+# Rocket runs one process's jobs on one core: its reports cannot constrain the per-core
+# and the total bandwidth, which calibrate holds at the base and says so. (The same runs
+# without the two --launch modes rocket does not have.)
+if [ "${CHECK_SCOPE:-full}" != quick ]; then
+	i=0
+	cat <<'RUNS' >"$TMP/rocket-runs"
+--core-mask 0x1 --shape 1x64x64 --shape 1x1024x4096 --shape 256x512x1024 --shape 64x512x4096
+--core-mask 0x7 --shape 1x64x192 --shape 1x1024x4096
+--core-mask 0x1 --weight-banks 1 --shape 1x64x8192
+--core-mask 0x1 --weight-banks 1 --no-chain --shape 1x64x8192
+--core-mask 0x1 --no-chain --shape 1x1024x4096
+--core-mask 0x1 --data-banks 1 --shape 512x1024x16 --shape 512x64x16
+RUNS
+	while read -r args; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		$RKNN_BENCH run --device sim:rocket --iters 1 --warmup 0 --no-verify --soc "$TMP/true.json" \
+			$args -o "$TMP/rocket$i.json" >/dev/null 2>"$TMP/err" ||
+			not_ok "sim:rocket run $args" "$(head -c 600 "$TMP/err")"
+	done <"$TMP/rocket-runs"
+	# shellcheck disable=SC2086
+	expect_exit 0 "calibrate sim:rocket reports" -- $RKNN_BENCH calibrate "$TMP"/rocket*.json \
+		-o "$TMP/fit-rocket.json"
+	expect_grep '^ddr\.gbps_per_core .*held: no result constrains it' "$TMP/out" \
+		"rocket: gbps_per_core held"
+	expect_grep '^ddr\.gbps_total .*held: no result constrains it' "$TMP/out" \
+		"rocket: gbps_total held"
+	expect_exit 0 "rocket: calibration.held" -- "$JSONCHECK" "$TMP/fit-rocket.json" calibration.held.0
+	expect_grep '^ddr\.gbps_per_core$' "$TMP/out" "rocket: the profile lists what it held"
+fi
 
 # ---- bad input: exit 2, a message naming the file and field, no profile written ----
 first=$(echo "$REPORTS" | head -n 1)
