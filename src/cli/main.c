@@ -42,7 +42,7 @@ static void usage(FILE *out)
 		"Benchmark and tune matrix multiplication on the Rockchip RK3588 NPU.\n\n"
 		"commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'rknn-bench <command> --help' describes a command.\n"
 		     "exit codes: 0 ok, 1 verification failure or regression, 2 usage or input "
 		     "error, 3 device or driver error\n");
