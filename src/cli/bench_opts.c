@@ -46,6 +46,10 @@ static const struct cli_bench_option {
      "what rknn_matmul_api expresses (single-core contexts, N\n"
      "cut at multiples of 32, blocking threads); either way each\n"
      "pair also gets the best rknn-api config (docs/backend.md)"},
+    {"shard", required_argument, CLI_OPT_SHARD, CLI_TUNE, "search", "--shard I/N",
+     "tune shard I of N: a deterministic part of the shapes\n"
+     "(or, with fewer shapes than shards, of a shape's space);\n"
+     "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
     {"device", required_argument, CLI_OPT_DEVICE, BOTH, "device", "--device NAME",

@@ -17,6 +17,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_regcmd(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
 
@@ -115,6 +116,7 @@ enum cli_bench_code {
 	CLI_OPT_TARGET,
 	CLI_OPT_LIST_SPACE,
 	CLI_OPT_CACHE,
+	CLI_OPT_SHARD,
 	CLI_OPT_QUIET,
 	CLI_OPT_VERBOSE,
 };
