@@ -3,6 +3,7 @@
  * the machine or the time, so the same I/N of the same input is always the same work. */
 #include "tune/shard.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,11 @@ int rb_tune_shard_parse(const char *text, struct rb_tune_shard *out)
 
 	errno = 0;
 	i = strtoul(text, &end, 10);
-	if (end == text || *end != '/' || text[0] == '-' || text[0] == '+')
+	if (!isdigit((unsigned char)text[0]) || *end != '/' ||
+	    !isdigit((unsigned char)end[1]))
 		goto bad;
-	text = end + 1;
-	n = strtoul(text, &end, 10);
-	if (end == text || *end || text[0] == '-' || text[0] == '+' || errno)
+	n = strtoul(end + 1, &end, 10);
+	if (*end || errno)
 		goto bad;
 	if (n < 1 || n > RB_TUNE_MAX_SHARDS || i < 1 || i > n)
 		return rb_set_error(-EINVAL,
