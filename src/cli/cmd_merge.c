@@ -128,10 +128,11 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr,
 			"rknn-bench: merge: %zu pairs from %zu shard%s of %zu board%s%s into '%s'",
 			r.pairs, r.shards, r.shards == 1 ? "" : "s", r.boards,
-			r.boards == 1 ? "" : "s", r.duplicates ? " (repeated inputs counted once)" : "",
-			a.opts.out_path);
+			r.boards == 1 ? "" : "s",
+			r.duplicates ? " (repeated inputs counted once)" : "", a.opts.out_path);
 		if (a.opts.cache_out)
-			fprintf(stderr, ", %zu cache records into '%s'", r.records, a.opts.cache_out);
+			fprintf(stderr, ", %zu cache records into '%s'", r.records,
+				a.opts.cache_out);
 		fputc('\n', stderr);
 	}
 	if (r.untuned) {

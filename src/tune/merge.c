@@ -109,8 +109,8 @@ static int load_input(struct input *in)
 
 /* The keys every input must share (at the top level, then in "shard"). */
 static const char *const same_top[] = {
-    "schema", "tool_version", "device", "modeled", "driver",  "soc",
-    "strategy", "target",     "space",  "measure", "search", "unsafe_skip_validation",
+    "schema",   "tool_version", "device", "modeled", "driver", "soc",
+    "strategy", "target",       "space",  "measure", "search", "unsafe_skip_validation",
 };
 static const char *const same_shard[] = {"count", "cpu"};
 /* What identifies a pair: the rest is the tune's. */
@@ -131,8 +131,8 @@ static int differ(const char *what, const struct input *a, const cJSON *va, cons
 	return -EINVAL;
 }
 
-static int same_key(const struct input *a, const cJSON *oa, const struct input *b,
-		    const cJSON *ob, const char *key, const char *what)
+static int same_key(const struct input *a, const cJSON *oa, const struct input *b, const cJSON *ob,
+		    const char *key, const char *what)
 {
 	const cJSON *va = get(oa, key), *vb = get(ob, key);
 
@@ -209,7 +209,8 @@ static int group(struct merge *m)
 				return rb_set_error(-EINVAL,
 						    "'%s' and '%s' are both shard %u/%u of host "
 						    "'%s' with other results: give one of them",
-						    prev->path, a->path, a->index, a->count, a->host);
+						    prev->path, a->path, a->index, a->count,
+						    a->host);
 			a->duplicate = true;
 			a->board = prev->board;
 			m->res->duplicates++;
@@ -322,11 +323,28 @@ static void set_time(cJSON *measured, double us)
 	replace_num(measured, "speedup_vs_cpu", num(measured, "cpu_us") / us);
 }
 
+/* Whether a slice's winner (meas) beats the best so far (us, of best): faster, or as
+ * fast and first in the order the unsharded tune would have met them: the default
+ * config (run first), then by enumeration index (the model strategy runs equal times in
+ * that order; on the emulator the model's time is the measured one). */
+static bool beats(const cJSON *meas, double us, const cJSON *best)
+{
+	double t = num(meas, "median_us");
+
+	if (!best || t < us)
+		return true;
+	if (t > us)
+		return false;
+	if (cJSON_IsTrue(get(meas, "default_won")) != cJSON_IsTrue(get(best, "default_won")))
+		return cJSON_IsTrue(get(meas, "default_won"));
+	return num(meas, "config_index") < num(best, "config_index");
+}
+
 /* The slices of one board: slice 0's baselines, the fastest tuned and API configs. */
 static int pick_board(const struct merge *m, size_t b, size_t p, const char *key,
 		      struct board_pick *out)
 {
-	const cJSON *slice0 = NULL, *mine[RB_TUNE_MAX_SHARDS] = {0};
+	const cJSON *slice0 = NULL, *best_meas = NULL, *mine[RB_TUNE_MAX_SHARDS] = {0};
 	unsigned slices = 0, got = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -343,18 +361,19 @@ static int pick_board(const struct merge *m, size_t b, size_t p, const char *key
 			continue;
 		if (n_sl == 0 || n_sl > sizeof(mine) / sizeof(mine[0]) || (unsigned)s >= n_sl ||
 		    (slices && n_sl != slices) || mine[s] || !cJSON_IsObject(meas))
-			return rb_set_error(-EINVAL,
-					    "'%s': pairs[%zu] (%s): slice %d of %u does not fit the "
-					    "other shards' slices of the shape, or has no result",
-					    in->path, p, key, s, n_sl);
+			return rb_set_error(
+			    -EINVAL,
+			    "'%s': pairs[%zu] (%s): slice %d of %u does not fit the "
+			    "other shards' slices of the shape, or has no result",
+			    in->path, p, key, s, n_sl);
 		slices = n_sl;
 		mine[s] = meas;
 		got++;
 		if (s == 0)
 			slice0 = meas;
 		if (cJSON_IsObject(tu) && isfinite(num(meas, "median_us")) &&
-		    !(num(meas, "median_us") >= out->us)) /* NAN best: the first wins */
-			out->tuned = tu, out->us = num(meas, "median_us");
+		    beats(meas, out->us, best_meas))
+			out->tuned = tu, out->us = num(meas, "median_us"), best_meas = meas;
 		if (cJSON_IsObject(api) && !(num(api, "median_us") >= out->api_us))
 			out->api = api, out->api_us = num(api, "median_us");
 	}
@@ -529,6 +548,8 @@ static void put_pair(cJSON *pair, const struct board_pick *r)
 	cJSON_DeleteItemFromObjectCaseSensitive(pair, "rknn_matmul_api");
 	cJSON_AddItemToObject(pair, "tuned",
 			      r->tuned ? cJSON_Duplicate(r->tuned, true) : cJSON_CreateNull());
+	cJSON_DeleteItemFromObjectCaseSensitive(r->measured, "config_index"); /* a shard's */
+	cJSON_DeleteItemFromObjectCaseSensitive(r->measured, "default_won");
 	cJSON_AddItemToObject(pair, "measured", r->measured);
 	if (api) {
 		if (!(num(api, "median_us") == r->api_us))
@@ -572,7 +593,7 @@ static cJSON *totals(const cJSON *root, const cJSON *pairs)
 	static const char *const names[] = {"default", "tuned", "rknn_matmul_api"};
 	size_t n = (size_t)cJSON_GetArraySize(pairs), n_items;
 	struct rb_total_item *items = calloc(n ? n : 1, sizeof(*items));
-	char (*keys)[96] = calloc(n ? n : 1, sizeof(*keys));
+	char(*keys)[96] = calloc(n ? n : 1, sizeof(*keys));
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "modeled", cJSON_IsTrue(get(root, "modeled")));
@@ -582,10 +603,11 @@ static cJSON *totals(const cJSON *root, const cJSON *pairs)
 		n_items = 0;
 		for (const cJSON *p = pairs->child; p; p = p->next) {
 			const cJSON *meas = get(p, "measured");
-			double us = w == 0   ? num(meas, "default_us")
-				    : w == 1 ? (cJSON_IsObject(get(p, "tuned")) ? num(meas, "median_us")
-										: NAN)
-					     : num(get(p, "rknn_matmul_api"), "median_us");
+			double us =
+			    w == 0 ? num(meas, "default_us")
+			    : w == 1
+				? (cJSON_IsObject(get(p, "tuned")) ? num(meas, "median_us") : NAN)
+				: num(get(p, "rknn_matmul_api"), "median_us");
 			char key[96];
 			size_t i = 0;
 
@@ -597,12 +619,12 @@ static cJSON *totals(const cJSON *root, const cJSON *pairs)
 				continue;
 			}
 			snprintf(keys[n_items], sizeof(keys[0]), "%s", key);
-			items[n_items++] = (struct rb_total_item){
-			    (int64_t)num(get(p, "src0"), "row"), us, 1};
+			items[n_items++] =
+			    (struct rb_total_item){(int64_t)num(get(p, "src0"), "row"), us, 1};
 		}
-		cJSON_AddItemToObject(o, names[w],
-				      rb_totals_json(sums, rb_totals_sum(items, n_items, sums,
-									 RB_TOTALS_MAX)));
+		cJSON_AddItemToObject(
+		    o, names[w],
+		    rb_totals_json(sums, rb_totals_sum(items, n_items, sums, RB_TOTALS_MAX)));
 	}
 	free(items);
 	free(keys);
@@ -622,9 +644,9 @@ static cJSON *provenance(const struct merge *m)
 		for (size_t i = 0; i < m->n; i++)
 			if (m->in[i].board == b && !m->in[i].duplicate) {
 				cJSON_AddStringToObject(e, "host", m->hosts[b]);
-				cJSON_AddStringToObject(e, "cpu", str(m->in[i].shard, "cpu")
-								      ? str(m->in[i].shard, "cpu")
-								      : "");
+				cJSON_AddStringToObject(
+				    e, "cpu",
+				    str(m->in[i].shard, "cpu") ? str(m->in[i].shard, "cpu") : "");
 				cJSON_AddStringToObject(e, "kernel",
 							str(m->in[i].shard, "kernel")
 							    ? str(m->in[i].shard, "kernel")
@@ -811,8 +833,8 @@ static int merge_caches(struct merge *m)
 
 int rb_tune_merge(const struct rb_merge_opts *o, struct rb_merge_result *res)
 {
-	struct merge m = {o, res, calloc(o->n_inputs ? o->n_inputs : 1, sizeof(*m.in)), o->n_inputs,
-			  NULL, 0};
+	struct merge m = {o,           res,  calloc(o->n_inputs ? o->n_inputs : 1, sizeof(*m.in)),
+			  o->n_inputs, NULL, 0};
 	cJSON *doc = NULL;
 	int ret = m.in ? 0 : rb_set_error(-ENOMEM, "out of memory");
 

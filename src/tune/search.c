@@ -344,6 +344,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	uint64_t sig = 0;
 
 	memset(p, 0, sizeof(*p));
+	p->index = SIZE_MAX;
 	rb_plan_config_init(&p->plan);
 	p->launch = RB_LAUNCH_FENCES;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
@@ -391,6 +392,8 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 		if (ret == 0)
 			consider(c, &c->points.items[order[i]], &r);
 	}
+	c->best->default_won = c->best->found && def_index != SIZE_MAX &&
+			       c->best->point.index == c->points.items[def_index].index;
 	c->done = c->total;
 	progress(c);
 	return ret == 0 && stopped(c) ? -EINTR : ret;

@@ -75,6 +75,8 @@ struct rb_tune_best {
 	char verify[16];
 	double default_us, cpu_us; /* NAN when unknown */
 	bool other_shard;          /* --shard: another shard tunes this shape */
+	bool default_won;          /* the default config, a candidate, is the best (it wins
+				    * ties: it runs first) */
 	unsigned slice, slices;    /* --shard: the slice of the space searched (0 of 1: all) */
 	size_t n_space, n_model, n_run, n_failed;
 	/* The fastest verified config rknn_matmul_api can express (rb_tune_space_rknn_api):

@@ -18,8 +18,7 @@ int rb_tune_shard_parse(const char *text, struct rb_tune_shard *out)
 
 	errno = 0;
 	i = strtoul(text, &end, 10);
-	if (!isdigit((unsigned char)text[0]) || *end != '/' ||
-	    !isdigit((unsigned char)end[1]))
+	if (!isdigit((unsigned char)text[0]) || *end != '/' || !isdigit((unsigned char)end[1]))
 		goto bad;
 	n = strtoul(end + 1, &end, 10);
 	if (*end || errno)
@@ -33,8 +32,7 @@ int rb_tune_shard_parse(const char *text, struct rb_tune_shard *out)
 	out->count = (unsigned)n;
 	return 0;
 bad:
-	return rb_set_error(-EINVAL, "--shard '%s': give I/N, e.g. 2/4 (the second of four)",
-			    text);
+	return rb_set_error(-EINVAL, "--shard '%s': give I/N, e.g. 2/4 (the second of four)", text);
 }
 
 /* The work of one unique shape, the measure the greedy split balances: multiply-adds,

@@ -90,6 +90,7 @@ struct rb_tune_point {
 	struct rb_plan_config plan;
 	enum rb_npu_launch launch;
 	char text[192]; /* rb_plan_config_format of `plan` */
+	size_t index;   /* in the enumeration of its space (SIZE_MAX: not in it) */
 };
 
 struct rb_tune_points {

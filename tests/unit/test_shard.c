@@ -42,7 +42,7 @@ static void split(const struct rb_shape_list *l, unsigned i, unsigned n,
 static void test_parse(void **state)
 {
 	struct rb_tune_shard s;
-	static const char *const bad[] = {"",    "1",   "0/4", "5/4",   "1/0",  "-1/4",
+	static const char *const bad[] = {"",     "1",   "0/4",  "5/4",  "1/0",   "-1/4",
 					  "1/-4", "a/4", "1/4x", "1//4", "1/257", " 1/4"};
 
 	(void)state;
