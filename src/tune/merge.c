@@ -16,6 +16,7 @@
 #include "core/fileio.h"
 #include "core/json.h"
 #include "core/totals.h"
+#include "rknn_bench/shape.h"
 #include "rknn_bench/tuned.h"
 #include "tune/shard.h"
 #include "tune/tune.h"
@@ -73,9 +74,40 @@ static const char *str(const cJSON *o, const char *key)
 
 /* ---- reading and checking the inputs ---- */
 
+static bool whole_in(const cJSON *o, const char *key, double lo, double hi)
+{
+	double v = num(o, key);
+
+	return v >= lo && v <= hi && v == floor(v);
+}
+
+/* What merge reads besides the compared keys: the pairs' dimensions and the work list. */
+static int check_fields(const struct input *in)
+{
+	size_t i = 0;
+
+	for (const cJSON *p = in->pairs->child; p; p = p->next, i++)
+		if (!cJSON_IsString(get(p, "name")) ||
+		    !whole_in(get(p, "src0"), "row", 1, (double)RB_SHAPE_DIM_MAX) ||
+		    !whole_in(get(p, "src0"), "col", 1, (double)RB_SHAPE_DIM_MAX) ||
+		    !whole_in(get(p, "src1"), "col", 1, (double)RB_SHAPE_DIM_MAX))
+			return rb_set_error(-EINVAL,
+					    "'%s': pairs[%zu] needs a name and src0.row, src0.col, "
+					    "src1.col in 1..%lld",
+					    in->path, i, (long long)RB_SHAPE_DIM_MAX);
+	i = 0;
+	for (const cJSON *w = in->work->child; w; w = w->next, i++)
+		if (!str(w, "shape") || !whole_in(w, "slices", 1, RB_TUNE_MAX_SHARDS) ||
+		    !whole_in(w, "slice", 0, num(w, "slices") - 1))
+			return rb_set_error(-EINVAL,
+					    "'%s': shard.work[%zu] needs a shape and 0 <= slice < "
+					    "slices <= %u",
+					    in->path, i, RB_TUNE_MAX_SHARDS);
+	return 0;
+}
+
 static int load_input(struct input *in)
 {
-	const cJSON *index, *count;
 	int ret = rb_json_load_file(in->path, 0, "a tuned JSON of a shard", &in->root);
 
 	if (ret < 0)
@@ -92,19 +124,17 @@ static int load_input(struct input *in)
 				    "'%s' is not a shard (it has no \"shard\" object): merge joins "
 				    "the outputs of tune --shard I/N",
 				    in->path);
-	index = get(in->shard, "index");
-	count = get(in->shard, "count");
 	in->host = str(in->shard, "host");
 	in->work = get(in->shard, "work");
-	if (!cJSON_IsNumber(index) || !cJSON_IsNumber(count) || !in->host ||
-	    !cJSON_IsArray(in->work) || count->valuedouble < 1 || index->valuedouble < 1 ||
-	    index->valuedouble > count->valuedouble || count->valuedouble > 1e6)
+	if (!whole_in(in->shard, "count", 1, RB_TUNE_MAX_SHARDS) ||
+	    !whole_in(in->shard, "index", 1, num(in->shard, "count")) || !in->host ||
+	    !cJSON_IsArray(in->work))
 		return rb_set_error(-EINVAL,
-				    "'%s': shard must have index 1..count, count, host and work",
-				    in->path);
-	in->index = (unsigned)index->valuedouble;
-	in->count = (unsigned)count->valuedouble;
-	return 0;
+				    "'%s': shard needs count 1..%u, index 1..count, host and work",
+				    in->path, RB_TUNE_MAX_SHARDS);
+	in->index = (unsigned)num(in->shard, "index");
+	in->count = (unsigned)num(in->shard, "count");
+	return check_fields(in);
 }
 
 /* The keys every input must share (at the top level, then in "shard"). */
