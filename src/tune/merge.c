@@ -228,7 +228,7 @@ static int by_host_index(const void *a, const void *b)
 static int group(struct merge *m)
 {
 	qsort(m->in, m->n, sizeof(*m->in), by_host_index);
-	m->hosts = calloc(m->n, sizeof(*m->hosts));
+	m->hosts = calloc(m->n ? m->n : 1, sizeof(*m->hosts));
 	if (!m->hosts)
 		return rb_set_error(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < m->n; i++) {
@@ -843,8 +843,8 @@ static int merge_caches(struct merge *m)
 			else
 				ret = rb_set_error(-ENOMEM, "out of memory");
 		}
-		for (size_t r = 0; ret == 0 && r < c.count; r++)
-			all[n++] = (struct tagged){c.records[r], m->in[i].board, n};
+		for (size_t r = 0; ret == 0 && r < c.count; r++, n++)
+			all[n] = (struct tagged){c.records[r], m->in[i].board, n};
 		rb_tune_cache_close(&c);
 	}
 	if (ret == 0 && !(out = calloc(n ? n : 1, sizeof(*out))))
