@@ -592,7 +592,7 @@ static void put_pair(cJSON *pair, const struct board_pick *r)
 
 static int merge_pair(const struct merge *m, const cJSON *root, cJSON *pair, size_t p)
 {
-	struct board_pick *bp = calloc(m->n_hosts, sizeof(*bp)), r;
+	struct board_pick *bp = calloc(m->n_hosts ? m->n_hosts : 1, sizeof(*bp)), r;
 	char key[96];
 	int ret = bp ? 0 : rb_set_error(-ENOMEM, "out of memory");
 
