@@ -102,7 +102,7 @@ cd "$TOP" || exit 1
 
 # --- man pages ---------------------------------------------------------------------------
 MAN1=$USR/share/man/man1
-commands=$(built "$RKNN_BENCH" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit }
+commands=$("$RKNN_BENCH" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit }
 	on && $1 != "help" { print $1 }')
 nopage=
 for c in $commands; do [ -f "$MAN1/rknn-bench-$c.1" ] || nopage="$nopage $c"; done
@@ -113,7 +113,7 @@ if command -v man >/dev/null 2>&1; then
 	MANWIDTH=100 man -P cat -l "$MAN1/rknn-bench-run.1" >"$TMP/run.man" 2>"$TMP/err"
 	expect_grep '^SYNOPSIS' "$TMP/run.man" "man -l opens rknn-bench-run.1"
 	absent=
-	for o in $(built "$RKNN_BENCH" run --help | grep -E '^ +--' | sed -E 's/^ +(--[a-z-]+).*/\1/'); do
+	for o in $("$RKNN_BENCH" run --help | grep -E '^ +--' | sed -E 's/^ +(--[a-z-]+).*/\1/'); do
 		grep -qe "$o" "$TMP/run.man" || absent="$absent $o"
 	done
 	if [ -z "$absent" ]; then ok "rknn-bench-run(1) lists every option of run --help"; else
@@ -170,3 +170,16 @@ if make_tree uninstall && [ -z "$(find "$DEST" -type f)" ]; then
 else
 	not_ok "make uninstall removes every installed file" "$(find "$DEST" -type f | head)"
 fi
+
+# --- dependencies: running needs less than testing; without apt-get, the missing named --
+mkdir "$TMP/path" "$TMP/pc"
+for t in cc make pkg-config; do ln -s "$(command -v $t)" "$TMP/path/$t"; done
+for p in libcjson libdrm; do
+	cp "$(pkg-config --variable=pcfiledir $p)/$p.pc" "$TMP/pc/"
+done
+expect_exit 0 "install-deps.sh: nothing missing to build and run (no cmocka, strace, valgrind)" -- \
+	env PATH="$TMP/path" PKG_CONFIG_LIBDIR="$TMP/pc" /bin/sh scripts/install-deps.sh
+expect_exit 1 "install-deps.sh --test without apt-get: exit 1" -- \
+	env PATH="$TMP/path" PKG_CONFIG_LIBDIR="$TMP/pc" /bin/sh scripts/install-deps.sh --test
+expect_grep '^install-deps: missing: cmocka \(libcmocka-dev\), strace \(strace\), valgrind \(valgrind\), man \(man-db\); no apt-get here' \
+	"$TMP/err" "its message names exactly what is missing"
