@@ -148,10 +148,26 @@ if command -v bash >/dev/null 2>&1; then
 		not_ok "bash completes the commands and each command's options" "got: $got"
 	fi
 fi
+# zsh: the completion function run with the completion system's builtins stubbed to
+# print what they are given (a terminal-free stand-in for pressing Tab).
 if command -v zsh >/dev/null 2>&1; then
-	expect_exit 0 "the zsh completion parses" -- zsh -n "$USR/share/zsh/site-functions/_rknn-bench"
+	got=$(zsh -f -c '_arguments() { state=$ZSTATE; }
+		_describe() { echo "${(P)${@[-1]}}"; }
+		compadd() { [[ $1 == -a ]] && echo "${(P)2}"; }
+		_files() { echo files; }
+		ZSTATE=command words=(rknn-bench) PREFIX=; source "$1"
+		ZSTATE=args words=(tune --li) PREFIX=--li; source "$1"
+		ZSTATE=args words=(run x) PREFIX=x; source "$1"' sh \
+		"$USR/share/zsh/site-functions/_rknn-bench" 2>&1)
+	if echo "$got" | sed -n 1p | grep -q '^run:benchmark and verify .* info:show ' &&
+		echo "$got" | sed -n 2p | grep -q -- ' --list-space ' &&
+		[ "$(echo "$got" | sed -n 3p)" = files ]; then
+		ok "zsh completes the commands, each command's options and file names"
+	else
+		not_ok "zsh completes the commands, each command's options and file names" "got: $got"
+	fi
 else
-	ok "the zsh completion parses # SKIP zsh is not installed"
+	ok "zsh completes the commands # SKIP zsh is not installed (apt-get install zsh)"
 fi
 
 # --- moved, then uninstalled -------------------------------------------------------------
