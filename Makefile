@@ -261,6 +261,8 @@ run: deps
 # the installed binary finds in $(PREFIX)/share/rknn-bench (src/cli/datadir.c).
 # The shim goes to a directory of its own, never over a system librknnrt: a program picks
 # it with LD_LIBRARY_PATH=$(PREFIX)/lib/rknn-bench (docs/backend.md).
+# rknn-bench.pc finds the tree from its own place (PREFIX/lib/pkgconfig) and the binary
+# its configs from its own (PREFIX/bin): the directories below keep that layout.
 BINDIR      = $(PREFIX)/bin
 LIBDIR      = $(PREFIX)/lib
 INCLUDEDIR  = $(PREFIX)/include
