@@ -207,8 +207,10 @@ static int parse_soc(struct rb_engine_opts *engine, const char *path)
 {
 	static struct rb_soc_profile soc;
 
-	if (rb_soc_load_file(&soc, path) < 0)
-		return rb_error("--soc: %s", rb_last_error());
+	int ret = rb_soc_load_file(&soc, path);
+
+	if (ret < 0)
+		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(path, ret));
 	engine->sim.soc = &soc;
 	return 0;
 }
@@ -250,8 +252,8 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		*b->device_name = arg;
 		return 0;
 	case CLI_OPT_SOC:
-		b->soc_path = arg;
-		return parse_soc(b->engine, arg);
+		b->soc_path = cli_data_path(arg, "soc");
+		return parse_soc(b->engine, b->soc_path);
 	case CLI_OPT_VERIFY:
 		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &b->verify->mode));
 	case CLI_OPT_SEED:
