@@ -2,7 +2,8 @@
 #
 #   make              build build/rknn-bench and build/librknn-bench.a
 #   make run          install missing build dependencies (when possible), build, run the seed shapes
-#   make check        build and run every test; ends with "N passed, N failed"
+#   make check        install missing test tools (when possible), build and run every
+#                     test; ends with "N passed, N failed"
 #   make deps-check   fail when a folder of src/ includes a higher floor or folders form
 #                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
 #                     runs it first
@@ -16,7 +17,10 @@
 #   make format-check every C file formatted by the checked-in .clang-format
 #   make fuzz         build the fuzz targets with clang's libFuzzer and run each for
 #                     FUZZ_SECONDS (default 30); fails on any finding (tests/fuzz/fuzz.mk)
-#   make install      PREFIX=/usr/local DESTDIR=
+#   make install      PREFIX=/usr/local DESTDIR=: binary, library, headers, rknn-bench.pc,
+#                     man pages, bash/zsh completions, configs in PREFIX/share/rknn-bench
+#   make uninstall    the same PREFIX and DESTDIR: removes what install wrote
+#   make man          build/share/man/*.1 from the built binary's --help
 #   make clean
 #
 # Knobs: SANITIZE=1 (ASan+UBSan, objects in build/san), CROSS=aarch64-linux-gnu-
@@ -80,7 +84,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: all check deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps baseline shim
+.PHONY: all check deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -193,8 +197,8 @@ check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf
 		$(BUILD)/tests/consumer \
 		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) \
 		$(FUZZ_REPLAYS)
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \
-		sh tests/run-tests.sh $(TESTS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
+		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)
 
 # CHECK_SCOPE=quick: the e2e tests replace their largest emulator workloads with smaller
 # ones taking the same paths (tests/e2e/sim.sh says which).
@@ -233,26 +237,85 @@ format-check:
 format:
 	clang-format -i $(C_FILES)
 
+# make run needs what building and running need; make check installs the test tools
+# first (cmocka, strace, valgrind, man): the unit tests' objects wait for it.
 deps:
 	@sh scripts/install-deps.sh
+
+test-deps:
+	@sh scripts/install-deps.sh --test $(if $(CROSS),--aarch64)
+
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+$(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.o): | test-deps
+check: test-deps
+endif
 
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(BIN) run configs/mat_kernel_size.json
 
+# --- make install -----------------------------------------------------------------------
+# The binary, librknn-bench.a with its public headers and rknn-bench.pc, the shim, man
+# pages and bash/zsh completions generated from the built binary's --help (so they list
+# what it says; a cross build needs RUNNER to run it), and the shipped configs, which
+# the installed binary finds in $(PREFIX)/share/rknn-bench (src/cli/datadir.c).
 # The shim goes to a directory of its own, never over a system librknnrt: a program picks
 # it with LD_LIBRARY_PATH=$(PREFIX)/lib/rknn-bench (docs/backend.md).
-install: $(BIN) $(LIB) $(SHIM)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/rknn_bench \
-		$(DESTDIR)$(PREFIX)/lib/rknn-bench
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/rknn-bench
-	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/librknn-bench.a
-	install -m 644 include/rknn_bench/*.h $(DESTDIR)$(PREFIX)/include/rknn_bench/
-	install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/rknn-bench/librknnrt.so
+# rknn-bench.pc finds the tree from its own place (PREFIX/lib/pkgconfig) and the binary
+# its configs from its own (PREFIX/bin): the directories below keep that layout.
+BINDIR      = $(PREFIX)/bin
+LIBDIR      = $(PREFIX)/lib
+INCLUDEDIR  = $(PREFIX)/include
+DATADIR     = $(PREFIX)/share
+MANDIR      = $(DATADIR)/man
+BASH_COMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSH_COMPDIR  ?= $(DATADIR)/zsh/site-functions
+VERSION    := $(shell sed -n 's/^\#define RB_VERSION "\(.*\)"/\1/p' src/core/version.h)
+GEN_SHARE  := $(BUILD)/share
+MAN_STAMP  := $(GEN_SHARE)/man/.stamp
+BASH_COMP  := $(GEN_SHARE)/rknn-bench.bash
+ZSH_COMP   := $(GEN_SHARE)/_rknn-bench
+PC_FILE    := $(GEN_SHARE)/rknn-bench.pc
+INSTALL_GEN := $(MAN_STAMP) $(BASH_COMP) $(ZSH_COMP) $(PC_FILE)
+
+man: $(MAN_STAMP)
+
+$(MAN_STAMP): $(BIN) scripts/help2man.sh scripts/cli-help.sh
+	$(call quiet,GEN,$(@D))rm -rf $(@D) $(@D).tmp && \
+		RUNNER="$(RUNNER)" sh scripts/help2man.sh $(BIN) $(VERSION) $(@D).tmp && \
+		touch $(@D).tmp/.stamp && mv $(@D).tmp $(@D)
+
+$(GEN_SHARE)/rknn-bench.bash $(GEN_SHARE)/_rknn-bench: $(BIN) scripts/completions.sh scripts/cli-help.sh
+	@mkdir -p $(@D)
+	$(call quiet,GEN,$@)RUNNER="$(RUNNER)" sh scripts/completions.sh $(BIN) \
+		$(if $(filter %.bash,$@),bash,zsh) >$@.tmp && mv $@.tmp $@
+
+$(PC_FILE): contrib/rknn-bench.pc.in src/core/version.h
+	@mkdir -p $(@D)
+	$(call quiet,GEN,$@)sed 's/@VERSION@/$(VERSION)/' $< >$@.tmp && mv $@.tmp $@
+
+install: $(BIN) $(LIB) $(SHIM) $(INSTALL_GEN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/rknn-bench \
+		$(DESTDIR)$(INCLUDEDIR)/rknn_bench $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DATADIR)/rknn-bench/soc $(DESTDIR)$(BASH_COMPDIR) $(DESTDIR)$(ZSH_COMPDIR)
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/rknn-bench
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/librknn-bench.a
+	install -m 644 include/rknn_bench/*.h $(DESTDIR)$(INCLUDEDIR)/rknn_bench/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/rknn-bench.pc
+	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)/rknn-bench/librknnrt.so
+	install -m 644 $(GEN_SHARE)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(BASH_COMP) $(DESTDIR)$(BASH_COMPDIR)/rknn-bench
+	install -m 644 $(ZSH_COMP) $(DESTDIR)$(ZSH_COMPDIR)/_rknn-bench
+	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/rknn-bench/
+	install -m 644 configs/soc/*.json $(DESTDIR)$(DATADIR)/rknn-bench/soc/
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/rknn-bench $(DESTDIR)$(PREFIX)/lib/librknn-bench.a
-	rm -rf $(DESTDIR)$(PREFIX)/include/rknn_bench $(DESTDIR)$(PREFIX)/lib/rknn-bench
+	rm -f $(DESTDIR)$(BINDIR)/rknn-bench $(DESTDIR)$(LIBDIR)/librknn-bench.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/rknn-bench.pc $(DESTDIR)$(MANDIR)/man1/rknn-bench.1 \
+		$(DESTDIR)$(MANDIR)/man1/rknn-bench-*.1 $(DESTDIR)$(BASH_COMPDIR)/rknn-bench \
+		$(DESTDIR)$(ZSH_COMPDIR)/_rknn-bench
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/rknn_bench $(DESTDIR)$(LIBDIR)/rknn-bench \
+		$(DESTDIR)$(DATADIR)/rknn-bench
 
 clean:
 	rm -rf build

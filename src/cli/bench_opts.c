@@ -46,6 +46,10 @@ static const struct cli_bench_option {
      "what rknn_matmul_api expresses (single-core contexts, N\n"
      "cut at multiples of 32, blocking threads); either way each\n"
      "pair also gets the best rknn-api config (docs/backend.md)"},
+    {"shard", required_argument, CLI_OPT_SHARD, CLI_TUNE, "search", "--shard I/N",
+     "tune shard I of N: a deterministic part of the shapes\n"
+     "(or, with fewer shapes than shards, of a shape's space);\n"
+     "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
     {"device", required_argument, CLI_OPT_DEVICE, BOTH, "device", "--device NAME",
@@ -203,8 +207,10 @@ static int parse_soc(struct rb_engine_opts *engine, const char *path)
 {
 	static struct rb_soc_profile soc;
 
-	if (rb_soc_load_file(&soc, path) < 0)
-		return rb_error("--soc: %s", rb_last_error());
+	int ret = rb_soc_load_file(&soc, path);
+
+	if (ret < 0)
+		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(path, ret));
 	engine->sim.soc = &soc;
 	return 0;
 }
@@ -246,8 +252,8 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		*b->device_name = arg;
 		return 0;
 	case CLI_OPT_SOC:
-		b->soc_path = arg;
-		return parse_soc(b->engine, arg);
+		b->soc_path = cli_data_path(arg, "soc");
+		return parse_soc(b->engine, b->soc_path);
 	case CLI_OPT_VERIFY:
 		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &b->verify->mode));
 	case CLI_OPT_SEED:

@@ -17,6 +17,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_regcmd(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
@@ -37,6 +38,18 @@ int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
 			 const char *command, bool allow_empty);
 int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
 		    size_t n_specs, int dtype, const char *command, bool allow_empty);
+
+/* Shipped data of an installed binary (datadir.c): PREFIX/share/rknn-bench for the
+ * binary PREFIX/bin/rknn-bench, or NULL when there is none (a build-tree binary). */
+const char *cli_data_dir(void);
+/* The file to open for an input named on the command line: `path` itself unless it is a
+ * relative path that does not exist; then the same name in the data directory (a
+ * leading "configs/" dropped; also under `subdir` when not NULL), with a note on stderr
+ * (not under --quiet), when it is there; else `path`. The result lives until exit. */
+const char *cli_data_path(const char *path, const char *subdir);
+/* " (nor in the installed data directory DIR)" for an error `err` opening a relative
+ * `path` that is missing, when there is a data directory; else "". For messages. */
+const char *cli_data_hint(const char *path, int err);
 
 /* rb_engine_find for --device NAME: prints the message and returns NULL on error;
  * prints auto's note (why the emulator) on stderr, once per process. */
@@ -116,6 +129,7 @@ enum cli_bench_code {
 	CLI_OPT_TARGET,
 	CLI_OPT_LIST_SPACE,
 	CLI_OPT_CACHE,
+	CLI_OPT_SHARD,
 	CLI_OPT_QUIET,
 	CLI_OPT_VERBOSE,
 };

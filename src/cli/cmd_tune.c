@@ -53,6 +53,9 @@ static int parse_option(struct rb_tune_opts *o, int c, const char *arg)
 	case CLI_OPT_TARGET:
 		return rb_tune_target_parse(arg, &o->target) < 0 ? rb_error("%s", rb_last_error())
 								 : 0;
+	case CLI_OPT_SHARD:
+		return rb_tune_shard_parse(arg, &o->shard) < 0 ? rb_error("%s", rb_last_error())
+							       : 0;
 	case CLI_OPT_LIST_SPACE:
 		o->list_space = true;
 		return 0;

@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"regcmd", cmd_regcmd, "print the register program of a one-task matmul"},
     {"plan", cmd_plan, "show how a matmul is cut into NPU tasks per core"},
     {"tune", cmd_tune, "search NPU configs per shape, write the tuned kernel JSON"},
+    {"merge", cmd_merge, "join the tuned JSONs of tune --shard I/N into one"},
     {"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
     {"shapes", cmd_shapes, "write a shapes file from a model (GGUF header or its numbers)"},
     {"calibrate", cmd_calibrate, "fit the emulator's hardware profile to a board's run reports"},

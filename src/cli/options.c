@@ -97,13 +97,17 @@ int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
 	for (int i = 0; i < n_files; i++) {
 		char *data;
 		size_t len;
-		int ret = rb_file_read(files[i], &data, &len);
+		int ret;
 
+		/* An installed binary also finds the shipped shapes files; what reads files[i]
+		 * later (tune's outputs check and cache) sees the file actually read. */
+		files[i] = (char *)cli_data_path(files[i], NULL);
+		ret = rb_file_read(files[i], &data, &len);
 		if (ret == 0)
 			ret = rb_shape_list_load_string(list, data, len, files[i]);
 		if (ret < 0) {
 			free(data);
-			return rb_error("%s", rb_last_error());
+			return rb_error("%s%s", rb_last_error(), cli_data_hint(files[i], ret));
 		}
 		if (texts)
 			texts[i] = (struct rb_text){data, len};

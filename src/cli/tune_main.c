@@ -16,27 +16,35 @@
 
 /* The engines and the cache (rb_tune_open); says when a cache is resumed. */
 /* What the search will do, before it starts: configs per shape and what runs where. */
-static void print_estimate(const struct rb_tune_opts *o)
+static void print_estimate(const struct rb_tune_run *t)
 {
+	const struct rb_tune_opts *o = t->o;
 	size_t shapes = 0, lo = SIZE_MAX, hi = 0, all = 0;
 
 	for (size_t i = 0; i < o->shapes.count; i++) {
+		const struct rb_tune_shard_work *w = t->work ? &t->work[i] : NULL;
 		struct rb_tune_points pts;
+		size_t n;
 
-		if (rb_tune_first_same(&o->shapes, i) != i ||
+		if (rb_tune_first_same(&o->shapes, i) != i || (w && !w->mine) ||
 		    rb_tune_space_enumerate(&o->space, &o->shapes.entries[i].shape, &pts) < 0)
 			continue;
+		n = w ? (pts.count + w->slices - 1 - w->slice) / w->slices : pts.count;
 		shapes++;
-		all += pts.count;
-		lo = pts.count < lo ? pts.count : lo;
-		hi = pts.count > hi ? pts.count : hi;
+		all += n;
+		lo = n < lo ? n : lo;
+		hi = n > hi ? n : hi;
 		rb_tune_points_release(&pts);
 	}
-	if (!shapes)
+	if (t->work)
+		fprintf(stderr, "rknn-bench: shard %u/%u: ", o->shard.index, o->shard.count);
+	if (!shapes) {
+		if (t->work)
+			fprintf(stderr, "no shape falls to this shard (more shards than work)\n");
 		return;
-	fprintf(stderr,
-		"rknn-bench: tuning %zu shapes, %zu to %zu configs each (%zu in all): ", shapes, lo,
-		hi, all);
+	}
+	fprintf(stderr, "%stuning %zu shapes, %zu to %zu configs each (%zu in all): ",
+		t->work ? "" : "rknn-bench: ", shapes, lo, hi, all);
 	if (o->strategy == RB_TUNE_STRATEGY_MODEL)
 		fprintf(stderr, "all modeled, the best %ld of each run", o->top);
 	else if (o->strategy == RB_TUNE_STRATEGY_RANDOM)
@@ -56,7 +64,7 @@ static int open_session(struct rb_tune_run *t)
 	if (ret < 0)
 		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
 	if (!t->o->quiet && !cli_quiet)
-		print_estimate(t->o);
+		print_estimate(t);
 	if (t->cache.resumed && !t->o->quiet && !cli_quiet)
 		fprintf(stderr, "rknn-bench: resuming from '%s': %zu results%s\n", t->o->cache_path,
 			t->cache.resumed,
@@ -173,11 +181,15 @@ static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best
 	size_t n = 0;
 
 	for (size_t i = 0; rows && i < l->count; i++)
-		if (rb_tune_first_same(l, i) == i)
+		if (rb_tune_first_same(l, i) == i && !best[i].other_shard)
 			summary_row(rows[n++], l->entries[i].names[0], &best[i]);
 	if (rows)
 		rb_table_print_cells(stdout, cols, T_COLS, (const char *)rows, T_CELL, n);
-	print_totals(t, best);
+	if (t->work) /* the totals need every shape: `rknn-bench merge` sums them */
+		printf("\nshard %u/%u: %zu of the shapes; `rknn-bench merge` joins the shards\n",
+		       t->o->shard.index, t->o->shard.count, n);
+	else
+		print_totals(t, best);
 	if (modeled)
 		printf("\nmodeled: times come from the emulator's timing model, not a clock\n");
 	free(rows);
@@ -197,7 +209,7 @@ static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)
 		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
 	print_summary(t, best);
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++)
-		if (!best[i].found)
+		if (!best[i].found && !best[i].other_shard)
 			ret = RB_EXIT_FAIL;
 	/* A tune that failed a shape does not replace a tuned JSON that may be complete. */
 	if (ret == RB_EXIT_FAIL && !cli_is_new(o->out_path)) {

@@ -5,7 +5,7 @@
 
 #include "core/compare.h"
 
-/* Undefined numbers are null (conventions). */
+/* Undefined numbers are null (README "Output"). */
 static void add_number(cJSON *obj, const char *key, double v)
 {
 	if (isfinite(v))

@@ -9,7 +9,7 @@
 
 #include <stdarg.h>
 
-/* Exit codes of the command line (conventions.md). */
+/* Exit codes of the command line (README "Exit codes"). */
 enum rb_exit {
 	RB_EXIT_OK = 0,
 	RB_EXIT_FAIL = 1,   /* verification failure or regression */

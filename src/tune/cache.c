@@ -60,7 +60,7 @@ struct header_field {
 
 static const struct header_field header_fields[] = {
     FIELD(tool_version, true), FIELD(device, true),      FIELD(driver, true),  FIELD(soc, true),
-    FIELD(space, true),        FIELD(space_desc, false), FIELD(measure, true),
+    FIELD(space, true),        FIELD(space_desc, false), FIELD(measure, true), FIELD(shard, false),
 };
 
 #define N_HEADER_FIELDS (sizeof(header_fields) / sizeof(header_fields[0]))
@@ -394,4 +394,64 @@ void rb_tune_cache_close(struct rb_tune_cache *c)
 	free(c->keys);
 	memset(c, 0, sizeof(*c));
 	c->lock_fd = -1;
+}
+
+/* ---- merge's side: a cache's header, and a whole cache written at once ---- */
+
+int rb_tune_cache_read_header(const char *path, const char *data, size_t len,
+			      struct rb_tune_header *h)
+{
+	const char *nl = memchr(data, '\n', len);
+	cJSON *o = NULL;
+	bool ok;
+
+	memset(h, 0, sizeof(*h));
+	if (nl)
+		rb_json_load(data, (size_t)(nl - data), path, "a JSON object", &o);
+	ok = o != NULL;
+	for (size_t i = 0; ok && i < N_HEADER_FIELDS; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, header_fields[i].name);
+
+		/* a cache older than a field that is not compared lacks it: "" */
+		ok = copy_string(o, header_fields[i].name, header_field(h, i),
+				 header_fields[i].size) ||
+		     (!v && !header_fields[i].compared);
+	}
+	cJSON_Delete(o);
+	return ok ? 0
+		  : rb_set_error(-EINVAL, "'%s' has no tune cache header on its first line", path);
+}
+
+struct whole_cache {
+	const struct rb_tune_header *header;
+	const struct rb_tune_record *records;
+	size_t count;
+};
+
+static int put_line(FILE *f, cJSON *o)
+{
+	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	int ret = text && fputs(text, f) >= 0 && fputc('\n', f) >= 0 ? 0 : -EIO;
+
+	free(text);
+	cJSON_Delete(o);
+	return ret;
+}
+
+static int write_whole(FILE *f, void *ctx)
+{
+	const struct whole_cache *w = ctx;
+	int ret = put_line(f, header_json(w->header));
+
+	for (size_t i = 0; ret == 0 && i < w->count; i++)
+		ret = put_line(f, record_json(&w->records[i]));
+	return ret;
+}
+
+int rb_tune_cache_write(const char *path, const struct rb_tune_header *h,
+			const struct rb_tune_record *records, size_t count)
+{
+	struct whole_cache w = {h, records, count};
+
+	return rb_file_write_atomic(path, write_whole, &w);
 }

@@ -344,6 +344,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	uint64_t sig = 0;
 
 	memset(p, 0, sizeof(*p));
+	p->index = SIZE_MAX;
 	rb_plan_config_init(&p->plan);
 	p->launch = RB_LAUNCH_FENCES;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
@@ -391,6 +392,8 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 		if (ret == 0)
 			consider(c, &c->points.items[order[i]], &r);
 	}
+	c->best->default_won = c->best->found && def_index != SIZE_MAX &&
+			       c->best->point.index == c->points.items[def_index].index;
 	c->done = c->total;
 	progress(c);
 	return ret == 0 && stopped(c) ? -EINTR : ret;
@@ -426,10 +429,21 @@ static void explicit_config(struct rb_tune_best *b)
 	rb_plan_release(&plan);
 }
 
-/* The fastest config of one space for the shape; baselines: the default config and the
- * CPU reference are timed too. */
+/* --shard: the slice's points only, in enumeration order (index mod slices). */
+static void keep_slice(struct rb_tune_points *points, unsigned slice, unsigned slices)
+{
+	size_t kept = 0;
+
+	for (size_t i = slice; i < points->count; i += slices)
+		points->items[kept++] = points->items[i];
+	points->count = kept;
+}
+
+/* The fastest config of one space (of its slice of `work`; NULL: all of it) for the
+ * shape; baselines: the default config and the CPU reference are timed too. */
 static int search(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_space *space, bool baselines, struct rb_tune_best *best)
+		  const struct rb_tune_space *space, const struct rb_tune_shard_work *work,
+		  bool baselines, struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
 			      .baselines = baselines,
@@ -444,9 +458,12 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	memset(best, 0, sizeof(*best));
 	best->shape = *shape;
 	best->default_us = best->cpu_us = NAN;
+	best->slice = work ? work->slice : 0;
+	best->slices = work ? work->slices : 1;
 	rb_tune_shape_key(shape, c.key, sizeof(c.key));
 	if (rb_tune_space_enumerate(space, shape, &c.points) < 0)
 		return rb_set_error(-EINVAL, "%s: %s", label, rb_last_error());
+	keep_slice(&c.points, best->slice, best->slices);
 	best->n_space = c.points.count;
 	for (size_t i = 0; i < c.points.count; i++)
 		device_variant(&c, &c.points.items[i]);
@@ -468,20 +485,23 @@ static void set_api(struct rb_tune_best *best, const struct rb_tune_best *from)
 
 /* The space, then (unless it is that space already) the rknn_matmul_api space: a side
  * pass that times no baselines again and, whatever the strategy, runs the best
- * SIDE_PASS_TOP of the timing model's ranking on the device. */
+ * SIDE_PASS_TOP of the timing model's ranking on the device. Of a sliced shape, slice 0
+ * alone makes the side pass, over the whole API space. */
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  struct rb_tune_best *best)
+		  const struct rb_tune_shard_work *work, struct rb_tune_best *best)
 {
 	struct rb_tune_space api_space;
 	struct rb_tune_best api;
-	int ret = search(t, shape, label, &t->o->space, true, best);
+	int ret = search(t, shape, label, &t->o->space, work, true, best);
 
 	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API) {
 		set_api(best, best);
 		return ret;
 	}
+	if (work && work->slice != 0)
+		return ret; /* api.found stays false: another slice has it */
 	rb_tune_space_rknn_api(&api_space);
-	ret = search(t, shape, label, &api_space, false, &api);
+	ret = search(t, shape, label, &api_space, NULL, false, &api);
 	set_api(best, &api);
 	return ret;
 }
@@ -506,7 +526,7 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 	int ret = 0;
 
 	for (size_t i = 0; i < l->count; i++)
-		t->n_shapes += rb_tune_first_same(l, i) == i;
+		t->n_shapes += rb_tune_first_same(l, i) == i && (!t->work || t->work[i].mine);
 	for (size_t i = 0; ret == 0 && i < l->count; i++) {
 		size_t j = rb_tune_first_same(l, i);
 
@@ -514,7 +534,15 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 			best[i] = best[j];
 			continue;
 		}
-		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].names[0], &best[i]);
+		if (t->work && !t->work[i].mine) {
+			best[i] = (struct rb_tune_best){.shape = l->entries[i].shape,
+							.other_shard = true,
+							.default_us = NAN,
+							.cpu_us = NAN};
+			continue;
+		}
+		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].names[0],
+				    t->work ? &t->work[i] : NULL, &best[i]);
 		t->shape_index++;
 	}
 	return ret;

@@ -18,6 +18,7 @@
 #include "run/engine.h"
 #include "rknn_bench/shape.h"
 #include "core/totals.h"
+#include "tune/shard.h"
 #include "tune/tune.h"
 
 enum rb_tune_strategy {
@@ -57,7 +58,8 @@ struct rb_tune_opts {
 	enum rb_tune_target target;
 	long top, max_evals;
 	struct rb_tune_space space;
-	const char *space_path; /* --space, applied to the default space */
+	const char *space_path;     /* --space, applied to the default space */
+	struct rb_tune_shard shard; /* --shard I/N (count 0: the whole tune) */
 	bool list_space, quiet, verbose;
 	const char *out_path;
 	const char *cache_path;
@@ -72,6 +74,10 @@ struct rb_tune_best {
 	double median_us;
 	char verify[16];
 	double default_us, cpu_us; /* NAN when unknown */
+	bool other_shard;          /* --shard: another shard tunes this shape */
+	bool default_won;          /* the default config, a candidate, is the best (it wins
+				    * ties: it runs first) */
+	unsigned slice, slices;    /* --shard: the slice of the space searched (0 of 1: all) */
 	size_t n_space, n_model, n_run, n_failed;
 	/* The fastest verified config rknn_matmul_api can express (rb_tune_space_rknn_api):
 	 * the backend's own way, next to the best overall (for target rknn-api, the same). */
@@ -103,6 +109,7 @@ struct rb_tune_run {
 	struct rb_tune_header header; /* what the cache was opened with */
 	struct rb_tune_cache cache;
 	size_t shape_index, n_shapes;
+	struct rb_tune_shard_work *work; /* --shard: per entry of the shapes (NULL: all) */
 	double t0_us;
 	/* Optional: sampling and the search end when *stop becomes non-zero (-EINTR). */
 	const volatile sig_atomic_t *stop;
@@ -123,14 +130,15 @@ struct rb_tune_run {
 int rb_tune_open(struct rb_tune_run *t);
 void rb_tune_close(struct rb_tune_run *t);
 
-/* Tunes one shape: 0, -EINTR (*t->stop was set: it stops after the config being
- * measured), -EINVAL (the space cannot be enumerated for it), -ENOMEM, or the cache's
- * error. */
+/* Tunes one shape (the slice of the space work says; NULL: all of it): 0, -EINTR (*t->stop was set:
+ * it stops after the config being measured), -EINVAL (the space cannot be enumerated for it),
+ * -ENOMEM, or the cache's error. */
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  struct rb_tune_best *best);
+		  const struct rb_tune_shard_work *work, struct rb_tune_best *best);
 
-/* Tunes every shape of t->o in order; an identical shape (M, K, N, dtype) is tuned
- * once and its result copied (best has one slot per entry). 0 or as rb_tune_shape. */
+/* Tunes every shape of t->o in order (with --shard, those of the shard; the others get
+ * other_shard); an identical shape (M, K, N, dtype) is tuned once and its result copied
+ * (best has one slot per entry). 0 or as rb_tune_shape. */
 int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best);
 /* The entry tuned for an identical shape earlier in the list, or i itself. */
 size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i);

@@ -2,6 +2,7 @@
  * model, and the cache with the header of everything its numbers depend on. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -92,6 +93,8 @@ static void fill_header(struct rb_tune_run *t, struct rb_tune_header *h)
 	snprintf(h->space, sizeof(h->space), "%016llx",
 		 (unsigned long long)rb_tune_space_hash(&o->space));
 	rb_tune_space_describe(&o->space, h->space_desc, sizeof(h->space_desc));
+	if (rb_tune_shard_active(&o->shard))
+		snprintf(h->shard, sizeof(h->shard), "%u/%u", o->shard.index, o->shard.count);
 	snprintf(h->measure, sizeof(h->measure),
 		 "seed=%llu data=%s verify=%s samples=%lld atol=%g rtol=%g warmup=%d iters=%d "
 		 "cpu_threads=%d",
@@ -108,6 +111,14 @@ int rb_tune_open(struct rb_tune_run *t)
 	if (ret < 0)
 		return ret;
 	fill_header(t, &t->header);
+	if (rb_tune_shard_active(&t->o->shard)) {
+		t->work = calloc(t->o->shapes.count ? t->o->shapes.count : 1, sizeof(*t->work));
+		if (!t->work)
+			return rb_set_error(-ENOMEM, "out of memory");
+		ret = rb_tune_shard_split(&t->o->shapes, &t->o->shard, t->work);
+		if (ret < 0)
+			return ret;
+	}
 	ret = rb_tune_cache_open(&t->cache, t->o->cache_path, &t->header);
 	t->cache_open = ret == 0;
 	return ret;
@@ -118,5 +129,7 @@ void rb_tune_close(struct rb_tune_run *t)
 	if (t->cache_open)
 		rb_tune_cache_close(&t->cache);
 	t->cache_open = false;
+	free(t->work);
+	t->work = NULL;
 	close_engines(t);
 }

@@ -375,7 +375,9 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 		pts->duplicates++;
 		return 0;
 	}
-	pts->items[pts->count++] = *p;
+	pts->items[pts->count] = *p;
+	pts->items[pts->count].index = pts->count;
+	pts->count++;
 	seen->sigs[seen->count++] = sig;
 	return 0;
 }

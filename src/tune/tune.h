@@ -90,6 +90,7 @@ struct rb_tune_point {
 	struct rb_plan_config plan;
 	enum rb_npu_launch launch;
 	char text[192]; /* rb_plan_config_format of `plan` */
+	size_t index;   /* in the enumeration of its space (SIZE_MAX: not in it) */
 };
 
 struct rb_tune_points {
@@ -121,6 +122,8 @@ struct rb_tune_header {
 	char space[32];       /* rb_tune_space_hash, hex */
 	char space_desc[768]; /* rb_tune_space_describe (informative) */
 	char measure[192];    /* settings the numbers depend on */
+	char shard[24];       /* tune --shard "I/N", "" for a whole tune (informative: the
+			       * results of any shard are valid in any tune of the setup) */
 };
 
 enum rb_tune_kind {
@@ -169,6 +172,14 @@ const struct rb_tune_record *rb_tune_cache_find(const struct rb_tune_cache *cach
 /* Adds a record and writes it durably (write, fflush, fsync) before returning. */
 int rb_tune_cache_append(struct rb_tune_cache *cache, const struct rb_tune_record *record);
 void rb_tune_cache_close(struct rb_tune_cache *cache);
+/* The header on the first line of a cache's text (fields it lacks that are not compared
+ * are ""): 0 or -EINVAL. */
+int rb_tune_cache_read_header(const char *path, const char *data, size_t len,
+			      struct rb_tune_header *header);
+/* A whole cache, header and records, written to path at once (temporary file, rename):
+ * what `merge --cache` writes. 0 or a negative errno. */
+int rb_tune_cache_write(const char *path, const struct rb_tune_header *header,
+			const struct rb_tune_record *records, size_t count);
 
 const char *rb_tune_kind_name(enum rb_tune_kind kind); /* model, run, cpu */
 void rb_tune_shape_key(const struct rb_shape *shape, char *buf, size_t size);

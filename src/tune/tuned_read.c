@@ -401,6 +401,12 @@ static int get_top(const cJSON *root, const char *label, const cJSON **pairs, en
 		    "%s: schema must be \"%s\" or a 1.x minor of it (is this a file "
 		    "written by rknn-bench tune?)",
 		    label, RB_TUNED_SCHEMA);
+	if (cJSON_GetObjectItemCaseSensitive(root, "shard"))
+		return rb_set_error(-EINVAL,
+				    "%s is one shard of a tune (tune --shard), with the results of "
+				    "its shapes only: join the shards with `rknn-bench merge "
+				    "OUT.json SHARD.json...` and read OUT.json",
+				    label);
 	*pairs = cJSON_GetObjectItemCaseSensitive(root, "pairs");
 	if (!cJSON_IsArray(*pairs))
 		return rb_set_error(-EINVAL, "%s: pairs must be an array", label);

@@ -2,6 +2,7 @@
  * their order and with every key they had, plus per pair a "tuned" and a "measured"
  * object, so the backend's reader of mat_kernel_size.json reads it unchanged. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,10 @@ static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_tune_be
 	cJSON_AddNumberToObject(m, "configs_modeled", (double)b->n_model);
 	cJSON_AddNumberToObject(m, "configs_run", (double)b->n_run);
 	cJSON_AddNumberToObject(m, "configs_failed", (double)b->n_failed);
+	if (t->work && b->found) { /* merge breaks ties between slices as one tune would */
+		cJSON_AddNumberToObject(m, "config_index", (double)b->point.index);
+		cJSON_AddBoolToObject(m, "default_won", b->default_won);
+	}
 	return m;
 }
 
@@ -226,7 +231,7 @@ static void annotate(const struct rb_tune_run *t, const struct rb_tune_best *bes
 	const struct rb_tune_best *b = i >= 0 ? &best[i] : NULL;
 	cJSON *tuned, *api;
 
-	if (!b)
+	if (!b || b->other_shard)
 		return;
 	cJSON_DeleteItemFromObjectCaseSensitive(pair, "tuned");
 	cJSON_DeleteItemFromObjectCaseSensitive(pair, "measured");
@@ -331,9 +336,17 @@ static cJSON *input_pairs(const struct rb_tune_opts *o, cJSON **base)
 
 /* ---- the document ---- */
 
+/* The search settings besides strategy and target that decide which configs run. */
+static const char *search_text(const struct rb_tune_opts *o, char *buf, size_t size)
+{
+	snprintf(buf, size, "top=%ld max_evals=%ld", o->top, o->max_evals);
+	return buf;
+}
+
 static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 {
 	struct rb_context ctx;
+	char limits[64];
 
 	rb_context_collect(&ctx);
 	cJSON_AddStringToObject(doc, "schema", RB_TUNED_SCHEMA);
@@ -346,6 +359,9 @@ static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddStringToObject(doc, "strategy", rb_tune_strategy_name(t->o->strategy));
 	cJSON_AddStringToObject(doc, "target", rb_tune_target_name(t->o->target));
 	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
+	cJSON_AddStringToObject(doc, "space", t->header.space);
+	cJSON_AddStringToObject(doc, "measure", t->header.measure);
+	cJSON_AddStringToObject(doc, "search", search_text(t->o, limits, sizeof(limits)));
 }
 
 /* Per model: the default config, the tuned ones and the best rknn_matmul_api ones. */
@@ -364,6 +380,72 @@ static cJSON *totals_json(const struct rb_tune_run *t, const struct rb_tune_best
 	return o;
 }
 
+/* The directory part of path ("." when none), made absolute. */
+static bool abs_dir(const char *path, char *buf, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], *real;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	real = realpath(dir, NULL);
+	if (real)
+		snprintf(buf, size, "%s", real);
+	free(real);
+	return real != NULL;
+}
+
+/* Where merge --cache finds the shard's cache: its name when it lies beside the tuned
+ * JSON (the files move together, e.g. back from a board), else its absolute path. */
+static void cache_location(const struct rb_tune_opts *o, char *buf, size_t size)
+{
+	const char *slash = strrchr(o->cache_path, '/');
+	const char *base = slash ? slash + 1 : o->cache_path;
+	char out_dir[PATH_MAX], cache_dir[PATH_MAX];
+
+	if (!abs_dir(o->out_path, out_dir, sizeof(out_dir)) ||
+	    !abs_dir(o->cache_path, cache_dir, sizeof(cache_dir)))
+		snprintf(buf, size, "%s", o->cache_path);
+	else if (strcmp(out_dir, cache_dir) == 0)
+		snprintf(buf, size, "%s", base);
+	else
+		snprintf(buf, size, "%s/%s", cache_dir, base);
+}
+
+/* tune --shard: which shard, where it ran, and its work (shape keys and slices). */
+static cJSON *shard_json(const struct rb_tune_run *t, const struct rb_tune_best *best)
+{
+	const struct rb_shape_list *l = &t->o->shapes;
+	cJSON *o = cJSON_CreateObject(), *work;
+	struct rb_context ctx;
+	char key[64], where[PATH_MAX + 64];
+
+	rb_context_collect(&ctx);
+	cJSON_AddNumberToObject(o, "index", t->o->shard.index);
+	cJSON_AddNumberToObject(o, "count", t->o->shard.count);
+	cJSON_AddStringToObject(o, "host", ctx.host);
+	cJSON_AddStringToObject(o, "cpu", ctx.cpu);
+	cJSON_AddStringToObject(o, "kernel", ctx.kernel);
+	cache_location(t->o, where, sizeof(where));
+	cJSON_AddStringToObject(o, "cache", where);
+	work = cJSON_AddArrayToObject(o, "work");
+	for (size_t i = 0; work && i < l->count; i++) {
+		cJSON *w;
+
+		if (rb_tune_first_same(l, i) != i || best[i].other_shard)
+			continue;
+		w = cJSON_CreateObject();
+		cJSON_AddItemToArray(work, w);
+		rb_tune_shape_key(&best[i].shape, key, sizeof(key));
+		cJSON_AddStringToObject(w, "shape", key);
+		cJSON_AddNumberToObject(w, "slice", best[i].slice);
+		cJSON_AddNumberToObject(w, "slices", best[i].slices);
+	}
+	return o;
+}
+
 static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	cJSON *base = NULL, *pairs = input_pairs(t->o, &base), *doc;
@@ -374,6 +456,9 @@ static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best
 	}
 	doc = cJSON_CreateObject();
 	top_fields(t, doc);
+	/* an earlier tune's (when a tuned JSON is tuned again) describe that tune only */
+	cJSON_DeleteItemFromObjectCaseSensitive(base, "totals");
+	cJSON_DeleteItemFromObjectCaseSensitive(base, "shard");
 	while (base && base->child) { /* the input's own top-level keys, after ours */
 		cJSON *item = cJSON_DetachItemViaPointer(base, base->child);
 
@@ -385,7 +470,10 @@ static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best
 	cJSON_Delete(base);
 	for (cJSON *p = pairs->child; p; p = p->next)
 		annotate(t, best, p);
-	cJSON_AddItemToObject(doc, "totals", totals_json(t, best));
+	if (t->work) /* a shard: merge sums the totals of all shards */
+		cJSON_AddItemToObject(doc, "shard", shard_json(t, best));
+	else
+		cJSON_AddItemToObject(doc, "totals", totals_json(t, best));
 	cJSON_AddItemToObject(doc, "pairs", pairs);
 	return doc;
 }

@@ -1,5 +1,5 @@
 # End-to-end tests of `rknn-bench regcmd` and `rknn-bench dump`: the golden programs of
-# npu-facts.md Appendix A/B byte for byte, decoding, flagging, and bad input.
+# docs/npu-facts.md Appendix A/B byte for byte, decoding, flagging, and bad input.
 . tests/e2e/lib.sh
 ADDRS="--a-addr 0xffff8000 --b-addr 0xffff9000 --c-addr 0xffffa000"
 

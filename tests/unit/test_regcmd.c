@@ -1,4 +1,4 @@
-/* Tests of the regcmd encoder: the golden programs of npu-facts.md Appendix A/B (from
+/* Tests of the regcmd encoder: the golden programs of docs/npu-facts.md Appendix A/B (from
  * tests/golden/), the fp16-out and mainline variants (§a.6), the surface stride for any
  * cube height (§b.2), chains and their tails (§a.1, §a.3), and refusals naming the
  * field or constraint. Run from the top of the tree (make check does). */
