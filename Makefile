@@ -63,8 +63,9 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-# The default hardware profile, embedded so an installed binary needs no data files.
-SOC_JSON := configs/soc/rk3588.json
+# The hardware profiles (the default and one per memory type), embedded so an installed
+# binary needs no data files: configs/soc/NAME.json becomes rb_soc_NAME_json.
+SOC_JSON := configs/soc/rk3588.json configs/soc/rk3588-lpddr4x.json configs/soc/rk3588-lpddr5.json
 SOC_GEN  := $(BUILD)/gen/soc_rk3588.c
 SOC_OBJ  := $(BUILD)/obj/gen/soc_rk3588.o
 LIB_OBJ  += $(SOC_OBJ)
@@ -93,7 +94,8 @@ $(BUILD)/obj/%.o: %.c
 
 $(SOC_GEN): $(SOC_JSON) scripts/embed-c.sh
 	@mkdir -p $(@D)
-	$(call quiet,GEN,$@)sh scripts/embed-c.sh rb_soc_rk3588_json $(SOC_JSON) >$@.tmp && mv $@.tmp $@
+	$(call quiet,GEN,$@){ $(foreach f,$(SOC_JSON),sh scripts/embed-c.sh \
+		rb_soc_$(subst -,_,$(basename $(notdir $(f))))_json $(f) &&) true; } >$@.tmp && mv $@.tmp $@
 
 $(SOC_OBJ): $(SOC_GEN)
 	@mkdir -p $(@D)
