@@ -192,7 +192,7 @@ deps-check:
 	@sh scripts/deps-check.sh .
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
-		$(BUILD)/tests/consumer \
+		$(BUILD)/tests/consumer $(BUILD)/bench-calibrate \
 		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) DEVICE=$(DEVICE) BASELINE=$(BASELINE) RUNNER="$(RUNNER)" \

@@ -19,11 +19,11 @@ enum rb_ddr_type {
 };
 
 struct rb_board {
-	char model[96];        /* the device tree's model, "" when there is none */
-	char compatible[64];   /* its first compatible string, "" when there is none */
-	const char *name;      /* the table's name of the board, NULL when not known */
-	enum rb_ddr_type ddr;  /* RB_DDR_UNKNOWN when not known */
-	const char *source;    /* where the table's memory type comes from, or NULL */
+	char model[96];         /* the device tree's model, "" when there is none */
+	char compatible[64];    /* its first compatible string, "" when there is none */
+	const char *name;       /* the table's name of the board, NULL when not known */
+	enum rb_ddr_type ddr;   /* RB_DDR_UNKNOWN when not known */
+	const char *source;     /* where the table's memory type comes from, or NULL */
 	const char *matched_by; /* "compatible" or "model", or NULL */
 };
 

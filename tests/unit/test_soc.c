@@ -113,8 +113,8 @@ static void remove_dt(const char *dir)
 	rmdir(dir);
 }
 
-static void expect_board(const char *model, const char *compat, size_t compat_len,
-			 const char *name, enum rb_ddr_type ddr, const char *by)
+static void expect_board(const char *model, const char *compat, size_t compat_len, const char *name,
+			 enum rb_ddr_type ddr, const char *by)
 {
 	char dir[64];
 	struct rb_board b;
@@ -162,8 +162,8 @@ static void test_boards_by_compatible(void **state)
 	(void)state;
 	expect_board(NULL, COMPAT("xunlong,orangepi-5-ultra\0rockchip,rk3588"), "Orange Pi 5 Ultra",
 		     RB_DDR_LPDDR5, "compatible");
-	expect_board("Some vendor name", COMPAT("radxa,rock-5b\0rockchip,rk3588"),
-		     "Radxa ROCK 5B", RB_DDR_LPDDR4X, "compatible");
+	expect_board("Some vendor name", COMPAT("radxa,rock-5b\0rockchip,rk3588"), "Radxa ROCK 5B",
+		     RB_DDR_LPDDR4X, "compatible");
 	/* the SoC's compatible alone names no board */
 	expect_board(NULL, COMPAT("rockchip,rk3588"), NULL, RB_DDR_UNKNOWN, NULL);
 }
