@@ -105,3 +105,12 @@ expect_value "$TMP/tuned.json" hw_profile.chosen_by "board 'Xunlong Orange Pi 5'
 	"the tuned JSON names the profile and why"
 expect_grep "^hardware profile: rk3588-lpddr4x.json" "$TMP/tune.out" "tune's table names the profile"
 
+
+# info shows the board, its memory with the source, and the profile run would use.
+RKNN_BENCH_DTROOT=$TMP/opi5 $RKNN_BENCH info --device sim >"$TMP/info" 2>/dev/null
+expect_grep '^  memory +LPDDR4x \(http://www.orangepi.org/.*Orange-Pi-5.html' "$TMP/info" \
+	"info: the board's memory and its source"
+expect_grep "^  hardware profile +rk3588-lpddr4x.json v1 .*chosen by board 'Xunlong Orange Pi 5'" "$TMP/info" \
+	"info: the profile run and tune use"
+RKNN_BENCH_DTROOT=$TMP/opi5u $RKNN_BENCH info --device sim --format json >"$TMP/info.json" 2>/dev/null
+expect_value "$TMP/info.json" board.memory lpddr5 "info --format json: board.memory"
