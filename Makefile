@@ -67,8 +67,9 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-# The default hardware profile, embedded so an installed binary needs no data files.
-SOC_JSON := configs/soc/rk3588.json
+# The hardware profiles (the default and one per memory type), embedded so an installed
+# binary needs no data files: configs/soc/NAME.json becomes rb_soc_NAME_json.
+SOC_JSON := configs/soc/rk3588.json configs/soc/rk3588-lpddr4x.json configs/soc/rk3588-lpddr5.json
 SOC_GEN  := $(BUILD)/gen/soc_rk3588.c
 SOC_OBJ  := $(BUILD)/obj/gen/soc_rk3588.o
 LIB_OBJ  += $(SOC_OBJ)
@@ -97,7 +98,8 @@ $(BUILD)/obj/%.o: %.c
 
 $(SOC_GEN): $(SOC_JSON) scripts/embed-c.sh
 	@mkdir -p $(@D)
-	$(call quiet,GEN,$@)sh scripts/embed-c.sh rb_soc_rk3588_json $(SOC_JSON) >$@.tmp && mv $@.tmp $@
+	$(call quiet,GEN,$@){ $(foreach f,$(SOC_JSON),sh scripts/embed-c.sh \
+		rb_soc_$(subst -,_,$(basename $(notdir $(f))))_json $(f) &&) true; } >$@.tmp && mv $@.tmp $@
 
 $(SOC_OBJ): $(SOC_GEN)
 	@mkdir -p $(@D)
@@ -133,7 +135,7 @@ $(BUILD)/tests/mkgguf: $(BUILD)/obj/tests/tools/mkgguf.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/json.c src/core/layout.c src/core/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c
+                src/core/fileio.c src/core/fp16.c src/core/json.c src/core/layout.c src/core/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c
@@ -194,7 +196,7 @@ deps-check:
 	@sh scripts/deps-check.sh .
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
-		$(BUILD)/tests/consumer \
+		$(BUILD)/tests/consumer $(BUILD)/bench-calibrate \
 		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \

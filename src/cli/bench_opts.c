@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/verify.h"
+#include "hw/board.h"
 #include "hw/soc.h"
 #include "run/engine.h"
 
@@ -60,8 +61,10 @@ static const struct cli_bench_option {
      "rknpu:/dev/dri/card1), rocket[:PATH] (e.g.\n"
      "rocket:/dev/accel/accel0), cpu (run only: the CPU reference)"},
     {"soc", required_argument, CLI_OPT_SOC, BOTH, "device", "--soc FILE",
-     "sim: the hardware profile of the timing model\n"
-     "(default: the built-in configs/soc/rk3588.json)"},
+     "the hardware profile: sim's timing model and the roofline\n"
+     "(default: the built-in profile of the board's memory,\n"
+     "configs/soc/rk3588-lpddr4x.json or rk3588-lpddr5.json, for\n"
+     "a board the device tree names; else configs/soc/rk3588.json)"},
     {"threads", required_argument, CLI_OPT_THREADS, BOTH, "device", "--threads N",
      "CPU threads for the reference (default: one per CPU)"},
     {"launch", required_argument, CLI_OPT_LAUNCH, CLI_RUN, "device", "--launch MODE",
@@ -211,6 +214,21 @@ static int parse_soc(struct rb_engine_opts *engine, const char *path)
 
 	if (ret < 0)
 		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(path, ret));
+	snprintf(soc.chosen_by, sizeof(soc.chosen_by), "--soc %.180s", path);
+	engine->sim.soc = &soc;
+	return 0;
+}
+
+/* Without --soc: the built-in profile of the board's memory type, else the default
+ * (rb_soc_choose); named in every report through chosen_by. */
+static int choose_soc(struct rb_engine_opts *engine)
+{
+	static struct rb_soc_profile soc;
+
+	if (engine->sim.soc)
+		return 0;
+	if (rb_soc_choose(&soc, rb_board_dt_root()) < 0)
+		return rb_error("%s", rb_last_error());
 	engine->sim.soc = &soc;
 	return 0;
 }
@@ -297,5 +315,7 @@ int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
 		}
 	}
 	free(opts);
+	if (ret == 0)
+		ret = choose_soc(b->engine);
 	return ret;
 }

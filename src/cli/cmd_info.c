@@ -11,6 +11,8 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "dev/info.h"
+#include "hw/board.h"
+#include "hw/soc.h"
 #include "run/engine.h"
 
 #define INFO_SCHEMA "rknn-bench-info/1"
@@ -197,11 +199,53 @@ static void print_host(const struct rb_host_info *h)
 	print_devfreq("npu devfreq", &h->npu);
 }
 
+/* The board the device tree names, its memory and the hardware profile run and tune
+ * use without --soc (hw/board.h, rb_soc_choose). */
+static void print_board(void)
+{
+	struct rb_board b;
+	struct rb_soc_profile p;
+
+	rb_board_detect(&b, rb_board_dt_root());
+	printf("board:\n");
+	printf("  %-18s %s\n", "model", b.model[0] ? b.model : "unknown");
+	printf("  %-18s %s", "memory", rb_ddr_type_name(b.ddr));
+	printf(b.source ? " (%s)\n" : " (not a board whose memory is known)\n", b.source);
+	if (rb_soc_choose(&p, rb_board_dt_root()) == 0)
+		printf("  %-18s %s, chosen by %s\n", "hardware profile", p.label, p.chosen_by);
+}
+
+static cJSON *board_json(void)
+{
+	struct rb_board b;
+	struct rb_soc_profile p;
+	cJSON *o = cJSON_CreateObject(), *prof;
+
+	rb_board_detect(&b, rb_board_dt_root());
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "model", b.model);
+	cJSON_AddStringToObject(o, "compatible", b.compatible);
+	cJSON_AddStringToObject(o, "memory",
+				rb_ddr_type_key(b.ddr) ? rb_ddr_type_key(b.ddr) : "unknown");
+	if (b.source)
+		cJSON_AddStringToObject(o, "memory_source", b.source);
+	else
+		cJSON_AddNullToObject(o, "memory_source");
+	prof = cJSON_AddObjectToObject(o, "hw_profile");
+	if (prof && rb_soc_choose(&p, rb_board_dt_root()) == 0) {
+		cJSON_AddStringToObject(prof, "label", p.label);
+		cJSON_AddStringToObject(prof, "chosen_by", p.chosen_by);
+	}
+	return o;
+}
+
 static void print_text(const struct info_data *d)
 {
 	printf("device: %s\n", d->device);
 	if (d->has_npu)
 		print_npu(&d->npu);
+	print_board();
 	print_host(&d->host);
 	for (size_t i = 0; i < d->warnings.n; i++)
 		rb_warn("%s", d->warnings.text[i]);
@@ -218,6 +262,7 @@ static int print_json(const struct info_data *d)
 		cJSON_AddItemToObject(doc, "npu", rb_npu_info_json(&d->npu, sim_note(&d->npu)));
 	else
 		cJSON_AddNullToObject(doc, "npu");
+	cJSON_AddItemToObject(doc, "board", board_json());
 	cJSON_AddItemToObject(doc, "host", rb_host_info_json(&d->host));
 	warn = cJSON_AddArrayToObject(doc, "warnings");
 	for (size_t i = 0; warn && i < d->warnings.n; i++)

@@ -325,6 +325,10 @@ int cmd_run(int argc, char **argv)
 		/* The governors and DDR clock the numbers were taken under (info's checks). */
 		ctx.settings = settings;
 		ctx.unsafe_skip_validation = o.engine.unsafe_skip_validation;
+		if (o.device != &rb_engine_cpu && o.engine.sim.soc) {
+			ctx.hw_profile = o.engine.sim.soc->label;
+			ctx.hw_profile_chosen_by = o.engine.sim.soc->chosen_by;
+		}
 		ret = report(&o, &ctx, results, ret);
 		cJSON_Delete(settings);
 		for (size_t i = 0; i < o.shapes.count; i++)

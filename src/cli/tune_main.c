@@ -10,6 +10,7 @@
 #include "tune/search.h"
 #include "core/error.h"
 #include "core/ref.h"
+#include "hw/soc.h"
 #include "core/report.h"
 #include "core/table.h"
 #include "core/version.h"
@@ -178,8 +179,11 @@ static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best
 	    {"rknn-api µs", true}, {"config", false},
 	};
 	char(*rows)[T_COLS][T_CELL] = calloc(l->count ? l->count : 1, sizeof(*rows));
+	const struct rb_soc_profile *soc = t->o->engine.sim.soc;
 	size_t n = 0;
 
+	if (soc)
+		printf("hardware profile: %s, chosen by %s\n\n", soc->label, soc->chosen_by);
 	for (size_t i = 0; rows && i < l->count; i++)
 		if (rb_tune_first_same(l, i) == i && !best[i].other_shard)
 			summary_row(rows[n++], l->entries[i].names[0], &best[i]);

@@ -56,6 +56,9 @@ struct rb_context {
 	int cpu_count;
 	const cJSON *settings; /* borrowed: host settings (governors, DDR) to embed, or NULL */
 	bool unsafe_skip_validation; /* programs were submitted unchecked (run's flag) */
+	/* borrowed: the hardware profile's label and how it was chosen (hw/soc.h), or NULL
+	 * when the device uses none (the CPU) */
+	const char *hw_profile, *hw_profile_chosen_by;
 };
 
 struct rb_result {

@@ -39,6 +39,18 @@ static bool add_str(cJSON *o, const char *key, const char *s)
 	return cJSON_AddStringToObject(o, key, s ? s : "") != NULL;
 }
 
+/* "hw_profile": {"label", "chosen_by"}, or null on a device without one. */
+static bool json_hw_profile(cJSON *o, const struct rb_context *ctx)
+{
+	cJSON *p;
+
+	if (!ctx->hw_profile)
+		return cJSON_AddNullToObject(o, "hw_profile") != NULL;
+	p = cJSON_AddObjectToObject(o, "hw_profile");
+	return p && add_str(p, "label", ctx->hw_profile) &&
+	       add_str(p, "chosen_by", ctx->hw_profile_chosen_by ? ctx->hw_profile_chosen_by : "");
+}
+
 static bool json_context(cJSON *doc, const struct rb_context *ctx)
 {
 	cJSON *o = cJSON_AddObjectToObject(doc, "context");
@@ -49,6 +61,8 @@ static bool json_context(cJSON *doc, const struct rb_context *ctx)
 		return true;
 	if (ctx->settings &&
 	    !cJSON_AddItemToObject(o, "host_settings", cJSON_Duplicate(ctx->settings, true)))
+		return false;
+	if (!json_hw_profile(o, ctx))
 		return false;
 	return add_str(o, "tool_version", ctx->tool_version) && add_str(o, "host", ctx->host) &&
 	       add_str(o, "cpu", ctx->cpu) && add_str(o, "kernel", ctx->kernel) &&

@@ -221,8 +221,13 @@ int rb_report_write_table(FILE *out, const struct rb_context *ctx, const struct 
 	if (!rows)
 		return rb_set_error(-ENOMEM, "out of memory for a table of %zu rows", n);
 	if (ctx)
-		fprintf(out, "rknn-bench %s on %s: %s, %d CPUs, %s, %s\n\n", ctx->tool_version,
+		fprintf(out, "rknn-bench %s on %s: %s, %d CPUs, %s, %s\n", ctx->tool_version,
 			ctx->host, ctx->cpu, ctx->cpu_count, ctx->kernel, ctx->date);
+	if (ctx && ctx->hw_profile)
+		fprintf(out, "hardware profile: %s, chosen by %s\n", ctx->hw_profile,
+			ctx->hw_profile_chosen_by ? ctx->hw_profile_chosen_by : "?");
+	if (ctx)
+		fputc('\n', out);
 	for (i = 0; i < n; i++)
 		fill_row(rows[i], &results[i]);
 	print_grid(out, rows, n);

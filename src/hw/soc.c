@@ -1,6 +1,7 @@
 /* Hardware profiles (see soc.h): a strict loader driven by one table of the keys the
  * model uses, and the embedded default. */
 #include "hw/soc.h"
+#include "hw/board.h"
 #include "hw/task.h"
 
 #include <errno.h>
@@ -18,13 +19,15 @@
 #include "core/fileio.h"
 #include "core/json.h"
 
-/* build/gen/soc_rk3588.c, made by the Makefile from configs/soc/rk3588.json */
-extern const unsigned char rb_soc_rk3588_json[];
-extern const size_t rb_soc_rk3588_json_len;
+/* build/gen/soc_rk3588.c, made by the Makefile from configs/soc/rk3588*.json */
+extern const unsigned char rb_soc_rk3588_json[], rb_soc_rk3588_lpddr4x_json[],
+    rb_soc_rk3588_lpddr5_json[];
+extern const size_t rb_soc_rk3588_json_len, rb_soc_rk3588_lpddr4x_json_len,
+    rb_soc_rk3588_lpddr5_json_len;
 
-#define DEFAULT_LABEL "rk3588.json"
-#define NS_MAX        1e9 /* a fixed cost above 1 s is a typo */
-#define GBPS_MAX      1e4
+#define DEFAULT_NAME "rk3588"
+#define NS_MAX       1e9 /* a fixed cost above 1 s is a typo */
+#define GBPS_MAX     1e4
 
 enum kind { KIND_INT, KIND_REAL };
 
@@ -373,28 +376,108 @@ int rb_soc_load_file(struct rb_soc_profile *out, const char *path)
 	return ret;
 }
 
-/* ---- the embedded default ---- */
+/* ---- the embedded profiles ---- */
 
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-static struct rb_soc_profile default_profile;
-static bool default_ok;
+struct builtin {
+	const char *name; /* configs/soc/NAME.json */
+	const unsigned char *text;
+	const size_t *len;
+	struct rb_soc_profile profile;
+	bool ok;
+};
 
-static void load_default(void)
+static struct builtin builtins[] = {
+    {.name = DEFAULT_NAME, .text = rb_soc_rk3588_json, .len = &rb_soc_rk3588_json_len},
+    {.name = "rk3588-lpddr4x",
+     .text = rb_soc_rk3588_lpddr4x_json,
+     .len = &rb_soc_rk3588_lpddr4x_json_len},
+    {.name = "rk3588-lpddr5",
+     .text = rb_soc_rk3588_lpddr5_json,
+     .len = &rb_soc_rk3588_lpddr5_json_len},
+};
+
+#define N_BUILTINS (sizeof(builtins) / sizeof(builtins[0]))
+
+static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
+
+static void load_builtins(void)
 {
-	size_t len;
-	const char *text = rb_soc_default_text(&len);
+	for (size_t i = 0; i < N_BUILTINS; i++) {
+		struct builtin *b = &builtins[i];
+		char label[64];
 
-	default_ok = rb_soc_load_string(&default_profile, text, len, DEFAULT_LABEL) == 0;
+		snprintf(label, sizeof(label), "%s.json", b->name);
+		b->ok = rb_soc_load_string(&b->profile, (const char *)b->text, *b->len, label) == 0;
+	}
+}
+
+static struct builtin *builtin_named(const char *name)
+{
+	for (size_t i = 0; i < N_BUILTINS; i++)
+		if (name && strcmp(builtins[i].name, name) == 0)
+			return &builtins[i];
+	return NULL;
+}
+
+const struct rb_soc_profile *rb_soc_builtin(const char *name)
+{
+	const struct builtin *b = builtin_named(name);
+
+	pthread_once(&builtins_once, load_builtins);
+	return b && b->ok ? &b->profile : NULL;
+}
+
+const char *rb_soc_builtin_text(const char *name, size_t *len)
+{
+	const struct builtin *b = builtin_named(name);
+
+	if (!b)
+		return NULL;
+	*len = *b->len;
+	return (const char *)b->text;
 }
 
 const struct rb_soc_profile *rb_soc_default(void)
 {
-	pthread_once(&default_once, load_default);
-	return default_ok ? &default_profile : NULL;
+	return rb_soc_builtin(DEFAULT_NAME);
 }
 
 const char *rb_soc_default_text(size_t *len)
 {
-	*len = rb_soc_rk3588_json_len;
-	return (const char *)rb_soc_rk3588_json;
+	return rb_soc_builtin_text(DEFAULT_NAME, len);
+}
+
+/* The board's name as the device tree gives it, for messages. */
+static const char *board_text(const struct rb_board *b)
+{
+	return b->model[0] ? b->model : b->compatible;
+}
+
+int rb_soc_choose(struct rb_soc_profile *out, const char *dt_root)
+{
+	struct rb_board board;
+	char name[32];
+	const struct rb_soc_profile *p;
+
+	rb_board_detect(&board, dt_root);
+	if (board.ddr != RB_DDR_UNKNOWN) {
+		snprintf(name, sizeof(name), DEFAULT_NAME "-%s", rb_ddr_type_key(board.ddr));
+		p = rb_soc_builtin(name);
+	} else {
+		p = rb_soc_default();
+	}
+	if (!p)
+		return rb_set_error(-ENOENT, "the built-in hardware profile does not load");
+	*out = *p;
+	if (board.ddr != RB_DDR_UNKNOWN)
+		snprintf(out->chosen_by, sizeof(out->chosen_by), "board '%.80s' (%s, by its %s)",
+			 board_text(&board), rb_ddr_type_name(board.ddr), board.matched_by);
+	else if (board_text(&board)[0])
+		snprintf(out->chosen_by, sizeof(out->chosen_by),
+			 "built-in default: board '%.80s' is not one whose memory is known",
+			 board_text(&board));
+	else
+		snprintf(out->chosen_by, sizeof(out->chosen_by),
+			 "built-in default: no board in the device tree");
+	return 0;
 }

@@ -1,8 +1,11 @@
 /* Hardware profiles: the numbers the emulator's timing model (timing.c) and emulated
  * kernel (kmod_rknpu.c) run on — cores, clock, MAC array, CBUF, DDR bandwidth, fixed
- * costs per task and per submit. configs/soc/rk3588.json is the RK3588's; it is
- * embedded in the binary at build time (the Makefile turns it into build/gen/
- * soc_rk3588.c) and is the default, so an installed binary needs no data files.
+ * costs per task and per submit — and the ceilings of run reports' roofline.
+ * configs/soc/rk3588.json is the RK3588's default; rk3588-lpddr4x.json and
+ * rk3588-lpddr5.json differ in DDR bandwidth by memory type. All three are embedded in
+ * the binary at build time (the Makefile turns them into build/gen/soc_rk3588.c), so an
+ * installed binary needs no data files. rb_soc_choose picks one for the board it runs
+ * on (board.h).
  *
  * File format: a JSON object with "name", "version" and "status" strings/numbers and
  * every number as {"value": N, "source": "where it comes from"} — a source is required,
@@ -23,10 +26,13 @@
 #define RB_HW_MAX_CORES 3
 
 struct rb_soc_profile {
-	char name[32];    /* "rk3588" */
-	int64_t version;  /* of the profile's numbers */
-	char status[64];  /* "calibrated, see bench/calibration.md" */
-	char label[96];   /* "rk3588.json v1 (calibrated, see bench/calibration.md)" */
+	char name[32];   /* "rk3588" */
+	int64_t version; /* of the profile's numbers */
+	char status[64]; /* "calibrated, see bench/calibration.md" */
+	char label[96];  /* "rk3588.json v1 (calibrated, see bench/calibration.md)" */
+	/* how it was chosen: "--soc FILE", "board 'Orange Pi 5' (LPDDR4x)", "built-in
+	 * default: ...", or "" when it was loaded without a choice (rb_soc_load_*) */
+	char chosen_by[192];
 	int64_t cores;    /* NPU cores, 1..RB_SIM_MAX_CORES */
 	double clock_mhz; /* NPU clock */
 	/* the MAC array of one core */
@@ -63,5 +69,17 @@ int rb_soc_load_file(struct rb_soc_profile *out, const char *path);
 const struct rb_soc_profile *rb_soc_default(void);
 /* The embedded text itself (not NUL-counted in *len). */
 const char *rb_soc_default_text(size_t *len);
+
+/* The embedded profiles by name: "rk3588" (the default), "rk3588-lpddr4x" and
+ * "rk3588-lpddr5" (configs/soc/NAME.json); NULL for another name. Parsed once. */
+const struct rb_soc_profile *rb_soc_builtin(const char *name);
+/* Its JSON text (not NUL-counted in *len), NULL for another name. */
+const char *rb_soc_builtin_text(const char *name, size_t *len);
+
+/* The profile to use when none is given (no --soc): the embedded profile of the memory
+ * type of the board the device tree under dt_root names (board.h), else the default.
+ * out->chosen_by says which and why. -ENOENT only if an embedded profile does not
+ * load, which `make check` rules out. */
+int rb_soc_choose(struct rb_soc_profile *out, const char *dt_root);
 
 #endif

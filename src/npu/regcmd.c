@@ -373,8 +373,9 @@ static void emit_dpu_rdma(struct enc *e, const struct rb_npu_task *t, const stru
 	     F(DPU_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1),
 	     F(DPU_RDMA_FEATURE_MODE_CFG_MRDMA_FP16TOFP32_EN, f->fp16_out));
 	ZEROS(e, RB_REG_DPU_RDMA_SRC_DMA_CFG, RB_REG_DPU_RDMA_SURF_NOTCH, RB_REG_DPU_RDMA_PAD_CFG);
-	/* The value RUS's working program writes; its layout is not documented. */
-	EMIT(e, DPU_RDMA_WEIGHT, F(DPU_RDMA_WEIGHT_VALUE, 0x01010101));
+	/* 0x01010101, the value RUS's working program writes: weight 1 per read stream. */
+	EMIT(e, DPU_RDMA_WEIGHT, F(DPU_RDMA_WEIGHT_M_WEIGHT, 1), F(DPU_RDMA_WEIGHT_B_WEIGHT, 1),
+	     F(DPU_RDMA_WEIGHT_N_WEIGHT, 1), F(DPU_RDMA_WEIGHT_E_WEIGHT, 1));
 	ZEROS(e, RB_REG_DPU_RDMA_EW_SURF_NOTCH);
 }
 

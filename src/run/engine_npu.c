@@ -198,6 +198,20 @@ static void add_limits(cJSON *config, const struct rb_engine *e, const struct rb
 				ddr < soc->ddr_total_gbps ? ddr : soc->ddr_total_gbps);
 }
 
+/* "hw_profile": the profile behind the roofline (and, on sim, the times) and how it was
+ * chosen (--soc, the board's memory type or the default). */
+static void add_profile(cJSON *config, const struct rb_engine *e)
+{
+	const struct rb_soc_profile *soc = e->opts.sim.soc ? e->opts.sim.soc : rb_soc_default();
+	cJSON *o = soc ? cJSON_AddObjectToObject(config, "hw_profile") : NULL;
+
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "label", soc->label);
+	cJSON_AddStringToObject(o, "chosen_by",
+				soc->chosen_by[0] ? soc->chosen_by : "built-in default");
+}
+
 static cJSON *npu_config(const struct rb_engine *e)
 {
 	const struct npu_engine *ne = e->priv;
@@ -223,6 +237,7 @@ static cJSON *npu_config(const struct rb_engine *e)
 		add_limits(config, e, &ne->plan);
 	if (ne->dev.modeled)
 		cJSON_AddStringToObject(config, "timing_model", timing_model(e));
+	add_profile(config, e);
 	return config;
 }
 

@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/report.h"
 #include "core/version.h"
+#include "hw/soc.h"
 #include "rknn_bench/tuned.h"
 
 void rb_tune_reproducer(const struct rb_tune_opts *o, const struct rb_shape *s,
@@ -343,6 +344,23 @@ static const char *search_text(const struct rb_tune_opts *o, char *buf, size_t s
 	return buf;
 }
 
+/* "hw_profile": the hardware profile the tune ran with and how it was chosen (soc.h). */
+static void add_hw_profile(const struct rb_tune_run *t, cJSON *doc)
+{
+	const struct rb_soc_profile *soc = t->o->engine.sim.soc;
+	cJSON *o;
+
+	if (!soc) {
+		cJSON_AddNullToObject(doc, "hw_profile");
+		return;
+	}
+	o = cJSON_AddObjectToObject(doc, "hw_profile");
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "label", soc->label);
+	cJSON_AddStringToObject(o, "chosen_by", soc->chosen_by);
+}
+
 static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 {
 	struct rb_context ctx;
@@ -355,6 +373,7 @@ static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddBoolToObject(doc, "modeled", t->device.ops->modeled);
 	cJSON_AddStringToObject(doc, "driver", t->header.driver);
 	cJSON_AddStringToObject(doc, "soc", t->header.soc);
+	add_hw_profile(t, doc);
 	cJSON_AddStringToObject(doc, "generated", ctx.date);
 	cJSON_AddStringToObject(doc, "strategy", rb_tune_strategy_name(t->o->strategy));
 	cJSON_AddStringToObject(doc, "target", rb_tune_target_name(t->o->target));

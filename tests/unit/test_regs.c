@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -261,8 +263,143 @@ static void test_decode_specials_and_unknowns(void **state)
 	expect_decode(UINT64_C(0x0201000000014010), RB_DECODE_MISMATCH, "does not match");
 	expect_decode(UINT64_C(0x02010000000040f0), RB_DECODE_MISMATCH,
 		      "unknown DPU offset 0x40f0");
-	expect_decode(UINT64_C(0x2001400000085034), RB_DECODE_UNKNOWN_BITS,
-		      "bits 0x40000008 are in no known field");
+	/* RUS's fp16 K-accumulation value (§a.6): ERDMA_DATA_MODE 1, ERDMA_DATA_SIZE 2. */
+	expect_decode(UINT64_C(0x2001400000085034), RB_DECODE_OK,
+		      "DPU_RDMA.ERDMA_CFG ERDMA_DISABLE=0 OV4K_BYPASS=0 ERDMA_DATA_SIZE=2 "
+		      "ERDMA_NONALIGN=0 ERDMA_SURF_MODE=0 ERDMA_DATA_MODE=1");
+	expect_decode(UINT64_C(0x2001000000105034), RB_DECODE_UNKNOWN_BITS,
+		      "bits 0x10 are in no known field");
+}
+
+/* ---- regs.def against tests/golden/regs-facts.tsv (the public register description) ---- */
+
+#define FACTS_PATH "tests/golden/regs-facts.tsv"
+
+static int block_by_name(const char *name)
+{
+	for (int i = 0; i < RB_BLOCK_COUNT; i++)
+		if (strcmp(rb_block(i)->name, name) == 0)
+			return i;
+	return -ENOENT;
+}
+
+/* "31:4" or "13" into lsb and width; false if malformed. */
+static bool parse_bits(const char *text, int *lsb, int *width)
+{
+	char *end;
+	long msb = strtol(text, &end, 10), low = msb;
+
+	if (end == text)
+		return false;
+	if (*end == ':') {
+		const char *rest = end + 1;
+
+		low = strtol(rest, &end, 10);
+		if (end == rest)
+			return false;
+	}
+	if (*end != '\0' || low < 0 || msb > 31 || low > msb)
+		return false;
+	*lsb = (int)low;
+	*width = (int)(msb - low + 1);
+	return true;
+}
+
+/* The field of regs.def that one fact row names, or a message saying why there is none. */
+static int fact_field(char **col, char *why, size_t size)
+{
+	int block = block_by_name(col[0]), lsb, width;
+	unsigned long offset = strtoul(col[1], NULL, 16);
+	int reg = block < 0 ? -ENOENT : rb_reg_find(block, (uint16_t)offset);
+
+	if (block < 0 || reg < 0 || strcmp(rb_reg(reg)->name, col[2]) != 0) {
+		snprintf(why, size, "regs.def has no register %s.%s at %s", col[0], col[2], col[1]);
+		return -1;
+	}
+	if (!parse_bits(col[4], &lsb, &width)) {
+		snprintf(why, size, "bits '%s' is not msb:lsb", col[4]);
+		return -1;
+	}
+	for (unsigned j = 0; j < rb_reg(reg)->n_fields; j++) {
+		enum rb_field_id id = (enum rb_field_id)(rb_reg(reg)->first_field + j);
+		const struct rb_field_info *f = rb_field(id);
+
+		if (strcmp(f->name, col[3]) != 0)
+			continue;
+		if (f->lsb == lsb && f->width == width)
+			return (int)id;
+		snprintf(why, size, "%s.%s.%s is %d:%d in regs.def, %s in the facts", col[0],
+			 col[2], col[3], f->lsb + f->width - 1, f->lsb, col[4]);
+		return -1;
+	}
+	snprintf(why, size, "regs.def has no field %s.%s.%s", col[0], col[2], col[3]);
+	return -1;
+}
+
+/* Splits a tab-separated line in place into at most n columns; returns the count. */
+static int split_tabs(char *line, char **col, int n)
+{
+	int k = 0;
+
+	line[strcspn(line, "\r\n")] = '\0';
+	while (k < n) {
+		col[k++] = line;
+		line = strchr(line, '\t');
+		if (!line)
+			break;
+		*line++ = '\0';
+	}
+	return k;
+}
+
+/* Every fact row is a field of regs.def with the same bits, and every field of regs.def
+ * is a fact row: a width or position changed on one side only fails here. */
+static void test_regs_match_public_facts(void **state)
+{
+	static bool seen[RB_FIELD_COUNT];
+	FILE *f = fopen(FACTS_PATH, "r");
+	char line[512], why[256];
+	int lineno = 0, rows = 0, bad = 0;
+
+	(void)state;
+	if (!f)
+		fail_msg("cannot open %s (run from the top of the tree)", FACTS_PATH);
+	while (fgets(line, sizeof(line), f)) {
+		char *col[7];
+		int id;
+
+		lineno++;
+		if (line[0] == '#' || strncmp(line, "block\t", 6) == 0 || line[0] == '\n')
+			continue;
+		if (split_tabs(line, col, 7) < 6) {
+			print_error("%s:%d: fewer than 6 columns\n", FACTS_PATH, lineno);
+			bad++;
+			continue;
+		}
+		rows++;
+		id = fact_field(col, why, sizeof(why));
+		if (id >= 0 && seen[id])
+			snprintf(why, sizeof(why), "%s.%s.%s is listed twice", col[0], col[2],
+				 col[3]);
+		if (id < 0 || seen[id]) {
+			print_error("%s:%d: %s\n", FACTS_PATH, lineno, why);
+			bad++;
+			continue;
+		}
+		seen[id] = true;
+	}
+	fclose(f);
+	for (int i = 0; i < RB_FIELD_COUNT; i++) {
+		char name[96];
+
+		if (seen[i])
+			continue;
+		print_error("%s: no row for regs.def's %s\n", FACTS_PATH,
+			    rb_field_fullname((enum rb_field_id)i, name, sizeof(name)));
+		bad++;
+	}
+	assert_int_equal(bad, 0);
+	assert_int_equal(rows, RB_FIELD_COUNT);
 }
 
 int main(void)
@@ -276,6 +413,7 @@ int main(void)
 	    cmocka_unit_test(test_overflow_message),
 	    cmocka_unit_test(test_word_layout),
 	    cmocka_unit_test(test_decode_specials_and_unknowns),
+	    cmocka_unit_test(test_regs_match_public_facts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
