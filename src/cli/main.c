@@ -28,6 +28,7 @@ static const struct command commands[] = {
     {"tune", cmd_tune, "search NPU configs per shape, write the tuned kernel JSON"},
     {"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
     {"shapes", cmd_shapes, "write a shapes file from a model (GGUF header or its numbers)"},
+    {"report", cmd_report, "write an HTML page (rooflines, bars, heatmaps) from reports"},
     {"info", cmd_info, "show the NPU driver, hardware and host settings numbers depend on"},
     {"help", cmd_help, "show help for rknn-bench or one command"},
 };
