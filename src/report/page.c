@@ -297,6 +297,25 @@ static void run_ceilings(struct rb_page_roofline *r, const cJSON *roofline, bool
 		r->ddr_gbps = ddr->valuedouble;
 }
 
+/* "recorded in a.json, b.json (...)": every file whose ceilings the chart takes. */
+static void ceilings_source(struct rb_page_roofline *r, const char *path)
+{
+	static const char tail[] = " (the largest: the most cores any result used)";
+	char files[sizeof(r->ceilings)];
+	size_t n = strlen(r->ceilings);
+
+	if (n == 0) {
+		snprintf(r->ceilings, sizeof(r->ceilings), "recorded in %s%s", path, tail);
+		return;
+	}
+	if (n < sizeof(tail) || strcmp(r->ceilings + n - (sizeof(tail) - 1), tail) != 0 ||
+	    strstr(r->ceilings, path))
+		return; /* another file's kind of ceilings, or this file is named already */
+	snprintf(files, sizeof(files), "%.*s, %s%s", (int)(n - (sizeof(tail) - 1)), r->ceilings,
+		 path, tail);
+	snprintf(r->ceilings, sizeof(r->ceilings), "%s", files);
+}
+
 static int run_points(struct rb_page *page, const char *path, const struct rb_compare_report *rep)
 {
 	const cJSON *results = member(rep->doc, "results");
@@ -316,10 +335,7 @@ static int run_points(struct rb_page *page, const char *path, const struct rb_co
 		if (!r)
 			return -ENOMEM;
 		run_ceilings(r, rl, int8);
-		if (!r->ceilings[0])
-			snprintf(r->ceilings, sizeof(r->ceilings),
-				 "recorded in %s (the ceilings of the most cores a result used)",
-				 path);
+		ceilings_source(r, path);
 		page_shape_text(&e->shape, shape, sizeof(shape));
 		snprintf(label, sizeof(label), "%s %s (%s)", e->n_names ? e->names[0] : "", shape,
 			 path);
