@@ -78,7 +78,8 @@ static int parse_option(struct compare_args *a, int c, const char *arg)
 		return 0;
 	case OPT_FORMAT:
 		a->html = strcmp(arg, "html") == 0;
-		if (!a->html && (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV))
+		if (!a->html &&
+		    (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV))
 			return rb_error("--format '%s' must be table, json or html", arg);
 		return 0;
 	case 'o':
@@ -115,8 +116,8 @@ static int parse_args(struct compare_args *a, int argc, char **argv)
 	}
 	a->base_path = argv[optind];
 	a->new_path = argv[optind + 1];
-	if (a->out_path && cli_check_output("-o", a->out_path, (const char *const *)argv + optind,
-					    2) < 0)
+	if (a->out_path &&
+	    cli_check_output("-o", a->out_path, (const char *const *)argv + optind, 2) < 0)
 		return RB_EXIT_USAGE;
 	return 0;
 }

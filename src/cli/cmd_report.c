@@ -106,9 +106,8 @@ int cmd_report(int argc, char **argv)
 
 	if (ret)
 		return ret - 100;
-	if (a.out_path &&
-	    cli_check_output("-o", a.out_path, (const char *const *)argv + optind,
-			     (size_t)(argc - optind)) < 0)
+	if (a.out_path && cli_check_output("-o", a.out_path, (const char *const *)argv + optind,
+					   (size_t)(argc - optind)) < 0)
 		return RB_EXIT_USAGE;
 	rb_page_init(&page, a.title);
 	for (int i = optind; i < argc; i++) {

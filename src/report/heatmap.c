@@ -121,7 +121,8 @@ static void grid_setup(struct rb_page_grid *g, const char *title, const char *sh
 static int label_cmp(const void *a, const void *b)
 {
 	const char *x = a, *y = b;
-	bool xa = !strcmp(x, "auto") || !strcmp(x, "even"), ya = !strcmp(y, "auto") || !strcmp(y, "even");
+	bool xa = !strcmp(x, "auto") || !strcmp(x, "even"),
+	     ya = !strcmp(y, "auto") || !strcmp(y, "even");
 
 	if (xa != ya)
 		return xa ? -1 : 1;
@@ -139,16 +140,14 @@ static void sort_axes(struct rb_page_grid *g)
 static int shape_grids(struct rb_page *page, const struct rb_tune_cache *c, const char *shape,
 		       enum rb_tune_kind kind, bool device_modeled, const char *path)
 {
-	struct rb_page_grid *a = page_grid(page), *b;
+	struct rb_page_grid *a, *b;
 	char title[RB_PAGE_TEXT];
 	bool modeled = kind == RB_TUNE_MODEL || device_modeled;
 
-	if (!a)
+	if (!page_grid(page) || !page_grid(page))
 		return -ENOMEM;
-	b = page_grid(page);
-	if (!b)
-		return -ENOMEM;
-	a = b - 1; /* page_grid may have moved the array */
+	a = &page->grids[page->n_grids - 2]; /* the two just added */
+	b = a + 1;
 	snprintf(title, sizeof(title), "%s (%s)",
 		 kind == RB_TUNE_MODEL ? "the timing model" : "the device", path);
 	grid_setup(a, title, shape, "core mask", "bank split", modeled);
@@ -223,7 +222,9 @@ int rb_page_add_cache(struct rb_page *page, const char *path, const char *text, 
 	if (ret == 0)
 		ret = s ? page_facts(s, doc, "", skip, 1) : -ENOMEM;
 	if (ret == 0 && c.dropped_last_line)
-		ret = page_fact(s, "warning", "the last line is cut short (a tune stopped mid-write): left out", true);
+		ret = page_fact(s, "warning",
+				"the last line is cut short (a tune stopped mid-write): left out",
+				true);
 	if (ret == 0)
 		ret = cache_grids(page, &c, modeled, path);
 	rb_tune_cache_close(&c);

@@ -34,12 +34,23 @@ void html_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc(*s, f);
 		}
 	}
 }
@@ -139,10 +150,12 @@ static void write_chart(FILE *f, const struct rb_page_bars *c)
 	fputs("<p class=\"key\">", f);
 	for (int s = 0; s < RB_PAGE_BARS; s++)
 		if (c->series[s][0])
-			fprintf(f, "<svg width=\"12\" height=\"12\"><rect class=\"s%d\" width=\"12\" "
-				   "height=\"12\"/></svg> %s ",
+			fprintf(f,
+				"<svg width=\"12\" height=\"12\"><rect class=\"s%d\" width=\"12\" "
+				"height=\"12\"/></svg> %s ",
 				s, c->series[s]);
-	fputs("</p>\n<table><tr><th>layer</th><th>shape</th><th>time</th><th>configs</th></tr>\n", f);
+	fputs("</p>\n<table><tr><th>layer</th><th>shape</th><th>time</th><th>configs</th></tr>\n",
+	      f);
 	for (size_t i = 0; i < c->n_bars; i++) {
 		const struct rb_page_bar *b = &c->bars[i];
 

@@ -55,7 +55,9 @@ void *rb_page_grow(void **items, size_t n, size_t *cap, size_t size)
 	return p;
 }
 
-#define GROW(page, what) rb_page_grow((void **)&(page)->what, (page)->n_##what, &(page)->cap_##what, sizeof(*(page)->what))
+#define GROW(page, what)                                                                           \
+	rb_page_grow((void **)&(page)->what, (page)->n_##what, &(page)->cap_##what,                \
+		     sizeof(*(page)->what))
 
 struct rb_page_source *page_source(struct rb_page *page, const char *path, const char *kind,
 				   bool modeled)
@@ -73,8 +75,8 @@ struct rb_page_source *page_source(struct rb_page *page, const char *path, const
 
 int page_fact(struct rb_page_source *s, const char *key, const char *value, bool warning)
 {
-	struct rb_page_fact *f = rb_page_grow((void **)&s->facts, s->n_facts, &s->cap_facts,
-					      sizeof(*s->facts));
+	struct rb_page_fact *f =
+	    rb_page_grow((void **)&s->facts, s->n_facts, &s->cap_facts, sizeof(*s->facts));
 
 	if (!f)
 		return -ENOMEM;
@@ -149,7 +151,10 @@ int page_facts(struct rb_page_source *s, const cJSON *o, const char *prefix,
 		} else {
 			char *text = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v);
 
-			ret = page_fact(s, key, text ? text : v->valuestring ? v->valuestring : "",
+			ret = page_fact(s, key,
+					text             ? text
+					: v->valuestring ? v->valuestring
+							 : "",
 					false);
 			free(text);
 		}
@@ -248,7 +253,8 @@ int page_totals(struct rb_page *page, const char *path, const char *which, const
 		return 0;
 	if (!cJSON_IsArray(array))
 		return rb_set_error(-EINVAL, "%s: totals%s%s is not an array", path,
-				    strcmp(which, "run") ? "." : "", strcmp(which, "run") ? which : "");
+				    strcmp(which, "run") ? "." : "",
+				    strcmp(which, "run") ? which : "");
 	cJSON_ArrayForEach(t, array)
 	{
 		const cJSON *m = member(t, "m"), *kind = member(t, "kind"), *per = member(t, "per"),
@@ -257,10 +263,11 @@ int page_totals(struct rb_page *page, const char *path, const char *which, const
 
 		if (!cJSON_IsNumber(m) || !cJSON_IsString(kind) || !cJSON_IsString(per) ||
 		    !cJSON_IsNumber(pairs) || !(cJSON_IsNumber(us) || cJSON_IsNull(us)))
-			return rb_set_error(-EINVAL,
-					    "%s: totals entry %d of '%s' needs numbers m and pairs, "
-					    "strings kind and per, and total_us (a number or null)",
-					    path, i, which);
+			return rb_set_error(
+			    -EINVAL,
+			    "%s: totals entry %d of '%s' needs numbers m and pairs, "
+			    "strings kind and per, and total_us (a number or null)",
+			    path, i, which);
 		row = GROW(page, totals);
 		if (!row)
 			return -ENOMEM;
@@ -404,7 +411,8 @@ int rb_page_add_compare(struct rb_page *page, const struct rb_compare *cmp, cons
 			snprintf(b->note[1], sizeof(b->note[1]), "%+.2f%% %s", row->change * 100,
 				 rb_verdict_name(row->verdict));
 		else
-			snprintf(b->note[1], sizeof(b->note[1]), "%s", rb_verdict_name(row->verdict));
+			snprintf(b->note[1], sizeof(b->note[1]), "%s",
+				 rb_verdict_name(row->verdict));
 	}
 	return 0;
 }
@@ -431,9 +439,9 @@ static int read_schema(const char *path, const char *text, size_t len, char *sch
 		cJSON_Delete(doc);
 		doc = NULL;
 	}
-	ret = rb_json_load(text, len, path,
-			   "a run report, a tuned JSON or a tune cache written by rknn-bench",
-			   &doc);
+	ret =
+	    rb_json_load(text, len, path,
+			 "a run report, a tuned JSON or a tune cache written by rknn-bench", &doc);
 	if (ret < 0)
 		return ret;
 	v = member(doc, "schema");

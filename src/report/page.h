@@ -38,8 +38,8 @@
 
 #include "core/compare.h"
 
-#define RB_PAGE_TEXT  192
-#define RB_PAGE_GRID  16 /* most rows or columns of a heatmap */
+#define RB_PAGE_TEXT 192
+#define RB_PAGE_GRID 16 /* most rows or columns of a heatmap */
 
 struct rb_page_point {
 	char label[RB_PAGE_TEXT];
@@ -63,7 +63,7 @@ struct rb_page_roofline {
 struct rb_page_bar {
 	char name[RB_PAGE_TEXT];
 	char shape[64];
-	double us[RB_PAGE_BARS];          /* NAN: none */
+	double us[RB_PAGE_BARS];                   /* NAN: none */
 	char note[RB_PAGE_BARS][RB_PAGE_TEXT * 2]; /* shown beside the bars (a config) */
 };
 
@@ -80,7 +80,7 @@ struct rb_page_grid {
 	char row_axis[32], col_axis[32];
 	char rows[RB_PAGE_GRID][32], cols[RB_PAGE_GRID][32];
 	size_t n_rows, n_cols;
-	double us[RB_PAGE_GRID][RB_PAGE_GRID]; /* best time; NAN: no config ran */
+	double us[RB_PAGE_GRID][RB_PAGE_GRID];  /* best time; NAN: no config ran */
 	bool tried[RB_PAGE_GRID][RB_PAGE_GRID]; /* some config of the cell was tried */
 	bool modeled;
 };

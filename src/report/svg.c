@@ -14,7 +14,7 @@
 
 /* A log10 axis over whole decades. */
 struct axis {
-	double lo, hi; /* log10 of the ends */
+	double lo, hi;   /* log10 of the ends */
 	double from, to; /* pixels */
 };
 
@@ -58,20 +58,23 @@ static void roofline_axes(const struct rb_page_roofline *r, struct axis *x, stru
 
 static void roofline_grid(FILE *f, const struct axis *x, const struct axis *y)
 {
-	for (double d = x->lo; d <= x->hi; d++) {
+	for (int d = (int)x->lo; d <= (int)x->hi; d++) {
 		double px = axis_px(x, pow(10, d));
 
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
 			px, y->from, px, y->to);
-		fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>",
-			px, y->from + 16, pow(10, d));
+		fprintf(
+		    f,
+		    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>",
+		    px, y->from + 16, pow(10, d));
 	}
-	for (double d = y->lo; d <= y->hi; d++) {
+	for (int d = (int)y->lo; d <= (int)y->hi; d++) {
 		double py = axis_px(y, pow(10, d));
 
 		fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
 			x->from, py, x->to, py);
-		fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>",
+		fprintf(f,
+			"<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>",
 			x->from - 6, py + 4, pow(10, d));
 	}
 	fprintf(f,
@@ -220,9 +223,10 @@ static void grid_cell(FILE *f, const struct rb_page_grid *g, size_t i, size_t j,
 	if (isfinite(us))
 		fprintf(f, "%.1f µs</title></rect>", us);
 	else
-		fprintf(f, "%s</title></rect>", g->tried[i][j] ? "every config failed" : "not in the space");
-	fprintf(f, "<text class=\"val\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", x + CELL_W / 2 - 1,
-		y + CELL_H / 2 + 4);
+		fprintf(f, "%s</title></rect>",
+			g->tried[i][j] ? "every config failed" : "not in the space");
+	fprintf(f, "<text class=\"val\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">",
+		x + CELL_W / 2 - 1, y + CELL_H / 2 + 4);
 	if (isfinite(us))
 		fprintf(f, "%.1f", us);
 	else

@@ -22,8 +22,10 @@ static void profile_ceilings(struct rb_page_roofline *r, const char *soc_label)
 
 	if (!soc || r->ceilings[0])
 		return;
-	r->peak_gflops[0] = 2.0 * (double)soc->fp16_macs * (double)soc->cores * soc->clock_mhz / 1e3;
-	r->peak_gflops[1] = 2.0 * (double)soc->int8_macs * (double)soc->cores * soc->clock_mhz / 1e3;
+	r->peak_gflops[0] =
+	    2.0 * (double)soc->fp16_macs * (double)soc->cores * soc->clock_mhz / 1e3;
+	r->peak_gflops[1] =
+	    2.0 * (double)soc->int8_macs * (double)soc->cores * soc->clock_mhz / 1e3;
 	ddr = (double)soc->cores * soc->ddr_core_gbps;
 	r->ddr_gbps = ddr < soc->ddr_total_gbps ? ddr : soc->ddr_total_gbps;
 	if (soc_label && *soc_label && strcmp(soc_label, soc->label) != 0)
@@ -32,8 +34,14 @@ static void profile_ceilings(struct rb_page_roofline *r, const char *soc_label)
 			 "whose numbers it does not record)",
 			 soc->label, (long long)soc->cores, soc_label);
 	else
-		snprintf(r->ceilings, sizeof(r->ceilings), "the embedded profile %s with %lld cores",
-			 soc->label, (long long)soc->cores);
+		snprintf(r->ceilings, sizeof(r->ceilings),
+			 "the embedded profile %s with %lld cores", soc->label,
+			 (long long)soc->cores);
+}
+
+static bool same_shape(const struct rb_shape *a, const struct rb_shape *b)
+{
+	return a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype;
 }
 
 /* One point per tuned shape: intensity = GFLOP/s over GB/s of A+B+C. */
@@ -51,7 +59,7 @@ static int tuned_points(struct rb_page *page, const struct rb_tuned_db *db, cons
 		for (size_t j = 0; j < i; j++) {
 			const struct rb_tuned_config *o = rb_tuned_at(db, j);
 
-			seen = seen || (memcmp(&o->shape, &t->shape, sizeof(t->shape)) == 0 &&
+			seen = seen || (same_shape(&o->shape, &t->shape) &&
 					strcmp(o->device, t->device) == 0);
 		}
 		if (seen || !(t->gbps > 0))
@@ -116,8 +124,8 @@ static int tuned_bars(struct rb_page *page, const struct rb_tuned_db *db, const 
 		b = page_bar(c, t->name, shape);
 		if (!b)
 			return -ENOMEM;
-		b->us[0] = number_at(cJSON_GetObjectItemCaseSensitive(pair, "measured"),
-				     "default_us");
+		b->us[0] =
+		    number_at(cJSON_GetObjectItemCaseSensitive(pair, "measured"), "default_us");
 		snprintf(b->note[0], sizeof(b->note[0]), "all auto, three cores, fences");
 		b->us[1] = t->median_us;
 		snprintf(b->note[1], sizeof(b->note[1]), "%s (%s)", t->config, t->launch);
