@@ -213,7 +213,7 @@ static void write_grids(FILE *f, const struct rb_page *page)
 {
 	fputs("<h2>Heatmaps per tuned shape</h2>\n", f);
 	if (!page->n_grids)
-		fputs("<p class=\"note\">No tune cache among the inputs.</p>\n", f);
+		fputs("<p class=\"note\">No tune cache with records among the inputs.</p>\n", f);
 	for (size_t i = 0; i < page->n_grids; i++) {
 		heading(f, "h3", page->grids[i].title, page->grids[i].modeled);
 		svg_grid(f, &page->grids[i]);
