@@ -451,27 +451,33 @@ static int read_schema(const char *path, const char *text, size_t len, char *sch
 	return 0;
 }
 
+int rb_page_add_text(struct rb_page *page, const char *path, const char *text, size_t len)
+{
+	char schema[64];
+	int ret = read_schema(path, text, len, schema, sizeof(schema));
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(schema, RB_TUNE_CACHE_SCHEMA) == 0)
+		return rb_page_add_cache(page, path, text, len);
+	if (strncmp(schema, "rknn-bench-tuned/", 17) == 0)
+		return rb_page_add_tuned(page, path, text, len);
+	if (strncmp(schema, "rknn-bench/", 11) == 0)
+		return rb_page_add_run(page, path, text, len);
+	return rb_set_error(-EINVAL,
+			    "%s: schema is '%s': expected a run report (rknn-bench/1), a tuned "
+			    "JSON (rknn-bench-tuned/1) or a tune cache (%s)",
+			    path, schema[0] ? schema : "missing", RB_TUNE_CACHE_SCHEMA);
+}
+
 int rb_page_add_file(struct rb_page *page, const char *path)
 {
-	char *text = NULL, schema[64];
+	char *text = NULL;
 	size_t len = 0;
 	int ret = rb_file_read(path, &text, &len);
 
 	if (ret == 0)
-		ret = read_schema(path, text, len, schema, sizeof(schema));
-	if (ret < 0) {
-	} else if (strcmp(schema, RB_TUNE_CACHE_SCHEMA) == 0) {
-		ret = rb_page_add_cache(page, path, text, len);
-	} else if (strncmp(schema, "rknn-bench-tuned/", 17) == 0) {
-		ret = rb_page_add_tuned(page, path, text, len);
-	} else if (strncmp(schema, "rknn-bench/", 11) == 0) {
-		ret = rb_page_add_run(page, path, text, len);
-	} else {
-		ret = rb_set_error(-EINVAL,
-				   "%s: schema is '%s': expected a run report (rknn-bench/1), a "
-				   "tuned JSON (rknn-bench-tuned/1) or a tune cache (%s)",
-				   path, schema[0] ? schema : "missing", RB_TUNE_CACHE_SCHEMA);
-	}
+		ret = rb_page_add_text(page, path, text, len);
 	free(text);
 	return ret;
 }

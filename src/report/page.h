@@ -129,7 +129,9 @@ void rb_page_release(struct rb_page *page);
 
 /* Adds a run report, a tuned JSON or a tune cache, whichever `path` holds. */
 int rb_page_add_file(struct rb_page *page, const char *path);
-/* The parts of each kind (path names the file in messages). */
+/* The same on the file's text held in memory (path names it in messages). */
+int rb_page_add_text(struct rb_page *page, const char *path, const char *text, size_t len);
+/* The parts of each kind. */
 int rb_page_add_run(struct rb_page *page, const char *path, const char *text, size_t len);
 int rb_page_add_tuned(struct rb_page *page, const char *path, const char *text, size_t len);
 int rb_page_add_cache(struct rb_page *page, const char *path, const char *text, size_t len);
