@@ -197,8 +197,11 @@ static void write_totals(FILE *f, const struct rb_page *page)
 		html_text(f, t->source);
 		fputs("</td><td>", f);
 		html_text(f, t->which);
-		fprintf(f, "</td><td>%s (M = %lld) per %s</td><td class=\"num\">%lld</td>", t->kind,
-			t->m, t->per, t->pairs);
+		fputs("</td><td>", f);
+		html_text(f, t->kind);
+		fprintf(f, " (M = %lld) per ", t->m);
+		html_text(f, t->per);
+		fprintf(f, "</td><td class=\"num\">%lld</td>", t->pairs);
 		if (isfinite(t->total_us))
 			fprintf(f, "<td class=\"num\">%.1f µs</td><td>", t->total_us);
 		else

@@ -102,7 +102,10 @@ static bool join_scalars(const cJSON *array, char *buf, size_t size)
 			return false;
 		text = cJSON_IsString(v) ? NULL : cJSON_PrintUnformatted(v);
 		used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s",
-					 used ? ", " : "", text ? text : v->valuestring);
+					 used ? ", " : "",
+					 text                ? text
+					 : cJSON_IsString(v) ? v->valuestring
+							     : "?");
 		free(text);
 	}
 	return true;
@@ -130,8 +133,11 @@ int page_facts(struct rb_page_source *s, const cJSON *o, const char *prefix,
 		if (v->string && strcmp(v->string, "warnings") == 0 && cJSON_IsArray(v)) {
 			const cJSON *w;
 
-			cJSON_ArrayForEach(w, v) if (cJSON_IsString(w) && ret == 0) ret =
-			    page_fact(s, "warning", w->valuestring, true);
+			cJSON_ArrayForEach(w, v)
+			{
+				if (cJSON_IsString(w) && ret == 0)
+					ret = page_fact(s, "warning", w->valuestring, true);
+			}
 		} else if (cJSON_IsObject(v)) {
 			ret = page_facts(s, v, key, NULL, 0);
 		} else if (cJSON_IsArray(v) && join_scalars(v, value, sizeof(value))) {
@@ -242,6 +248,13 @@ static const cJSON *member(const cJSON *o, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
+/* A whole number from `min` that a long long holds exactly. */
+static bool count_in_range(const cJSON *v, double min)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= min && v->valuedouble < 9007199254740992.0 &&
+	       v->valuedouble == floor(v->valuedouble);
+}
+
 /* One "totals" array: [{"m", "kind", "per", "pairs", "total_us"}]. */
 int page_totals(struct rb_page *page, const char *path, const char *which, const cJSON *array,
 		bool modeled)
@@ -261,8 +274,8 @@ int page_totals(struct rb_page *page, const char *path, const char *which, const
 			    *pairs = member(t, "pairs"), *us = member(t, "total_us");
 		struct rb_page_total *row;
 
-		if (!cJSON_IsNumber(m) || !cJSON_IsString(kind) || !cJSON_IsString(per) ||
-		    !cJSON_IsNumber(pairs) || !(cJSON_IsNumber(us) || cJSON_IsNull(us)))
+		if (!count_in_range(m, 1) || !cJSON_IsString(kind) || !cJSON_IsString(per) ||
+		    !count_in_range(pairs, 0) || !(cJSON_IsNumber(us) || cJSON_IsNull(us)))
 			return rb_set_error(
 			    -EINVAL,
 			    "%s: totals entry %d of '%s' needs numbers m and pairs, "

@@ -219,7 +219,11 @@ static void grid_cell(FILE *f, const struct rb_page_grid *g, size_t i, size_t j,
 		cell_fill(f, us, lo, hi);
 		fputc('"', f);
 	}
-	fprintf(f, "><title>%s %s, %s %s: ", g->row_axis, g->rows[i], g->col_axis, g->cols[j]);
+	fprintf(f, "><title>%s ", g->row_axis);
+	html_text(f, g->rows[i]);
+	fprintf(f, ", %s ", g->col_axis);
+	html_text(f, g->cols[j]);
+	fputs(": ", f);
 	if (isfinite(us))
 		fprintf(f, "%.1f µs</title></rect>", us);
 	else

@@ -143,12 +143,18 @@ static void test_bad_totals(void **state)
 {
 	static const char bad[] = "{\"schema\":\"rknn-bench-tuned/1\",\"pairs\":[],"
 				  "\"totals\":{\"default\":[{\"m\":\"one\"}]}}";
+	static const char huge[] = "{\"schema\":\"rknn-bench-tuned/1\",\"pairs\":[],"
+				   "\"totals\":{\"tuned\":[{\"m\":1e300,\"kind\":\"decode\","
+				   "\"per\":\"token\",\"pairs\":1,\"total_us\":1}]}}";
 	struct rb_page page;
 
 	(void)state;
 	rb_page_init(&page, "t");
 	assert_int_equal(rb_page_add_tuned(&page, "b.json", bad, sizeof(bad) - 1), -EINVAL);
 	assert_non_null(strstr(rb_last_error(), "b.json: totals entry 0 of 'default'"));
+	/* a number no long long holds is refused, not converted */
+	assert_int_equal(rb_page_add_tuned(&page, "h.json", huge, sizeof(huge) - 1), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "h.json: totals entry 0 of 'tuned'"));
 	rb_page_release(&page);
 }
 
