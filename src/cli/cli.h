@@ -21,6 +21,12 @@ int cmd_merge(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* An HTML report page (report/page.h) to out_path, written atomically, or to stdout
+ * when out_path is NULL (cmd_report.c): an exit code. */
+struct rb_page;
+int cli_write_page(const struct rb_page *page, const char *out_path);
 
 /* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
 struct rb_tune_opts;

@@ -12,11 +12,16 @@
 #include "core/error.h"
 #include "core/table.h"
 #include "core/report.h"
+#include "core/fileio.h"
+#include "core/json.h"
+#include "report/page.h"
 
 struct compare_args {
 	const char *base_path, *new_path;
 	struct rb_compare_opts opts;
 	enum rb_format format;
+	bool html;            /* --format html */
+	const char *out_path; /* -o: also written, in the format its extension names */
 };
 
 static const char compare_usage[] =
@@ -32,7 +37,13 @@ static const char compare_usage[] =
     "  --allow-device-mismatch\n"
     "                       compare results of different devices, or modeled times\n"
     "                       against measured ones\n"
-    "  --format FMT         table (default) or json on stdout\n"
+    "  --format FMT         table (default), json or html on stdout; html is the page of\n"
+    "                       'rknn-bench report' for both files, with bars of base and\n"
+    "                       new median per result\n"
+    "  -o FILE, --output FILE\n"
+    "                       also write the comparison to FILE: the HTML page when FILE\n"
+    "                       ends in .html or .htm, else the JSON (written to a temporary\n"
+    "                       file and renamed)\n"
     "\n"
     "Modeled times (the emulator) are deterministic and compared exactly. Measured\n"
     "times need the threshold and, with at least 9 samples on both sides, a two-sided\n"
@@ -49,6 +60,7 @@ static const struct option compare_options[] = {
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
     {"allow-device-mismatch", no_argument, NULL, OPT_ALLOW_MISMATCH},
     {NULL, 0, NULL, 0},
 };
@@ -65,8 +77,13 @@ static int parse_option(struct compare_args *a, int c, const char *arg)
 			return rb_error("--alpha '%s' must be above 0 and at most 1", arg);
 		return 0;
 	case OPT_FORMAT:
-		if (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV)
-			return rb_error("--format '%s' must be table or json", arg);
+		a->html = strcmp(arg, "html") == 0;
+		if (!a->html &&
+		    (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV))
+			return rb_error("--format '%s' must be table, json or html", arg);
+		return 0;
+	case 'o':
+		a->out_path = arg;
 		return 0;
 	default: /* OPT_ALLOW_MISMATCH */
 		a->opts.allow_device_mismatch = true;
@@ -82,7 +99,7 @@ static int parse_args(struct compare_args *a, int argc, char **argv)
 	memset(a, 0, sizeof(*a));
 	rb_compare_opts_init(&a->opts);
 	a->format = RB_FORMAT_TABLE;
-	while ((c = getopt_long(argc, argv, "h", compare_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", compare_options, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(compare_usage, stdout);
 			return 100 + RB_EXIT_OK;
@@ -99,6 +116,9 @@ static int parse_args(struct compare_args *a, int argc, char **argv)
 	}
 	a->base_path = argv[optind];
 	a->new_path = argv[optind + 1];
+	if (a->out_path &&
+	    cli_check_output("-o", a->out_path, (const char *const *)argv + optind, 2) < 0)
+		return RB_EXIT_USAGE;
 	return 0;
 }
 
@@ -238,6 +258,67 @@ static int print_json(const struct compare_args *a, const struct rb_compare *cmp
 	return ret;
 }
 
+/* ---- the HTML page and -o ---- */
+
+static bool html_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot && (strcmp(dot, ".html") == 0 || strcmp(dot, ".htm") == 0);
+}
+
+/* The report page of both files with the comparison's bars, to out_path (NULL:
+ * stdout): an exit code. */
+static int write_page(const struct compare_args *a, const struct rb_compare *cmp,
+		      const char *out_path)
+{
+	struct rb_page page;
+	char title[RB_PAGE_TEXT];
+	int ret;
+
+	snprintf(title, sizeof(title), "rknn-bench compare: %s vs %s", a->base_path, a->new_path);
+	rb_page_init(&page, title);
+	ret = rb_page_add_compare(&page, cmp, a->base_path, a->new_path);
+	if (ret == 0)
+		ret = rb_page_add_file(&page, a->base_path);
+	if (ret == 0)
+		ret = rb_page_add_file(&page, a->new_path);
+	ret = ret < 0 ? cli_fail(cli_exit_code(ret), "%s", rb_last_error())
+		      : cli_write_page(&page, out_path);
+	rb_page_release(&page);
+	return ret;
+}
+
+static int write_output(const struct compare_args *a, const struct rb_compare *cmp)
+{
+	cJSON *doc;
+	int ret;
+
+	if (html_path(a->out_path))
+		return write_page(a, cmp, a->out_path);
+	doc = rb_compare_json(cmp, a->base_path, a->new_path, &a->opts);
+	ret = doc ? rb_file_write_atomic(a->out_path, rb_json_write, doc)
+		  : rb_set_error(-ENOMEM, "out of memory for the comparison");
+	cJSON_Delete(doc);
+	return ret < 0 ? cli_fail(RB_EXIT_USAGE, "%s", rb_last_error()) : RB_EXIT_OK;
+}
+
+/* stdout in --format, then -o: RB_EXIT_OK or an exit code. */
+static int print_all(const struct compare_args *a, const struct rb_compare *cmp)
+{
+	int ret = RB_EXIT_OK;
+
+	if (a->html)
+		ret = write_page(a, cmp, NULL);
+	else if (a->format == RB_FORMAT_JSON)
+		ret = print_json(a, cmp) < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+	else
+		ret = print_table(a, cmp) < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+	if (ret == RB_EXIT_OK && a->out_path)
+		ret = write_output(a, cmp);
+	return ret;
+}
+
 /* ---- the command ---- */
 
 static int load_both(const struct compare_args *a, struct rb_compare_report *base,
@@ -267,11 +348,9 @@ int cmd_compare(int argc, char **argv)
 		rb_error("%s", rb_last_error());
 		ret = RB_EXIT_USAGE;
 	} else {
-		if (a.format == RB_FORMAT_JSON)
-			ret = print_json(&a, &cmp);
-		else
-			ret = print_table(&a, &cmp);
-		ret = ret < 0 ? RB_EXIT_USAGE : cmp.regressions ? RB_EXIT_FAIL : RB_EXIT_OK;
+		ret = print_all(&a, &cmp);
+		if (ret == RB_EXIT_OK && cmp.regressions)
+			ret = RB_EXIT_FAIL;
 		if (ret == RB_EXIT_OK &&
 		    !cmp.matched) /* a gate that compared nothing passes nothing */
 			ret =

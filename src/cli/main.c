@@ -30,6 +30,7 @@ static const struct command commands[] = {
     {"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
     {"shapes", cmd_shapes, "write a shapes file from a model (GGUF header or its numbers)"},
     {"calibrate", cmd_calibrate, "fit the emulator's hardware profile to a board's run reports"},
+    {"report", cmd_report, "write an HTML page (rooflines, bars, heatmaps) from reports"},
     {"info", cmd_info, "show the NPU driver, hardware and host settings numbers depend on"},
     {"help", cmd_help, "show help for rknn-bench or one command"},
 };
