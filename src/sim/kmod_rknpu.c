@@ -150,7 +150,7 @@ static uint32_t hw_version(struct rb_sim_kmod *k)
 
 static void create_out(struct rknpu_mem_create *a, const struct kbo *bo)
 {
-	a->handle = bo->handle;
+	a->handle = bo->handles[bo->owner]; /* rknpu has one file */
 	a->size = bo->size;
 	a->obj_addr = bo->obj_addr;
 	a->dma_addr = bo->iova;
