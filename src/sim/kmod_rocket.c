@@ -9,14 +9,20 @@
  *    -EBUSY when the deadline has already passed) and FINI_BO (a handle check: emulated
  *    memory is coherent), DRM_IOCTL_VERSION with the name "rocket";
  *  - SUBMIT of jobs, each a list of tasks {regcmd address, regcmd_count with the tail}
- *    and in/out BO handles; a job's tasks run in order on one core, one task per kick:
- *    the commit of §a.3 (PC_REGISTER_AMOUNTS = (count + 1)/2 − 1, INTERRUPT_MASK 0x300,
- *    TASK_CON 0x7001: one task) is written for every task, and the interrupt handler
- *    (DPU_0/DPU_1 in RAW_STATUS) commits the next;
- *  - the drm_sched entity of the fd: a job goes to the least busy core only when every
- *    earlier job of the fd has finished, else to the core of the previous one — so
- *    the jobs of one fd run one after another on one core, as RUS measured ("1 fd
- *    serializes, N fds parallelize");
+ *    and in/out BO handles, with upstream's checks (ioctl_submit): no jobs is success,
+ *    and a bad job is dropped while SUBMIT returns 0; a job's tasks run in order on one
+ *    core, one task per kick: the commit of §a.3 (PC_REGISTER_AMOUNTS = (count + 1)/2 − 1,
+ *    INTERRUPT_MASK 0x300, TASK_CON 0x7001: one task) is written for every task, and the
+ *    interrupt handler (DPU_0/DPU_1 in RAW_STATUS) commits the next;
+ *  - files (kmod_common.c): every open is an fd with its own handles and its own NPU
+ *    address space (an IOMMU domain per fd, rocket_open), attached to a core while one
+ *    of its jobs runs there (rocket_job_run); a BO shared through PRIME has an address
+ *    only in the fd that created it;
+ *  - the drm_sched entity of each fd (rocket_job_open): a job goes to the least busy
+ *    core only when every earlier job of its fd has finished, else to the core of the
+ *    previous one — so the jobs of one fd run one after another on one core, and jobs
+ *    of different fds on different cores at once, as RUS measured ("1 fd serializes, N
+ *    fds parallelize");
  *  - the NPU under this kernel needs DPU_RDMA programmed (rdma_required, §a.6);
  *  - a job that does not finish within 500 ms (a hang, an IOMMU fault, which stalls
  *    the DMA) is timed out at its first kick + 500 ms, its core reset (10 µs) and its
