@@ -65,7 +65,8 @@ static int open_more(struct rb_rocket *dev, unsigned n)
 		int err = rb_transport_open_file(&dev->tr, &dev->more[dev->n_files - 1]);
 
 		if (err)
-			return rb_set_error(err, "cannot open the rocket node again for core %u: %s",
+			return rb_set_error(err,
+					    "cannot open the rocket node again for core %u: %s",
 					    dev->n_files, rb_last_error());
 		dev->n_files++;
 	}
@@ -168,8 +169,8 @@ int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_b
 	for (unsigned f = 1; !err && f < dev->n_files; f++) {
 		uint32_t addr = 0;
 
-		err = copy_create(dev, f, size, &bo->copy_handle[f - 1], &addr,
-				  &bo->copy_map[f - 1]);
+		err =
+		    copy_create(dev, f, size, &bo->copy_handle[f - 1], &addr, &bo->copy_map[f - 1]);
 		if (!err && addr != bo->dma_addr)
 			err = rb_set_error(-EIO,
 					   "ROCKET_CREATE_BO of %" PRIu32 " bytes: NPU address "
@@ -300,10 +301,11 @@ static int check_job(const struct rb_rocket_job *j, uint32_t index)
 				    index);
 	for (uint32_t b = 0; b < j->n_in + j->n_out; b++)
 		if (!(b < j->n_in ? j->in_handles[b] : j->out_handles[b - j->n_in]))
-			return rb_set_error(-EINVAL,
-					    "ROCKET_SUBMIT: job %u lists BO handle 0, which names no "
-					    "BO (the kernel would drop the job and report success)",
-					    index);
+			return rb_set_error(
+			    -EINVAL,
+			    "ROCKET_SUBMIT: job %u lists BO handle 0, which names no "
+			    "BO (the kernel would drop the job and report success)",
+			    index);
 	return 0;
 }
 

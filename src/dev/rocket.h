@@ -31,7 +31,7 @@
 #define RB_ROCKET_MAX_FILES 3 /* one per NPU core */
 
 struct rb_rocket {
-	struct rb_transport tr; /* file 0 */
+	struct rb_transport tr;                            /* file 0 */
 	struct rb_transport more[RB_ROCKET_MAX_FILES - 1]; /* files 1 .. n_files − 1 */
 	unsigned n_files;
 	uint32_t drv_version; /* DRM version: major·10000 + minor·100 + patch */

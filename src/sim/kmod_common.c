@@ -587,8 +587,7 @@ static bool file_owns(int file, const struct kbo *bo)
 
 /* drm_gem_mmap: the offset of an object the file has a handle to (-EACCES for one it
  * has none to), no larger than the object. */
-int rb_sim_kmod_file_mmap(struct rb_sim_kmod *k, int file, size_t len, uint64_t offset,
-			  void **addr)
+int rb_sim_kmod_file_mmap(struct rb_sim_kmod *k, int file, size_t len, uint64_t offset, void **addr)
 {
 	int ret = -EINVAL;
 

@@ -512,8 +512,8 @@ static void override_version(const struct node *n, struct drm_version *v, size_t
 
 /* An fd field the kernel reads or writes: an in/out fence (rknpu SUBMIT) or a dma-buf
  * (PRIME, the DRM core's, any kind). */
-static int *fd_field(const struct kind *kind, unsigned long request, void *arg, bool *in,
-		     bool *out, enum slot_type *type)
+static int *fd_field(const struct kind *kind, unsigned long request, void *arg, bool *in, bool *out,
+		     enum slot_type *type)
 {
 	struct drm_prime_handle *prime = arg;
 

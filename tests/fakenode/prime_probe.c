@@ -63,8 +63,7 @@ static int probe(int fd0, int fd1)
 	prep.handle = imp.handle;
 	if (ioctl(fd1, DRM_IOCTL_ROCKET_PREP_BO, &prep) < 0) /* idle: at once */
 		return fail("ROCKET_PREP_BO on the imported handle");
-	printf("handle %u on the first fd is handle %u on the second\n", create.handle,
-	       imp.handle);
+	printf("handle %u on the first fd is handle %u on the second\n", create.handle, imp.handle);
 	printf("same memory through both fds: %s\n", same ? "yes" : "no");
 	printf("NPU address: 0x%llx on the first fd, none on the second (only CREATE_BO gives "
 	       "one)\n",

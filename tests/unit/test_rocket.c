@@ -245,9 +245,8 @@ static void test_submit_one_task_per_kick(void **state)
 /* A raw SUBMIT of the jobs on file 0, past the driver's own checks. */
 static int raw_submit(struct fx *f, struct drm_rocket_job *jobs, uint32_t n)
 {
-	struct drm_rocket_submit submit = {.jobs = (uintptr_t)jobs,
-					   .job_count = n,
-					   .job_struct_size = sizeof(*jobs)};
+	struct drm_rocket_submit submit = {
+	    .jobs = (uintptr_t)jobs, .job_count = n, .job_struct_size = sizeof(*jobs)};
 
 	return rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit);
 }
@@ -283,8 +282,8 @@ static void test_submit_as_upstream(void **state)
 
 	mm_build(f, &m, true);
 	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit), 0);
-	submit = (struct drm_rocket_submit){.jobs = (uintptr_t)jobs, .job_count = 1,
-					    .job_struct_size = sizeof(jobs[0]) - 1};
+	submit = (struct drm_rocket_submit){
+	    .jobs = (uintptr_t)jobs, .job_count = 1, .job_struct_size = sizeof(jobs[0]) - 1};
 	jobs[0] = raw_job(&m);
 	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit), -EINVAL);
 	submit.job_struct_size = sizeof(jobs[0]);
