@@ -379,7 +379,7 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 	}
 	bo->size = size;
 	bo->flags = flags;
-	bo->owner = k->cur_file;
+	bo->space = k->ops->space_per_file ? k->cur_file : 0;
 	bo->handles[k->cur_file] = handle_alloc(k, k->cur_file);
 	bo->obj_addr = k->next_token;
 	k->next_token += OBJ_TOKEN_STEP;
@@ -389,7 +389,7 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 
 int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out)
 {
-	struct bo_list *d = &k->files[k->cur_file].domain;
+	struct bo_list *d = &k->files[k->ops->space_per_file ? k->cur_file : 0].domain;
 	struct kbo *bo;
 	uint32_t iova;
 	size_t at;
@@ -440,7 +440,7 @@ static bool bo_held(const struct kbo *bo)
  * rather than being pulled from under the user's mapping). */
 static void bo_release(struct rb_sim_kmod *k, struct kbo *bo)
 {
-	struct bo_list *d = &k->files[bo->owner].domain;
+	struct bo_list *d = &k->files[bo->space].domain;
 
 	if (bo_held(bo))
 		return;

@@ -35,11 +35,12 @@
 #define KMOD_MAX_FILES 8
 
 /* A GEM object. It lives while a file has a handle to it, a dma-buf of it is open or a
- * job uses it; its NPU range is in the address space of the file that created it
- * (`owner`) only: a file that imported it (PRIME) has a handle but no NPU address. */
+ * job uses it. Its NPU range is in one address space (`space`): on rocket the one of
+ * the file that created it, so a file that imported it (PRIME) has a handle but no NPU
+ * address; on rknpu the device's one (file 0's), shared by every file. */
 struct kbo {
 	uint32_t handles[KMOD_MAX_FILES]; /* its handle in each file, 0: none */
-	int owner;
+	int space;
 	unsigned exports; /* open dma-bufs */
 	unsigned jobs;    /* queued or running jobs that use it */
 	uint32_t flags;
@@ -91,6 +92,7 @@ struct kmod_ops {
 	/* The driver's ioctl with number DRM_COMMAND_BASE + nr, NULL if none. */
 	const struct kmod_ioctl *(*find_ioctl)(unsigned nr);
 	struct kmod_version version; /* DRM_IOCTL_VERSION, served by the DRM core */
+	bool space_per_file;         /* an NPU address space per fd (rocket), else one per device */
 	int (*wait)(struct rb_sim_kmod *k, int fence_fd, int timeout_ms);
 	int (*close_fd)(struct rb_sim_kmod *k, int fd);
 	/* A round: commit the next kick on `core` (1 kicked, 0 there was work but it

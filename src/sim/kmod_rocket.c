@@ -474,6 +474,7 @@ static const struct kmod_ops rocket_ops = {
     .name = "rocket kernel",
     .find_ioctl = op_find_ioctl,
     .version = {DRV_MAJOR, DRV_MINOR, DRV_PATCH, ROCKET_DRIVER_NAME, DRV_DATE, DRV_DESC},
+    .space_per_file = true, /* rocket_open: an IOMMU domain per fd */
     .commit = op_commit,
     .complete = op_complete,
     .retire = op_retire,
