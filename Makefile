@@ -150,6 +150,11 @@ $(FAKENODE): $(FAKENODE_OBJ)
 	@mkdir -p $(@D)
 	$(call quiet,LINK,$@)$(CC) -shared -Wl,--no-undefined $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -pthread -ldl
 
+# PRIME between two fds of a rocket node (tests/fakenode/prime_probe.c), for fakenode.sh.
+$(BUILD)/tests/prime-probe: tests/fakenode/prime_probe.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $<
+
 # The rknn_matmul_api-compatible library (src/shim/): the library compiled
 # position-independent, only the rknn_* functions exported (src/shim/exports.map).
 SHIM     := $(BUILD)/shim/librknnrt.so
@@ -197,7 +202,7 @@ deps-check:
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
 		$(BUILD)/tests/consumer $(BUILD)/bench-calibrate \
-		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) \
+		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) $(BUILD)/tests/prime-probe \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)

@@ -25,7 +25,7 @@ static int device_init(struct rb_npu_device *dev, struct rb_transport *tr, const
 	dev->timeout_ms = DEFAULT_TIMEOUT_MS;
 	dev->ops = driver == RB_DRIVER_ROCKET ? &rb_rocket_ops : &rb_rknpu_ops;
 	if (driver == RB_DRIVER_ROCKET)
-		return rb_rocket_open(&dev->rocket, tr);
+		return rb_rocket_open(&dev->rocket, tr, RB_ROCKET_MAX_FILES);
 	return rb_rknpu_open(&dev->drv, tr);
 }
 

@@ -103,6 +103,10 @@ typedef bool (*rb_npu_phase_fn)(void *ctx, enum rb_npu_phase phase);
 
 struct rb_npu_device;
 
+/* See drops_timed_out_jobs: an all-ones byte, so the word it makes is a NaN payload no
+ * fp16/fp32 result has. */
+#define RB_DEV_OUT_FILL 0xffu
+
 struct rb_dev_ops {
 	const char *name;  /* the kernel driver: "rknpu", "rocket" */
 	bool tasks_in_bo;  /* task descriptors in a BO (rknpu); else in the SUBMIT */
@@ -110,7 +114,9 @@ struct rb_dev_ops {
 	/* The kernel needs the mainline program variant (DPU_RDMA programmed, §a.6). */
 	bool mainline_programs;
 	/* The kernel times out a hung job and signals it like a finished one, the core
-	 * reset and the outputs untouched (rocket, §d.2): the runner must check C. */
+	 * reset and the outputs untouched, and drops a bad job at SUBMIT without a word
+	 * (rocket, §d.2): the runner fills C with RB_DEV_OUT_FILL bytes before each launch
+	 * (unless model_only) and checks what is left of it after. */
 	bool drops_timed_out_jobs;
 	int (*bo_create)(struct rb_npu_device *dev, uint64_t size, enum rb_dev_bo_kind kind,
 			 struct rb_dev_bo *bo);

@@ -9,7 +9,16 @@
  * Rocket has no fences for userspace and no hardware-time field: a job's completion is
  * the fence on its output BOs, waited for by PREP_BO (which also hands the BO to the
  * CPU); FINI_BO hands it back to the device. Each job's tasks run one after the other on
- * one core; separate jobs of one SUBMIT spread over the cores. */
+ * one core.
+ *
+ * One fd per core. The kernel runs the jobs of one fd one after another (one scheduler
+ * entity per fd, rocket_job_open), so parallel cores need an fd each. And an fd's NPU
+ * addresses are its own (an IOMMU domain per fd, rocket_open; "private to the DRM fd",
+ * rocket_accel.h): a buffer shared through PRIME gets a handle in the importing fd but
+ * no NPU address there (rocket maps only at CREATE_BO). So every buffer is created in
+ * every fd, in the same order, where the kernel's allocator gives it the same address
+ * (checked): the programs hold one address for all cores, and each fd's copy is filled
+ * from the first at FINI_BO and gathered back into it after the jobs (rb_rocket_bo_gather). */
 #ifndef RB_DEV_ROCKET_H
 #define RB_DEV_ROCKET_H
 
@@ -19,16 +28,23 @@
 #include "hw/drivers.h"
 #include "uapi/drm/rocket_accel.h"
 
+#define RB_ROCKET_MAX_FILES 3 /* one per NPU core */
+
 struct rb_rocket {
-	struct rb_transport tr;
+	struct rb_transport tr;                            /* file 0 */
+	struct rb_transport more[RB_ROCKET_MAX_FILES - 1]; /* files 1 .. n_files − 1 */
+	unsigned n_files;
 	uint32_t drv_version; /* DRM version: major·10000 + minor·100 + patch */
 };
 
+/* A buffer in every file: file 0's copy is the one the CPU reads and writes. */
 struct rb_rocket_bo {
 	uint32_t handle;
 	uint32_t size;
-	uint32_t dma_addr; /* NPU address (private to the fd; 0 is a valid one) */
+	uint32_t dma_addr; /* NPU address, the same in every file (0 is a valid one) */
 	void *map;         /* CPU mapping */
+	uint32_t copy_handle[RB_ROCKET_MAX_FILES - 1]; /* in files 1 .. */
+	void *copy_map[RB_ROCKET_MAX_FILES - 1];
 };
 
 /* One job of a SUBMIT: its tasks run in order on one core. */
@@ -41,21 +57,34 @@ struct rb_rocket_job {
 	uint32_t n_out;
 };
 
-int rb_rocket_open(struct rb_rocket *dev, struct rb_transport *tr);
+/* Opens n_files files (1 to RB_ROCKET_MAX_FILES) on the device of tr: tr itself and
+ * n_files − 1 more opens of its node. */
+int rb_rocket_open(struct rb_rocket *dev, struct rb_transport *tr, unsigned n_files);
 void rb_rocket_close(struct rb_rocket *dev);
+/* The transport of file f. */
+struct rb_transport *rb_rocket_file(struct rb_rocket *dev, unsigned f);
+/* The BO's handle in file f. */
+uint32_t rb_rocket_bo_handle(const struct rb_rocket_bo *bo, unsigned f);
 
-/* CREATE_BO + mmap. */
+/* CREATE_BO + mmap in every file; -EIO if the files gave it different addresses. */
 int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_bo *bo);
 /* munmap + GEM_CLOSE; safe on a zeroed bo. */
 void rb_rocket_bo_destroy(struct rb_rocket *dev, struct rb_rocket_bo *bo);
-/* PREP_BO: waits until the jobs writing the BO are done, at most timeout_ms (0: only
- * ask; -EBUSY if busy), then syncs it for the CPU. -ETIMEDOUT past the deadline. */
+/* PREP_BO in every file: waits until the jobs writing the BO are done, at most
+ * timeout_ms (0: only ask; -EBUSY if busy), then syncs it for the CPU. -ETIMEDOUT past
+ * the deadline. */
 int rb_rocket_bo_prep(struct rb_rocket *dev, const struct rb_rocket_bo *bo, int timeout_ms);
-/* FINI_BO: syncs the BO for the device after CPU writes. */
+/* FINI_BO: copies file 0's contents into the other files' copies (the pages that
+ * differ) and syncs every copy for the device. */
 int rb_rocket_bo_fini(struct rb_rocket *dev, const struct rb_rocket_bo *bo);
+/* After prep: the BO was filled with `fill` bytes before the jobs; the bytes the jobs of
+ * the other files wrote (those no longer `fill`) go into file 0's copy. */
+void rb_rocket_bo_gather(struct rb_rocket *dev, const struct rb_rocket_bo *bo, uint8_t fill);
 
-/* SUBMIT of n jobs (the kernel spreads them over the cores; one per core for
- * parallelism). Returns when they are queued, not when they are done. */
-int rb_rocket_submit(struct rb_rocket *dev, const struct rb_rocket_job *jobs, uint32_t n);
+/* SUBMIT of n jobs on file f; their handles are file f's. The kernel runs them one
+ * after another (one entity per fd). Returns when they are queued, not when they are
+ * done. Jobs the kernel would drop without a word are refused first (-EINVAL). */
+int rb_rocket_submit(struct rb_rocket *dev, unsigned f, const struct rb_rocket_job *jobs,
+		     uint32_t n);
 
 #endif

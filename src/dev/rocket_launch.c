@@ -1,7 +1,9 @@
 /* The mainline rocket driver behind the device ops (npu_device.h): its buffer objects
  * and its two launch modes. A job is one core's tasks (program address and length each)
- * with the BOs it reads and writes; completion is the fence on the BOs a job writes,
- * waited for with PREP_BO on C (§d.2). Rocket has no core masks, so no multicore. */
+ * with the BOs it reads and writes, submitted on that core's own fd (dev/rocket.h: the
+ * kernel runs one fd's jobs one after another); completion is the fence on the BOs a job
+ * writes, waited for with PREP_BO on C (§d.2). Rocket has no core masks, so no
+ * multicore. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,19 +23,28 @@ static struct drm_rocket_task *rocket_tasks(const struct rb_dev_core *c)
 	return t;
 }
 
-/* Cores [first, first + n) of the job as rocket jobs, one per core, in one SUBMIT. */
-static int submit_cores(struct rb_npu_device *dev, const struct rb_dev_job *job, unsigned first,
-			unsigned n)
+/* The file core i of the plan submits on: its own when there are enough. */
+static unsigned core_file(const struct rb_npu_device *dev, unsigned i)
+{
+	return i % dev->rocket.n_files;
+}
+
+/* Cores [first, first + n) of the job that go through file f, as rocket jobs (one per
+ * core) in one SUBMIT on f. */
+static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, unsigned f,
+		       unsigned first, unsigned n)
 {
 	struct rb_rocket_job rj[RB_HW_MAX_CORES];
 	struct drm_rocket_task *tasks[RB_HW_MAX_CORES] = {NULL};
-	uint32_t handles[4] = {job->in[0]->rocket.handle, job->in[1]->rocket.handle,
-			       job->in[2]->rocket.handle, job->out->rocket.handle};
+	const struct rb_dev_bo *bos[4] = {job->in[0], job->in[1], job->in[2], job->out};
+	uint32_t handles[4];
 	unsigned used = 0;
 	int ret = 0;
 
+	for (unsigned b = 0; b < 4; b++)
+		handles[b] = rb_rocket_bo_handle(&bos[b]->rocket, f);
 	for (unsigned i = first; ret == 0 && i < first + n; i++) {
-		if (!job->cores[i].n_tasks)
+		if (!job->cores[i].n_tasks || core_file(dev, i) != f)
 			continue;
 		tasks[used] = rocket_tasks(&job->cores[i]);
 		if (!tasks[used])
@@ -47,9 +58,20 @@ static int submit_cores(struct rb_npu_device *dev, const struct rb_dev_job *job,
 		used++;
 	}
 	if (ret == 0 && used)
-		ret = rb_rocket_submit(&dev->rocket, rj, used);
+		ret = rb_rocket_submit(&dev->rocket, f, rj, used);
 	for (unsigned i = 0; i < used; i++)
 		free(tasks[i]);
+	return ret;
+}
+
+/* Cores [first, first + n) of the job: a SUBMIT per file they use. */
+static int submit_cores(struct rb_npu_device *dev, const struct rb_dev_job *job, unsigned first,
+			unsigned n)
+{
+	int ret = 0;
+
+	for (unsigned f = 0; ret == 0 && f < dev->rocket.n_files; f++)
+		ret = submit_file(dev, job, f, first, n);
 	return ret;
 }
 
@@ -138,13 +160,20 @@ static int check_launch(enum rb_npu_launch launch)
 	return 0;
 }
 
-/* The jobs of every core, then PREP_BO on C: the end of every job that writes it. */
+/* The jobs of every core, then PREP_BO on C in every file (the end of every job that
+ * writes it), then what the other files' jobs wrote into file 0's C: the runner filled C
+ * with RB_DEV_OUT_FILL before (drops_timed_out_jobs), except under model_only where
+ * nothing writes it. */
 static int launch(struct rb_npu_device *dev, enum rb_npu_launch mode, struct rb_dev_job *job)
 {
 	int ret = mode == RB_LAUNCH_THREADS ? submit_threads(dev, job)
 					    : submit_cores(dev, job, 0, job->n_cores);
 
-	return ret ? ret : bo_from_device(dev, job->out);
+	if (ret == 0)
+		ret = bo_from_device(dev, job->out);
+	if (ret == 0 && !dev->model_only)
+		rb_rocket_bo_gather(&dev->rocket, &job->out->rocket, RB_DEV_OUT_FILL);
+	return ret;
 }
 
 /* Rocket has no reset ioctl: its scheduler already reset the core that hung (§a.3). */

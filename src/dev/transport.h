@@ -17,6 +17,7 @@
 
 struct rb_sim_config;
 struct rb_sim_kmod;
+struct rb_transport;
 
 struct rb_transport_ops {
 	const char *name; /* "host" or "sim" */
@@ -43,6 +44,10 @@ struct rb_transport_ops {
 	int (*group_begin)(void *priv, unsigned threads);
 	void (*group_leave)(void *priv);
 	void (*group_end)(void *priv);
+	/* Another open of the same device node (optional): a second DRM file, with handles
+	 * and (rocket) an NPU address space and scheduler entity of its own. Fills `out`;
+	 * close it with rb_transport_close before this one. */
+	int (*open_file)(void *priv, struct rb_transport *out);
 	void (*release)(void *priv);
 };
 
@@ -63,6 +68,9 @@ int rb_transport_open_sim_rocket(struct rb_transport *t, const struct rb_sim_con
 void rb_transport_close(struct rb_transport *t);
 /* The emulated kernel behind a sim transport (for tests); NULL for any other transport. */
 struct rb_sim_kmod *rb_transport_sim_kmod(const struct rb_transport *t);
+
+/* Another file on the transport's device (see open_file): 0 or a negative errno. */
+int rb_transport_open_file(const struct rb_transport *t, struct rb_transport *out);
 
 /* The transport's fault_text / kernel_log, "" where it has none. */
 const char *rb_transport_fault_text(const struct rb_transport *t);

@@ -22,6 +22,7 @@
 
 struct host {
 	int fd;
+	char path[]; /* the node, for open_file */
 };
 
 static int host_fd(void *priv)
@@ -105,6 +106,11 @@ static int host_close_fd(void *priv, int fd)
 	return 0;
 }
 
+static int host_open_file(void *priv, struct rb_transport *out)
+{
+	return rb_transport_open_host(out, ((struct host *)priv)->path);
+}
+
 static void host_release(void *priv)
 {
 	close(host_fd(priv));
@@ -119,6 +125,7 @@ static const struct rb_transport_ops host_ops = {
     .wait = host_wait,
     .now_ns = host_now_ns,
     .close_fd = host_close_fd,
+    .open_file = host_open_file,
     .release = host_release,
 };
 
@@ -131,12 +138,13 @@ int rb_transport_open_host(struct rb_transport *t, const char *path)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return rb_discover_open_error(path, -errno, NULL);
-	h = malloc(sizeof(*h));
+	h = malloc(sizeof(*h) + strlen(path) + 1);
 	if (!h) {
 		close(fd);
 		return rb_set_error(-ENOMEM, "cannot open '%s': out of memory", path);
 	}
 	h->fd = fd;
+	memcpy(h->path, path, strlen(path) + 1);
 	t->ops = &host_ops;
 	t->priv = h;
 	return 0;
@@ -147,6 +155,20 @@ void rb_transport_close(struct rb_transport *t)
 	if (t->ops)
 		t->ops->release(t->priv);
 	memset(t, 0, sizeof(*t));
+}
+
+int rb_transport_open_file(const struct rb_transport *t, struct rb_transport *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!t || !t->ops || !t->ops->open_file)
+		return rb_set_error(-EOPNOTSUPP, "the %s transport cannot open another file",
+				    t && t->ops ? t->ops->name : "closed");
+	err = t->ops->open_file(t->priv, out);
+	if (err == 0)
+		out->model_only = t->model_only;
+	return err;
 }
 
 const char *rb_transport_fault_text(const struct rb_transport *t)

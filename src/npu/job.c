@@ -379,12 +379,12 @@ static uint64_t device_ns(const struct rb_npu_job *job)
 /* ---- jobs a kernel may drop (rocket) ---- */
 
 /* Rocket signals the fences of a job its scheduler timed out like those of a finished
- * one (the core is reset, the outputs stay as they were, §d.2): for a device whose ops
- * say drops_timed_out_jobs, C is filled with this before each launch, and a job whose
- * last task's output still holds it never finished. An all-ones word is a NaN payload
- * no fp16/fp32 result has; an int32 result of exactly -1 in that place would be taken
- * for a dropped job (and retried). */
-#define DROP_CANARY 0xffu
+ * one (the core is reset, the outputs stay as they were, §d.2), and drops a bad job at
+ * SUBMIT without a word: for a device whose ops say drops_timed_out_jobs, C is filled
+ * with this before each launch, and a job whose last task's output still holds it never
+ * finished. An int32 result of exactly -1 in that place would be taken for a dropped
+ * job (and retried). */
+#define DROP_CANARY RB_DEV_OUT_FILL
 
 /* The kernel log under emulation ("" on a board), for messages. */
 static const char *emulator_log(const struct rb_npu_job *job)
@@ -427,7 +427,8 @@ static int check_done(struct rb_npu_job *job, const char *log_before)
 			return rb_set_error(
 			    -ETIMEDOUT,
 			    "the %s job of core %u's share (%zu tasks) never wrote its "
-			    "output: the kernel timed it out and reset the core%s%s",
+			    "output: the kernel dropped it at SUBMIT or timed it out and reset "
+			    "the core%s%s",
 			    job->dev->ops->name, core->core, core->n_tasks,
 			    *log ? "; emulator: " : "", log);
 	}

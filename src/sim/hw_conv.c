@@ -305,7 +305,7 @@ static void *dma_map(const struct rb_sim_exec *x, uint32_t addr, uint64_t len)
 
 	if ((uint64_t)addr + len > UINT64_C(1) << 32)
 		return NULL;
-	return mmu->map(mmu->ctx, addr, len);
+	return mmu->map(mmu->ctx, x->core->index, addr, len);
 }
 
 /* The feature per channel group (§b.2, hw/conv.h). */

@@ -92,7 +92,7 @@ static int fetch(struct job *j, struct rb_sim_fault *f)
 	const uint8_t *w;
 
 	j->words = ((uint64_t)j->amount + 1) * 2;
-	w = mmu->map(mmu->ctx, j->addr, j->words * 8);
+	w = mmu->map(mmu->ctx, j->c->index, j->addr, j->words * 8);
 	if (!w)
 		return rb_sim_iommu_fault(
 		    f, false,

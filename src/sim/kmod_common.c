@@ -2,6 +2,7 @@
  * buffer objects in a 32-bit NPU address space and their mmaps, the IOMMU, the virtual
  * clock, the fault log, traced MMIO and the scheduler's rounds. */
 #include <errno.h>
+#include <fcntl.h> /* O_CLOEXEC, O_RDWR: drm.h's DRM_CLOEXEC, DRM_RDWR */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -266,10 +267,11 @@ static void list_remove(struct bo_list *l, size_t at)
 	l->n--;
 }
 
-static struct kbo *bo_find(const struct rb_sim_kmod *k, uint32_t handle, size_t *at)
+/* The object handle `handle` of `file` names; *at: its index in `live`. */
+static struct kbo *bo_find(const struct rb_sim_kmod *k, int file, uint32_t handle, size_t *at)
 {
 	for (size_t i = 0; handle && i < k->live.n; i++)
-		if (k->live.v[i]->handle == handle) {
+		if (k->live.v[i]->handles[file] == handle) {
 			if (at)
 				*at = i;
 			return k->live.v[i];
@@ -279,7 +281,7 @@ static struct kbo *bo_find(const struct rb_sim_kmod *k, uint32_t handle, size_t 
 
 struct kbo *rb_kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle)
 {
-	return bo_find(k, handle, NULL);
+	return bo_find(k, k->cur_file, handle, NULL);
 }
 
 struct kbo *rb_kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr)
@@ -290,41 +292,52 @@ struct kbo *rb_kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr)
 	return NULL;
 }
 
-/* NPU address range -> host memory, if it lies inside one live buffer object. */
-static void *iommu_map(void *ctx, uint32_t iova, uint64_t len)
+static size_t list_index(const struct bo_list *l, const struct kbo *bo)
+{
+	size_t i = 0;
+
+	while (i < l->n && l->v[i] != bo)
+		i++;
+	return i;
+}
+
+/* NPU address range -> host memory, if it lies inside one buffer object of the address
+ * space the core's IOMMU has attached (core_domain). */
+static void *iommu_map(void *ctx, int core, uint32_t iova, uint64_t len)
 {
 	const struct rb_sim_kmod *k = ctx;
-	size_t lo = 0, hi = k->live.n;
+	const struct bo_list *d = &k->files[k->core_domain[core]].domain;
+	size_t lo = 0, hi = d->n;
 	const struct kbo *bo;
 	uint64_t off;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (k->live.v[mid]->iova <= iova)
+		if (d->v[mid]->iova <= iova)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (!lo)
 		return NULL;
-	bo = k->live.v[lo - 1];
+	bo = d->v[lo - 1];
 	off = iova - bo->iova;
 	if (off >= bo->size || len > bo->size - off)
 		return NULL;
 	return (char *)bo->mem + off;
 }
 
-/* Top-down first fit: the highest gap that holds `size`; *at is where the new object
- * goes in the sorted list. */
-static int iova_alloc(const struct rb_sim_kmod *k, uint64_t size, uint32_t *iova, size_t *at)
+/* Top-down first fit in one address space: the highest gap that holds `size`; *at is
+ * where the new object goes in the sorted list. */
+static int iova_alloc(const struct bo_list *d, uint64_t size, uint32_t *iova, size_t *at)
 {
-	for (size_t i = k->live.n + 1; i-- > 0;) {
-		uint64_t end = i == k->live.n ? KMOD_IOVA_END : k->live.v[i]->iova;
+	for (size_t i = d->n + 1; i-- > 0;) {
+		uint64_t end = i == d->n ? KMOD_IOVA_END : d->v[i]->iova;
 		uint64_t start = IOVA_FIRST;
 
 		if (i > 0)
-			start = k->live.v[i - 1]->iova + k->live.v[i - 1]->size;
+			start = d->v[i - 1]->iova + d->v[i - 1]->size;
 		if (end - start >= size) {
 			*iova = (uint32_t)(end - size);
 			*at = i;
@@ -334,12 +347,12 @@ static int iova_alloc(const struct rb_sim_kmod *k, uint64_t size, uint32_t *iova
 	return -ENOMEM;
 }
 
-/* GEM handles: the lowest free one, from 1. */
-static uint32_t handle_alloc(const struct rb_sim_kmod *k)
+/* GEM handles: the lowest free one of the file, from 1. */
+static uint32_t handle_alloc(const struct rb_sim_kmod *k, int file)
 {
 	uint32_t h = 1;
 
-	while (bo_find(k, h, NULL))
+	while (bo_find(k, file, h, NULL))
 		h++;
 	return h;
 }
@@ -366,7 +379,8 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 	}
 	bo->size = size;
 	bo->flags = flags;
-	bo->handle = handle_alloc(k);
+	bo->space = k->ops->space_per_file ? k->cur_file : 0;
+	bo->handles[k->cur_file] = handle_alloc(k, k->cur_file);
 	bo->obj_addr = k->next_token;
 	k->next_token += OBJ_TOKEN_STEP;
 	k->mem_used += size;
@@ -375,6 +389,7 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 
 int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out)
 {
+	struct bo_list *d = &k->files[k->ops->space_per_file ? k->cur_file : 0].domain;
 	struct kbo *bo;
 	uint32_t iova;
 	size_t at;
@@ -384,13 +399,18 @@ int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, stru
 	if (size > KMOD_IOVA_END)
 		return -ENOMEM;
 	size = (size + KMOD_PAGE_BYTES - 1) & ~(uint64_t)(KMOD_PAGE_BYTES - 1);
-	if (size > k->mem_budget - k->mem_used || iova_alloc(k, size, &iova, &at))
+	if (size > k->mem_budget - k->mem_used || iova_alloc(d, size, &iova, &at))
 		return -ENOMEM;
 	bo = bo_new(k, size, flags);
 	if (!bo)
 		return -ENOMEM;
 	bo->iova = iova;
-	if (list_insert(&k->live, at, bo)) {
+	if (list_insert(d, at, bo)) {
+		bo_free(k, bo);
+		return -ENOMEM;
+	}
+	if (list_insert(&k->live, k->live.n, bo)) {
+		list_remove(d, at);
 		bo_free(k, bo);
 		return -ENOMEM;
 	}
@@ -407,26 +427,167 @@ uint64_t rb_kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo)
 	return bo->mmap_offset;
 }
 
+static bool bo_held(const struct kbo *bo)
+{
+	for (int f = 0; f < KMOD_MAX_FILES; f++)
+		if (bo->handles[f])
+			return true;
+	return bo->exports || bo->jobs;
+}
+
+/* Nothing holds the object any more: its NPU range goes at once, its memory when the
+ * last user mapping does (without room to remember it, the memory stays for good
+ * rather than being pulled from under the user's mapping). */
+static void bo_release(struct rb_sim_kmod *k, struct kbo *bo)
+{
+	struct bo_list *d = &k->files[bo->space].domain;
+
+	if (bo_held(bo))
+		return;
+	list_remove(&k->live, list_index(&k->live, bo));
+	list_remove(d, list_index(d, bo));
+	if (!bo->maps)
+		bo_free(k, bo);
+	else
+		(void)list_insert(&k->zombies, k->zombies.n, bo);
+}
+
 int rb_kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle)
 {
-	size_t at;
-	struct kbo *bo = bo_find(k, handle, &at);
+	struct kbo *bo = bo_find(k, k->cur_file, handle, NULL);
 
 	if (!bo)
 		return -EINVAL;
-	list_remove(&k->live, at);
-	bo->handle = 0;
-	if (!bo->maps) {
-		bo_free(k, bo);
-		return 0;
-	}
-	/* Without room to remember it, the memory stays for good rather than being
-	 * pulled from under the user's mapping. */
-	(void)list_insert(&k->zombies, k->zombies.n, bo);
+	bo->handles[k->cur_file] = 0;
+	bo_release(k, bo);
 	return 0;
 }
 
-int rb_sim_kmod_mmap(struct rb_sim_kmod *k, size_t len, uint64_t offset, void **addr)
+void rb_kmod_bo_get(struct kbo *bo)
+{
+	bo->jobs++;
+}
+
+void rb_kmod_bo_put(struct rb_sim_kmod *k, struct kbo *bo)
+{
+	bo->jobs--;
+	bo_release(k, bo);
+}
+
+/* ---- PRIME (the DRM core's drm_prime.c) ---- */
+
+#define DMABUF_FD_START 2000 /* the numbers standing for dma-buf fds */
+
+/* HANDLE_TO_FD: a dma-buf of the object, as a new number each time. */
+static int prime_handle_to_fd(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_prime_handle *a = arg;
+	struct kbo *bo;
+
+	if (a->flags & ~(uint32_t)(DRM_CLOEXEC | DRM_RDWR))
+		return -EINVAL;
+	bo = rb_kmod_bo_by_handle(k, a->handle);
+	if (!bo)
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(k->dmabufs) / sizeof(k->dmabufs[0]); i++) {
+		if (k->dmabufs[i].bo)
+			continue;
+		k->dmabufs[i] = (struct kmod_dmabuf){DMABUF_FD_START + k->next_dmabuf++, bo};
+		bo->exports++;
+		a->fd = k->dmabufs[i].fd;
+		return 0;
+	}
+	return -EMFILE;
+}
+
+static struct kmod_dmabuf *dmabuf_find(struct rb_sim_kmod *k, int fd)
+{
+	for (size_t i = 0; i < sizeof(k->dmabufs) / sizeof(k->dmabufs[0]); i++)
+		if (k->dmabufs[i].bo && k->dmabufs[i].fd == fd)
+			return &k->dmabufs[i];
+	return NULL;
+}
+
+/* FD_TO_HANDLE: a dma-buf of this device gives the file a handle to the same object
+ * (the one it has if it has one). Neither upstream driver maps an import into the
+ * importer's NPU address space (rocket sets no gem_prime_import and no GEM open hook;
+ * the importer cannot even ask for an address): the object keeps its one NPU range, in
+ * its creator's address space. */
+static int prime_fd_to_handle(struct rb_sim_kmod *k, void *arg)
+{
+	struct drm_prime_handle *a = arg;
+	struct kmod_dmabuf *buf = dmabuf_find(k, a->fd);
+	struct kbo *bo;
+
+	if (!buf)
+		return -EBADF;
+	bo = buf->bo;
+	if (!bo->handles[k->cur_file])
+		bo->handles[k->cur_file] = handle_alloc(k, k->cur_file);
+	a->handle = bo->handles[k->cur_file];
+	return 0;
+}
+
+/* Closes a dma-buf number; -EBADF if it is none. */
+static int dmabuf_close(struct rb_sim_kmod *k, int fd)
+{
+	struct kmod_dmabuf *buf = dmabuf_find(k, fd);
+	struct kbo *bo;
+
+	if (!buf)
+		return -EBADF;
+	bo = buf->bo;
+	buf->bo = NULL;
+	bo->exports--;
+	bo_release(k, bo);
+	return 0;
+}
+
+/* ---- files ---- */
+
+int rb_sim_kmod_file_open(struct rb_sim_kmod *k)
+{
+	int ret = -EMFILE;
+
+	pthread_mutex_lock(&k->lock);
+	for (int f = 0; f < KMOD_MAX_FILES && ret < 0; f++)
+		if (!k->files[f].open && !k->files[f].domain.n) {
+			k->files[f].open = true;
+			ret = f;
+		}
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+/* As the DRM core's postclose: every handle of the file goes; objects others still
+ * hold (a handle, a dma-buf, a queued job) stay, mapped where they were, so the file's
+ * queued jobs still run. */
+void rb_sim_kmod_file_close(struct rb_sim_kmod *k, int file)
+{
+	if (file < 0 || file >= KMOD_MAX_FILES)
+		return;
+	pthread_mutex_lock(&k->lock);
+	if (k->files[file].open) {
+		int saved = k->cur_file;
+
+		k->cur_file = file;
+		for (size_t i = k->live.n; i-- > 0;)
+			if (i < k->live.n && k->live.v[i]->handles[file])
+				rb_kmod_bo_destroy(k, k->live.v[i]->handles[file]);
+		k->files[file].open = false;
+		k->cur_file = saved;
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
+static bool file_owns(int file, const struct kbo *bo)
+{
+	return file >= 0 && file < KMOD_MAX_FILES && bo->handles[file];
+}
+
+/* drm_gem_mmap: the offset of an object the file has a handle to (-EACCES for one it
+ * has none to), no larger than the object. */
+int rb_sim_kmod_file_mmap(struct rb_sim_kmod *k, int file, size_t len, uint64_t offset, void **addr)
 {
 	int ret = -EINVAL;
 
@@ -436,7 +597,9 @@ int rb_sim_kmod_mmap(struct rb_sim_kmod *k, size_t len, uint64_t offset, void **
 
 		if (!bo->mmap_offset || bo->mmap_offset != offset)
 			continue;
-		if (len && len <= bo->size) { /* DRM refuses a mapping larger than the object */
+		if (!file_owns(file, bo)) {
+			ret = -EACCES;
+		} else if (len && len <= bo->size) { /* DRM refuses a mapping larger than it */
 			bo->maps++;
 			*addr = bo->mem;
 			ret = 0;
@@ -445,6 +608,11 @@ int rb_sim_kmod_mmap(struct rb_sim_kmod *k, size_t len, uint64_t offset, void **
 	}
 	pthread_mutex_unlock(&k->lock);
 	return ret;
+}
+
+int rb_sim_kmod_mmap(struct rb_sim_kmod *k, size_t len, uint64_t offset, void **addr)
+{
+	return rb_sim_kmod_file_mmap(k, 0, len, offset, addr);
 }
 
 static struct kbo *mapped_bo(struct bo_list *l, void *addr, size_t *at)
@@ -518,28 +686,50 @@ bool rb_kmod_run_round(struct rb_sim_kmod *k)
 
 /* ---- the generic entry points (sim.h) ---- */
 
+static const struct kmod_ioctl core_ioctls[] = {
+    {DRM_IOCTL_VERSION, drm_version},
+    {DRM_IOCTL_PRIME_HANDLE_TO_FD, prime_handle_to_fd},
+    {DRM_IOCTL_PRIME_FD_TO_HANDLE, prime_fd_to_handle},
+};
+
 /* The DRM core looks at the number only (not the type or size); unknown: -EINVAL. Of
- * the DRM core's own ioctls only VERSION (and GEM_CLOSE where the driver has it) is
- * emulated. */
-static const struct kmod_ioctl *find_ioctl(const struct rb_sim_kmod *k, unsigned long request,
-					   struct kmod_ioctl *version)
+ * the DRM core's own ioctls VERSION, the two PRIME ones and (where the driver has it)
+ * GEM_CLOSE are emulated. */
+static const struct kmod_ioctl *find_ioctl(const struct rb_sim_kmod *k, unsigned long request)
 {
 	unsigned nr = _IOC_NR(request);
 
-	if (nr == _IOC_NR(DRM_IOCTL_VERSION)) {
-		version->cmd = DRM_IOCTL_VERSION;
-		version->fn = drm_version;
-		return version;
-	}
+	for (size_t i = 0; i < sizeof(core_ioctls) / sizeof(core_ioctls[0]); i++)
+		if (nr == _IOC_NR(core_ioctls[i].cmd))
+			return &core_ioctls[i];
 	return k->ops->find_ioctl(nr);
+}
+
+/* Runs the ioctl for `file` under the lock; -EBADF for a file that is not open. */
+static int call_locked(struct rb_sim_kmod *k, int file, const struct kmod_ioctl *io, void *kbuf)
+{
+	int ret = -EBADF;
+
+	pthread_mutex_lock(&k->lock);
+	if (file >= 0 && file < KMOD_MAX_FILES && k->files[file].open) {
+		k->cur_file = file;
+		ret = io->fn(k, kbuf);
+		k->cur_file = 0;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+int rb_sim_kmod_ioctl(struct rb_sim_kmod *k, unsigned long request, void *arg)
+{
+	return rb_sim_kmod_file_ioctl(k, 0, request, arg);
 }
 
 /* Copies in the bytes the caller's size gives when both sides say "in", out likewise,
  * through a zeroed kernel buffer as large as the larger of the two structs. */
-int rb_sim_kmod_ioctl(struct rb_sim_kmod *k, unsigned long request, void *arg)
+int rb_sim_kmod_file_ioctl(struct rb_sim_kmod *k, int file, unsigned long request, void *arg)
 {
-	struct kmod_ioctl version;
-	const struct kmod_ioctl *io = find_ioctl(k, request, &version);
+	const struct kmod_ioctl *io = find_ioctl(k, request);
 	unsigned char stack[128];
 	size_t in, out, ksize;
 	void *kbuf = stack;
@@ -560,9 +750,7 @@ int rb_sim_kmod_ioctl(struct rb_sim_kmod *k, unsigned long request, void *arg)
 	memset(kbuf, 0, ksize);
 	if (in)
 		memcpy(kbuf, arg, in);
-	pthread_mutex_lock(&k->lock);
-	ret = io->fn(k, kbuf);
-	pthread_mutex_unlock(&k->lock);
+	ret = call_locked(k, file, io, kbuf);
 	if (out)
 		memcpy(arg, kbuf, out);
 	if (kbuf != stack)
@@ -586,7 +774,8 @@ int rb_sim_kmod_close_fd(struct rb_sim_kmod *k, int fd)
 	int ret = -EBADF;
 
 	pthread_mutex_lock(&k->lock);
-	if (k->ops->close_fd)
+	ret = dmabuf_close(k, fd);
+	if (ret == -EBADF && k->ops->close_fd)
 		ret = k->ops->close_fd(k, fd);
 	pthread_mutex_unlock(&k->lock);
 	return ret;
@@ -668,6 +857,7 @@ struct rb_sim_kmod *rb_kmod_new(const struct rb_sim_config *cfg, const struct km
 	k->mem_budget = cfg->mem_budget ? cfg->mem_budget : DEFAULT_BUDGET;
 	k->next_token = OBJ_TOKEN_START;
 	k->next_offset = MMAP_OFFSET_START;
+	k->files[0].open = true;
 	k->iommu.map = iommu_map;
 	k->iommu.ctx = k;
 	k->npu = rb_sim_npu_new(cfg, &k->iommu);
@@ -693,6 +883,8 @@ void rb_sim_kmod_free(struct rb_sim_kmod *k)
 		k->ops->release(k);
 	free_bos(k, &k->live);
 	free_bos(k, &k->zombies);
+	for (int f = 0; f < KMOD_MAX_FILES; f++)
+		free(k->files[f].domain.v);
 	rb_sim_npu_free(k->npu);
 	pthread_cond_destroy(&k->group.cond);
 	pthread_mutex_destroy(&k->lock);

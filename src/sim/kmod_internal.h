@@ -29,8 +29,20 @@
 #define KMOD_IOVA_END   (UINT64_C(1) << 32)
 #define KMOD_MS_NS      UINT64_C(1000000)
 
+/* Each open of the device node is a file (the DRM core's struct drm_file): its own GEM
+ * handles and, on rocket, its own NPU address space (an IOMMU domain per fd, upstream's
+ * rocket_open) and its own scheduler entity. File 0 is open from the start. */
+#define KMOD_MAX_FILES 8
+
+/* A GEM object. It lives while a file has a handle to it, a dma-buf of it is open or a
+ * job uses it. Its NPU range is in one address space (`space`): on rocket the one of
+ * the file that created it, so a file that imported it (PRIME) has a handle but no NPU
+ * address; on rknpu the device's one (file 0's), shared by every file. */
 struct kbo {
-	uint32_t handle;
+	uint32_t handles[KMOD_MAX_FILES]; /* its handle in each file, 0: none */
+	int space;
+	unsigned exports; /* open dma-bufs */
+	unsigned jobs;    /* queued or running jobs that use it */
 	uint32_t flags;
 	uint32_t iova;
 	unsigned maps; /* live user mappings */
@@ -44,6 +56,17 @@ struct kbo {
 struct bo_list {
 	struct kbo **v;
 	size_t n, cap;
+};
+
+struct kmod_file {
+	bool open;
+	struct bo_list domain; /* the objects its NPU address space maps, sorted by iova */
+};
+
+/* An open dma-buf (PRIME export): the number handed out stands for its fd. */
+struct kmod_dmabuf {
+	int fd;
+	struct kbo *bo;
 };
 
 /* Per-submit costs in ns, from the hardware profile's submit.* (soc.h). */
@@ -69,6 +92,7 @@ struct kmod_ops {
 	/* The driver's ioctl with number DRM_COMMAND_BASE + nr, NULL if none. */
 	const struct kmod_ioctl *(*find_ioctl)(unsigned nr);
 	struct kmod_version version; /* DRM_IOCTL_VERSION, served by the DRM core */
+	bool space_per_file;         /* an NPU address space per fd (rocket), else one per device */
 	int (*wait)(struct rb_sim_kmod *k, int fence_fd, int timeout_ms);
 	int (*close_fd)(struct rb_sim_kmod *k, int fd);
 	/* A round: commit the next kick on `core` (1 kicked, 0 there was work but it
@@ -106,8 +130,14 @@ struct rb_sim_kmod {
 	struct rb_sim_npu *npu;
 	struct rb_sim_iommu iommu;
 	int cores;
-	struct bo_list live;    /* sorted by iova */
-	struct bo_list zombies; /* destroyed, still mmapped */
+	struct bo_list live;    /* every live object */
+	struct bo_list zombies; /* released, still mmapped */
+	struct kmod_file files[KMOD_MAX_FILES];
+	int cur_file;                      /* the file whose ioctl is running */
+	int core_domain[RB_SIM_MAX_CORES]; /* the address space each core's IOMMU has
+					      attached: a file (rocket: its job's) */
+	struct kmod_dmabuf dmabufs[16];
+	int next_dmabuf;
 	uint64_t mem_used, mem_budget;
 	uint64_t next_token, next_offset;
 	_Atomic uint64_t now; /* the latest time any thread reached */
@@ -145,15 +175,21 @@ uint32_t rb_kmod_s_pointer(int core);
 /* PC TASK_CON: ((0x6 | pingpong) << 12) | tasks (§a.3). */
 uint32_t rb_kmod_task_con(bool pingpong, uint32_t tasks);
 
-/* Buffer objects: a page-aligned object placed top-down in the NPU address space (0 is
- * never an address), with the lowest free handle; -EINVAL/-ENOMEM. */
+/* Buffer objects of the file whose ioctl runs (cur_file): a page-aligned object placed
+ * top-down in the file's NPU address space (0 is never an address), with the file's
+ * lowest free handle; -EINVAL/-ENOMEM. */
 int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out);
+/* The object a handle of cur_file names, NULL if none. */
 struct kbo *rb_kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle);
 struct kbo *rb_kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr);
 /* The BO's fake mmap offset, made on first use. */
 uint64_t rb_kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo);
-/* The handle and the NPU range go at once; the memory stays while it is mmapped. */
+/* GEM_CLOSE of a handle of cur_file. When no handle, dma-buf or job holds the object
+ * any more, its NPU range goes; its memory stays while it is mmapped. */
 int rb_kmod_bo_destroy(struct rb_sim_kmod *k, uint32_t handle);
+/* A job holds (get) and lets go of (put) an object, as upstream's jobs hold references. */
+void rb_kmod_bo_get(struct kbo *bo);
+void rb_kmod_bo_put(struct rb_sim_kmod *k, struct kbo *bo);
 
 /* Runs one round (see the top); false if no core had anything to do. */
 bool rb_kmod_run_round(struct rb_sim_kmod *k);

@@ -148,9 +148,10 @@ static uint32_t hw_version(struct rb_sim_kmod *k)
 
 /* ---- buffer objects and the IOMMU ---- */
 
-static void create_out(struct rknpu_mem_create *a, const struct kbo *bo)
+static void create_out(const struct rb_sim_kmod *k, struct rknpu_mem_create *a,
+		       const struct kbo *bo)
 {
-	a->handle = bo->handle;
+	a->handle = bo->handles[k->cur_file];
 	a->size = bo->size;
 	a->obj_addr = bo->obj_addr;
 	a->dma_addr = bo->iova;
@@ -164,7 +165,7 @@ static int ioctl_mem_create(struct rb_sim_kmod *k, void *arg)
 	int err;
 
 	if (bo) { /* a non-zero handle naming an object returns it (§d.1) */
-		create_out(a, bo);
+		create_out(k, a, bo);
 		return 0;
 	}
 	if (a->iommu_domain_id != 0)
@@ -172,7 +173,7 @@ static int ioctl_mem_create(struct rb_sim_kmod *k, void *arg)
 	err = rb_kmod_bo_create(k, a->size, a->flags, &bo);
 	if (err)
 		return err;
-	create_out(a, bo);
+	create_out(k, a, bo);
 	return 0;
 }
 

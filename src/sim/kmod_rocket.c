@@ -9,14 +9,20 @@
  *    -EBUSY when the deadline has already passed) and FINI_BO (a handle check: emulated
  *    memory is coherent), DRM_IOCTL_VERSION with the name "rocket";
  *  - SUBMIT of jobs, each a list of tasks {regcmd address, regcmd_count with the tail}
- *    and in/out BO handles; a job's tasks run in order on one core, one task per kick:
- *    the commit of §a.3 (PC_REGISTER_AMOUNTS = (count + 1)/2 − 1, INTERRUPT_MASK 0x300,
- *    TASK_CON 0x7001: one task) is written for every task, and the interrupt handler
- *    (DPU_0/DPU_1 in RAW_STATUS) commits the next;
- *  - the drm_sched entity of the fd: a job goes to the least busy core only when every
- *    earlier job of the fd has finished, else to the core of the previous one — so
- *    the jobs of one fd run one after another on one core, as RUS measured ("1 fd
- *    serializes, N fds parallelize");
+ *    and in/out BO handles, with upstream's checks (ioctl_submit): no jobs is success,
+ *    and a bad job is dropped while SUBMIT returns 0; a job's tasks run in order on one
+ *    core, one task per kick: the commit of §a.3 (PC_REGISTER_AMOUNTS = (count + 1)/2 − 1,
+ *    INTERRUPT_MASK 0x300, TASK_CON 0x7001: one task) is written for every task, and the
+ *    interrupt handler (DPU_0/DPU_1 in RAW_STATUS) commits the next;
+ *  - files (kmod_common.c): every open is an fd with its own handles and its own NPU
+ *    address space (an IOMMU domain per fd, rocket_open), attached to a core while one
+ *    of its jobs runs there (rocket_job_run); a BO shared through PRIME has an address
+ *    only in the fd that created it;
+ *  - the drm_sched entity of each fd (rocket_job_open): a job goes to the least busy
+ *    core only when every earlier job of its fd has finished, else to the core of the
+ *    previous one — so the jobs of one fd run one after another on one core, and jobs
+ *    of different fds on different cores at once, as RUS measured ("1 fd serializes, N
+ *    fds parallelize");
  *  - the NPU under this kernel needs DPU_RDMA programmed (rdma_required, §a.6);
  *  - a job that does not finish within 500 ms (a hang, an IOMMU fault, which stalls
  *    the DMA) is timed out at its first kick + 500 ms, its core reset (10 µs) and its
@@ -58,9 +64,10 @@
 struct rjob {
 	struct rjob *next; /* the core's FIFO */
 	int core;
+	int file; /* whose entity it came through; its address space runs it */
 	struct drm_rocket_task *tasks;
 	uint32_t n_tasks, done;
-	uint32_t *bos; /* in handles, then out handles */
+	struct kbo **bos; /* in, then out; each held (rb_kmod_bo_get) */
 	uint32_t n_bos;
 	uint64_t submit_ns, first_kick_ns;
 	bool finished;
@@ -70,7 +77,7 @@ struct rjob {
 struct rocket {
 	struct rjob *head[RB_SIM_MAX_CORES], *tail[RB_SIM_MAX_CORES];
 	uint64_t core_free[RB_SIM_MAX_CORES]; /* when each core can take a kick */
-	int entity_core;                      /* where the fd's jobs go while some run */
+	int entity_core[KMOD_MAX_FILES];      /* where each fd's jobs go while some run */
 };
 
 static struct rocket *rt(const struct rb_sim_kmod *k)
@@ -93,7 +100,7 @@ static int ioctl_create_bo(struct rb_sim_kmod *k, void *arg)
 
 	if (err)
 		return err;
-	a->handle = bo->handle;
+	a->handle = bo->handles[k->cur_file];
 	a->dma_address = bo->iova;
 	a->offset = rb_kmod_bo_mmap_offset(k, bo);
 	return 0;
@@ -143,32 +150,38 @@ static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 
 /* ---- jobs ---- */
 
-static void job_free(struct rjob *job)
+static void job_free(struct rb_sim_kmod *k, struct rjob *job)
 {
 	if (!job)
 		return;
+	for (uint32_t i = 0; i < job->n_bos; i++)
+		rb_kmod_bo_put(k, job->bos[i]);
 	free(job->tasks);
 	free(job->bos);
 	free(job);
 }
 
-static bool fd_busy(const struct rb_sim_kmod *k)
+/* Whether the file's entity has a job queued or running. */
+static bool fd_busy(const struct rb_sim_kmod *k, int file)
 {
 	for (int c = 0; c < k->cores; c++)
-		if (rt(k)->head[c])
-			return true;
+		for (const struct rjob *j = rt(k)->head[c]; j; j = j->next)
+			if (j->file == file && !j->finished)
+				return true;
 	return false;
 }
 
-/* drm_sched_entity_select_rq: stay on the previous core while the fd has jobs
- * running, else the core with the fewest tasks queued (the lowest on a tie). */
-static int pick_core(const struct rb_sim_kmod *k)
+/* drm_sched_entity_select_rq, per fd (one entity each, rocket_job_open): stay on the
+ * entity's core while the fd has jobs running, else the core with the fewest tasks
+ * queued (the lowest on a tie). So one fd's jobs run one after another and the jobs
+ * of different fds spread over the cores. */
+static int pick_core(const struct rb_sim_kmod *k, int file)
 {
 	uint64_t load[RB_SIM_MAX_CORES] = {0};
 	int best = 0;
 
-	if (fd_busy(k))
-		return rt(k)->entity_core;
+	if (fd_busy(k, file))
+		return rt(k)->entity_core[file];
 	for (int c = 0; c < k->cores; c++)
 		for (const struct rjob *j = rt(k)->head[c]; j; j = j->next)
 			load[c] += j->n_tasks - j->done;
@@ -182,8 +195,9 @@ static void enqueue(struct rb_sim_kmod *k, struct rjob *job)
 {
 	struct rocket *r = rt(k);
 
-	job->core = pick_core(k);
-	r->entity_core = job->core;
+	job->file = k->cur_file;
+	job->core = pick_core(k, job->file);
+	r->entity_core[job->file] = job->core;
 	if (r->tail[job->core])
 		r->tail[job->core]->next = job;
 	else
@@ -191,12 +205,16 @@ static void enqueue(struct rb_sim_kmod *k, struct rjob *job)
 	r->tail[job->core] = job;
 }
 
+/* rocket_copy_tasks: task_struct_size too small or a task without words: -EINVAL;
+ * an unreadable array: -EFAULT. (task_count 0 is refused before, in submit_job.) */
 static int copy_tasks(const struct drm_rocket_job *uj, struct rjob *job)
 {
 	const char *src = (const char *)(uintptr_t)uj->tasks;
 
-	if (!uj->task_count || uj->task_struct_size < sizeof(struct drm_rocket_task) || !src)
+	if (uj->task_struct_size < sizeof(struct drm_rocket_task))
 		return -EINVAL;
+	if (!src)
+		return -EFAULT;
 	job->tasks = calloc(uj->task_count, sizeof(*job->tasks));
 	if (!job->tasks)
 		return -ENOMEM;
@@ -210,7 +228,8 @@ static int copy_tasks(const struct drm_rocket_job *uj, struct rjob *job)
 	return 0;
 }
 
-/* In and out handles must all name live BOs (drm_gem_objects_lookup: -ENOENT). */
+/* drm_gem_objects_lookup: no handles is fine, an unreadable array -EFAULT, a handle
+ * that names no BO of the fd -ENOENT. */
 static int copy_bos(const struct rb_sim_kmod *k, const struct drm_rocket_job *uj, struct rjob *job)
 {
 	const uint32_t *in = (const uint32_t *)(uintptr_t)uj->in_bo_handles;
@@ -222,64 +241,79 @@ static int copy_bos(const struct rb_sim_kmod *k, const struct drm_rocket_job *uj
 	job->bos = calloc(n ? n : 1, sizeof(*job->bos));
 	if (!job->bos)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < uj->in_bo_handle_count; i++)
-		job->bos[job->n_bos++] = in[i];
-	for (uint32_t i = 0; i < uj->out_bo_handle_count; i++)
-		job->bos[job->n_bos++] = out[i];
-	for (uint32_t i = 0; i < job->n_bos; i++)
-		if (!rb_kmod_bo_by_handle(k, job->bos[i]))
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t h = i < uj->in_bo_handle_count ? in[i] : out[i - uj->in_bo_handle_count];
+
+		job->bos[i] = rb_kmod_bo_by_handle(k, h);
+		if (!job->bos[i])
 			return -ENOENT;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		rb_kmod_bo_get(job->bos[i]);
+	job->n_bos = (uint32_t)n;
 	return 0;
 }
 
+/* rocket_ioctl_submit_job's checks, in its order; 0 with *out set, or why the job is
+ * dropped. */
 static int new_job(struct rb_sim_kmod *k, const struct drm_rocket_job *uj, struct rjob **out)
 {
-	struct rjob *job = calloc(1, sizeof(*job));
-	int err = job ? 0 : -ENOMEM;
+	struct rjob *job;
+	int err;
 
-	if (!err)
-		err = copy_tasks(uj, job);
+	if (!uj->task_count)
+		return -EINVAL;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	err = copy_tasks(uj, job);
 	if (!err)
 		err = copy_bos(k, uj, job);
 	if (err) {
-		job_free(job);
+		job_free(k, job);
 		return err;
 	}
 	*out = job;
 	return 0;
 }
 
-/* Every job is checked before any is queued, so a bad SUBMIT queues nothing. */
+/* SUBMIT as upstream's rocket_ioctl_submit (drivers/accel/rocket/rocket_job.c): no
+ * jobs is success before any other check; a job_struct_size below the struct's or a
+ * non-zero reserved is -EINVAL and an unreadable job array -EFAULT, with nothing
+ * queued. Then every job is pushed on its own and the result of each push is ignored:
+ * a job that fails its checks (no tasks, a task without words, a too small
+ * task_struct_size, a handle naming no BO, an unreadable array) is dropped, the jobs
+ * around it still run, and SUBMIT returns 0. Upstream says nothing of a drop (a
+ * drm_dbg line for some); the emulated kernel logs each one, its dmesg under
+ * drm.debug, so that a run that never writes C (model_only) can tell. */
 static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_submit *a = arg;
 	const char *src = (const char *)(uintptr_t)a->jobs;
-	struct rjob **jobs;
-	int err = 0;
 
-	if (a->reserved || !a->job_count || a->job_struct_size < sizeof(struct drm_rocket_job) ||
-	    !src)
+	if (!a->job_count)
+		return 0;
+	if (a->job_struct_size < sizeof(struct drm_rocket_job) || a->reserved)
 		return -EINVAL;
-	jobs = calloc(a->job_count, sizeof(*jobs));
-	if (!jobs)
-		return -ENOMEM;
-	for (uint32_t i = 0; !err && i < a->job_count; i++) {
-		struct drm_rocket_job uj;
-
-		memcpy(&uj, src + (size_t)i * a->job_struct_size, sizeof(uj));
-		err = new_job(k, &uj, &jobs[i]);
-	}
+	if (!src)
+		return -EFAULT;
 	rb_kmod_advance_to(k, now(k) + k->cost.submit);
 	for (uint32_t i = 0; i < a->job_count; i++) {
+		struct drm_rocket_job uj;
+		struct rjob *job = NULL;
+		int err;
+
+		memcpy(&uj, src + (size_t)i * a->job_struct_size, sizeof(uj));
+		err = new_job(k, &uj, &job);
 		if (err) {
-			job_free(jobs[i]);
+			rb_kmod_log(k, "rocket: SUBMIT: job %u of %u dropped: %s", i + 1,
+				    a->job_count, strerror(-err));
 			continue;
 		}
-		jobs[i]->submit_ns = now(k);
-		enqueue(k, jobs[i]);
+		job->submit_ns = now(k);
+		enqueue(k, job);
 	}
-	free(jobs);
-	return err;
+	return 0;
 }
 
 /* ---- the commit, one task per kick (§a.3) ---- */
@@ -310,6 +344,7 @@ static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
 	if (!job)
 		return -1;
 	start = kmod_max(job->submit_ns, r->core_free[core]);
+	k->core_domain[core] = job->file; /* rocket_job_run: iommu_attach_group */
 	if (!job->done)
 		job->first_kick_ns = start + k->cost.commit;
 	write_commit(k, core, &job->tasks[job->done]);
@@ -322,12 +357,8 @@ static void job_end(struct rb_sim_kmod *k, struct rjob *job, uint64_t end_ns)
 {
 	job->finished = true;
 	rt(k)->core_free[job->core] = end_ns;
-	for (uint32_t i = 0; i < job->n_bos; i++) {
-		struct kbo *bo = rb_kmod_bo_by_handle(k, job->bos[i]);
-
-		if (bo)
-			bo->fence_ns = kmod_max(bo->fence_ns, end_ns);
-	}
+	for (uint32_t i = 0; i < job->n_bos; i++)
+		job->bos[i]->fence_ns = kmod_max(job->bos[i]->fence_ns, end_ns);
 }
 
 /* Why a kicked task did not complete, or "" if it did. */
@@ -392,7 +423,7 @@ static void op_retire(struct rb_sim_kmod *k)
 			r->head[c] = job->next;
 			if (!r->head[c])
 				r->tail[c] = NULL;
-			job_free(job);
+			job_free(k, job);
 		}
 }
 
@@ -434,7 +465,7 @@ static void op_release(struct rb_sim_kmod *k)
 			struct rjob *job = r->head[c];
 
 			r->head[c] = job->next;
-			job_free(job);
+			job_free(k, job);
 		}
 	free(r);
 }
@@ -443,6 +474,7 @@ static const struct kmod_ops rocket_ops = {
     .name = "rocket kernel",
     .find_ioctl = op_find_ioctl,
     .version = {DRV_MAJOR, DRV_MINOR, DRV_PATCH, ROCKET_DRIVER_NAME, DRV_DATE, DRV_DESC},
+    .space_per_file = true, /* rocket_open: an IOMMU domain per fd */
     .commit = op_commit,
     .complete = op_complete,
     .retire = op_retire,

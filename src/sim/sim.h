@@ -46,7 +46,7 @@ void rb_sim_config_init(struct rb_sim_config *cfg);
 struct rb_sim_iommu {
 	/* Host address of [iova, iova + len) if it lies inside one mapped buffer, else
 	 * NULL (the NPU reports an IOMMU fault). */
-	void *(*map)(void *ctx, uint32_t iova, uint64_t len);
+	void *(*map)(void *ctx, int core, uint32_t iova, uint64_t len);
 	void *ctx;
 };
 
@@ -103,7 +103,24 @@ int rb_sim_kmod_ioctl(struct rb_sim_kmod *kmod, unsigned long request, void *arg
 int rb_sim_kmod_mmap(struct rb_sim_kmod *kmod, size_t len, uint64_t offset, void **addr);
 int rb_sim_kmod_munmap(struct rb_sim_kmod *kmod, void *addr, size_t len);
 int rb_sim_kmod_wait(struct rb_sim_kmod *kmod, int fence_fd, int timeout_ms);
+/* Closes a number the kernel handed out for an fd: a fence (rknpu) or a dma-buf (PRIME,
+ * both kernels). */
 int rb_sim_kmod_close_fd(struct rb_sim_kmod *kmod, int fd);
+/* Files: every open of the device node is a file of its own (the DRM core's
+ * struct drm_file): its own GEM handles and, on rocket, its own NPU address space and
+ * scheduler entity, so jobs of different files run on different cores at once. File 0
+ * is open from the start, and the calls above without a file act on it; the kernel
+ * lives until rb_sim_kmod_free, whichever files are open. file_open: the new file's
+ * number or -EMFILE; file_close: its handles go (GEM_CLOSE each) and its queued jobs
+ * still run; file_mmap: -EACCES for an object the file has no handle to. Buffers move
+ * between files through PRIME (DRM_IOCTL_PRIME_HANDLE_TO_FD / FD_TO_HANDLE, the fd a
+ * number of the kernel's): an import is a handle to the same object, with no NPU
+ * address in the importer (upstream maps nothing there). */
+int rb_sim_kmod_file_open(struct rb_sim_kmod *kmod);
+void rb_sim_kmod_file_close(struct rb_sim_kmod *kmod, int file);
+int rb_sim_kmod_file_ioctl(struct rb_sim_kmod *kmod, int file, unsigned long request, void *arg);
+int rb_sim_kmod_file_mmap(struct rb_sim_kmod *kmod, int file, size_t len, uint64_t offset,
+			  void **addr);
 /* The virtual clock: advanced by the modeled time of the jobs run (timing.h) and of
  * the kernel's fixed costs (submit, commit, interrupt, wake-up: the profile's
  * submit.* numbers). */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The unmodified binary on a fake device node (build/tests/libfakenode.so): the host
-# transport, libdrm, the ioctl numbers and struct layouts as on a board; device
-# discovery and its messages; no leak over 10,000 submits.
+# transport, libdrm, the ioctl numbers and struct layouts as on a board; rocket's fd per
+# core and PRIME; device discovery and its messages; no leak over 10,000 submits.
 . tests/e2e/lib.sh
 BUILD=${BUILD:-build}
 FAKE=$(pwd)/$BUILD/tests/libfakenode.so
@@ -95,6 +95,52 @@ expect_grep "waiting for NPU fence [0-9]+ failed: Connection timed out" "$TMP/er
 # The mainline driver (npu-facts §d.2).
 driver_tests rocket /dev/accel/accel0 VERSION:0xc0406400 CREATE_BO:0xc0186440 \
 	SUBMIT:0x40186441 PREP_BO:0x40106442 FINI_BO:0x40086443
+
+# One fd per core (rocket runs one fd's jobs one after another): a plan on three cores
+# submits on three fds, all closed at exit.
+ROCKET=/dev/accel/accel0
+expect_exit 0 "rocket: a plan on three cores" -- fake "$ROCKET=rocket" -- \
+	env RKNN_BENCH_FAKENODE_STATS="$TMP/rstats.txt" "$RKNN_BENCH" run --device rocket:$ROCKET \
+	--shape 32x256x64 --config mask=0x7 --iters 2 --warmup 0 --format json -o "$TMP/r3.json"
+expect_json "$TMP/r3.json" results.0.verify.status verified "rocket: three cores verified"
+for what in files dma-bufs mappings; do
+	expect_grep "^open $what 0\$" "$TMP/rstats.txt" "rocket: no $what left open"
+done
+if [ -z "${RUNNER:-}" ] && command -v strace >/dev/null 2>&1; then
+	fake "$ROCKET=rocket" -- strace -f -e trace=ioctl -e raw=ioctl -o "$TMP/rstrace.txt" \
+		"$RKNN_BENCH" run --device rocket:$ROCKET --shape 32x256x64 --config mask=0x7 \
+		--iters 1 --warmup 0 >/dev/null 2>&1
+	fds=$(sed -n 's/.*ioctl(\(0x[0-9a-f]*\), 0x40186441,.*/\1/p' "$TMP/rstrace.txt" | sort -u |
+		wc -l)
+	[ "$fds" -eq 3 ] && ok "rocket: strace shows SUBMIT on three fds" ||
+		not_ok "rocket: strace shows SUBMIT on three fds" "on $fds fds"
+else
+	ok "rocket: strace shows SUBMIT on three fds # SKIP no strace, or under a RUNNER"
+fi
+
+# PRIME between two fds of one node: the same memory, no NPU address in the importer.
+PROBE=$BUILD/tests/prime-probe
+probe() {
+	RKNN_BENCH_FAKENODE_STATS="$TMP/pstats.txt"
+	export RKNN_BENCH_FAKENODE_STATS
+	fake "$ROCKET=rocket" -- built "$PROBE" $ROCKET
+	rc=$?
+	unset RKNN_BENCH_FAKENODE_STATS
+	return $rc
+}
+expect_exit 0 "prime-probe on the fake rocket node" -- probe
+expect_grep "^same memory through both fds: yes\$" "$TMP/out" "PRIME: one memory behind both fds"
+expect_grep "^open dma-bufs 0\$" "$TMP/pstats.txt" "PRIME: the dma-buf is closed"
+if [ -z "${RUNNER:-}" ] && command -v strace >/dev/null 2>&1; then
+	fake "$ROCKET=rocket" -- strace -f -e trace=ioctl -e raw=ioctl -o "$TMP/pstrace.txt" \
+		"$PROBE" $ROCKET >/dev/null 2>&1
+	expect_grep "ioctl\(0x[0-9a-f]+, 0xc00c642d," "$TMP/pstrace.txt" \
+		"PRIME: strace shows PRIME_HANDLE_TO_FD as 0xc00c642d"
+	expect_grep "ioctl\(0x[0-9a-f]+, 0xc00c642e," "$TMP/pstrace.txt" \
+		"PRIME: strace shows PRIME_FD_TO_HANDLE as 0xc00c642e"
+else
+	ok "PRIME: strace shows the PRIME ioctls # SKIP no strace, or under a RUNNER"
+fi
 
 # --- discovery ------------------------------------------------------------------------
 mkdir -p "$TMP/dev/dri" "$TMP/dev/accel"

@@ -1,7 +1,8 @@
 # The mainline rocket path end to end on the emulated rocket kernel (--device sim:rocket):
 # every config of the seed shapes file verifies, tune writes a tuned JSON (recording the
 # launch mode rocket lacks as failed), the vendor program variant fails naming DPU_RDMA,
-# and a job that hangs once is retried after the kernel's timeout and core reset.
+# and a job that hangs once is retried after the kernel's timeout and core reset; one fd
+# per core runs a plan's cores at once.
 . tests/e2e/lib.sh
 RUN="$RKNN_BENCH run --iters 1 --warmup 0"
 
@@ -80,6 +81,30 @@ case "$tuned" in *mainline=1*) ok "tuned config is the mainline variant" ;;
 *) not_ok "tuned config is the mainline variant" "config: $tuned" ;; esac
 expect_grep '"status":"failed".*rocket has none' "$TMP/tuned.json.cache.jsonl" \
 	"tune records the configs rocket cannot run and moves on"
+
+# One fd per core: the kernel runs one fd's jobs one after another (one scheduler entity
+# per fd), so the three cores of a plan run at once only from three fds. ffn_up's decode
+# matmul on three cores is more than twice as fast as on one (modeled).
+for mask in 0x1 0x7; do
+	expect_exit 0 "1x2048x8192 on sim:rocket, core mask $mask" -- \
+		$RUN --device sim:rocket --shape 1x2048x8192 --core-mask $mask -o "$TMP/cores-$mask.json"
+done
+one=$("$JSONCHECK" "$TMP/cores-0x1.json" results.0.stats.median_us)
+three=$("$JSONCHECK" "$TMP/cores-0x7.json" results.0.stats.median_us)
+if awk -v a="${one:-0}" -v b="${three:-0}" 'BEGIN { exit !(b > 0 && a > 2 * b) }'; then
+	ok "three cores more than twice as fast as one ($one us vs $three us, modeled)"
+else
+	not_ok "three cores more than twice as fast as one" "one core: $one us, three: $three us"
+fi
+expect_exit 0 "the threads launch runs the three cores at once too" -- \
+	$RUN --device sim:rocket --shape 1x2048x8192 --core-mask 0x7 --launch threads \
+	-o "$TMP/cores-threads.json"
+threads=$("$JSONCHECK" "$TMP/cores-threads.json" results.0.stats.median_us)
+if awk -v a="${one:-0}" -v b="${threads:-0}" 'BEGIN { exit !(b > 0 && a > 2 * b) }'; then
+	ok "threads: three cores more than twice as fast as one ($threads us)"
+else
+	not_ok "threads: three cores more than twice as fast as one" "$threads us vs $one us"
+fi
 
 # Device names.
 expect_exit 0 "sim:rknpu is the vendor emulator" -- $RUN --device sim:rknpu --shape 64x256x128

@@ -4,9 +4,11 @@
  *       build/rknn-bench run --device rknpu:/dev/dri/card1 --shape 4x64x16
  *
  * RKNN_BENCH_FAKENODE is a comma-separated list of PATH=KIND[:OPTION...]. KIND names an
- * emulated kernel (the `kinds` table); each open of PATH gets a kernel of its own (like
- * a DRM file: handles are per open) and open, ioctl, mmap, munmap, poll and close on the
- * descriptor are served by it, so the host transport, libdrm's drmGetVersion/drmIoctl,
+ * emulated kernel (the `kinds` table); the first open of PATH creates the kernel (the
+ * device), and every open of PATH while one of its descriptors lives is a file of that
+ * kernel (a DRM file: handles, and on rocket NPU addresses and scheduling, are per open;
+ * buffers move between files through PRIME). Open, ioctl, mmap, munmap, poll and close
+ * on the descriptors are served by it, so the host transport, libdrm's drmGetVersion/drmIoctl,
  * the ioctl numbers and the struct layouts run exactly as on a board. Options inject
  * what a board can do to a user: `eacces`, `ebusy`, `enoent` (open fails so), `name=X`
  * (DRM_IOCTL_VERSION reports driver X: another device, e.g. the display controller),
@@ -18,8 +20,10 @@
  * fences the kernel hands out (numbers of its own, >= 1000) are likewise given a /dev/null
  * fd each, translated in the submit struct both ways, answered by poll (a wait on the
  * emulated fence) and SYNC_IOC_FILE_INFO (its status), and closed with the kernel's
- * fence. Under strace the opens therefore show as openat("/dev/null"); dup, fcntl and
- * fstat on a fake descriptor reach the /dev/null underneath.
+ * fence. The dma-bufs of PRIME (DRM_IOCTL_PRIME_HANDLE_TO_FD / FD_TO_HANDLE) are
+ * placeholders the same way, closed with the kernel's dma-buf. Under strace the opens
+ * therefore show as openat("/dev/null"); dup, fcntl and fstat on a fake descriptor
+ * reach the /dev/null underneath.
  *
  * strace sees syscalls only, and the served ioctls never reach the kernel. So each one
  * is also issued, with the caller's request number and argument, on the /dev/null
@@ -29,11 +33,12 @@
  *
  * RKNN_BENCH_FAKENODE_STATS=FILE writes, at exit, how many times each ioctl was served
  * ("ioctl 0xc0686441 10000") and what is still open ("open files 0", "open fences 0",
- * "open mappings 0"): the leak check counts submits and finds unclosed objects with it.
+ * "open dma-bufs 0", "open mappings 0"): the leak check counts submits and finds unclosed
+ * objects with it.
  *
  * Thread-safe: the descriptor table and the mapping list are under one lock, never held
  * while an emulated kernel runs (each kernel has a lock of its own); a kernel lives until
- * its file, its fences and its mappings are all gone (a reference count). */
+ * its files, its fences, its dma-bufs and its mappings are all gone (a reference count). */
 #undef _FORTIFY_SOURCE /* this file defines open() itself */
 
 #include <dlfcn.h>
@@ -87,8 +92,11 @@ static const struct kind kinds[] = {
     {"rocket", rb_sim_kmod_rocket_new, NULL},
 };
 
+struct kfile;
+
 struct node {
 	char path[256];
+	struct kfile *dev; /* its kernel while a descriptor of it lives (under lock) */
 	const struct kind *kind;
 	int open_err;  /* errno open fails with; 0: opens */
 	char name[32]; /* DRM name override; "": the kernel's */
@@ -215,19 +223,20 @@ static void init_once_(void)
 
 /* ---- descriptors ---- */
 
-/* An emulated kernel and what keeps it alive: its file, its fences, its mappings. */
+/* An emulated kernel and what keeps it alive: its files, fences, dma-bufs, mappings. */
 struct kfile {
 	struct rb_sim_kmod *kmod;
-	const struct node *node;
+	struct node *node;
 	int refs;
 };
 
-enum slot_type { SLOT_FREE = 0, SLOT_FILE, SLOT_FENCE };
+enum slot_type { SLOT_FREE = 0, SLOT_FILE, SLOT_FENCE, SLOT_DMABUF, SLOT_TYPES };
 
 struct slot {
 	enum slot_type type;
 	struct kfile *file;
-	int kfence; /* SLOT_FENCE: the kernel's fence number */
+	int kfence; /* SLOT_FENCE, SLOT_DMABUF: the kernel's number for it; SLOT_FILE: the
+		       kernel's file */
 	int status; /* SLOT_FENCE: for SYNC_IOC_FILE_INFO: 0 active, 1 signalled, <0 error */
 };
 
@@ -267,7 +276,7 @@ static void count_request(unsigned long request)
 __attribute__((destructor)) static void write_stats(void)
 {
 	const char *path = getenv("RKNN_BENCH_FAKENODE_STATS");
-	size_t live[3] = {0};
+	size_t live[SLOT_TYPES] = {0};
 	FILE *f;
 
 	if (!path || !(f = fopen(path, "w")))
@@ -277,8 +286,8 @@ __attribute__((destructor)) static void write_stats(void)
 		fprintf(f, "ioctl 0x%lx %lu\n", served[i].request, served[i].count);
 	for (size_t i = 0; i < FD_SLOTS; i++)
 		live[slots[i].type]++;
-	fprintf(f, "open files %zu\nopen fences %zu\nopen mappings %zu\n", live[SLOT_FILE],
-		live[SLOT_FENCE], n_maps);
+	fprintf(f, "open files %zu\nopen fences %zu\nopen dma-bufs %zu\nopen mappings %zu\n",
+		live[SLOT_FILE], live[SLOT_FENCE], live[SLOT_DMABUF], n_maps);
 	pthread_mutex_unlock(&lock);
 	fclose(f);
 }
@@ -289,6 +298,8 @@ static void file_put(struct kfile *f)
 
 	pthread_mutex_lock(&lock);
 	refs = --f->refs;
+	if (refs == 0 && f->node->dev == f)
+		f->node->dev = NULL; /* the next open creates a kernel again */
 	pthread_mutex_unlock(&lock);
 	if (refs == 0) {
 		rb_sim_kmod_free(f->kmod);
@@ -347,7 +358,7 @@ static int placeholder(int flags, enum slot_type type, struct kfile *file, int k
 
 /* ---- open ---- */
 
-static const struct node *find_node(const char *path)
+static struct node *find_node(const char *path)
 {
 	static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
@@ -358,30 +369,69 @@ static const struct node *find_node(const char *path)
 	return NULL;
 }
 
-static int open_node(const struct node *n, int flags)
+/* A file of the node's live kernel, with a reference on it taken; NULL if none lives. */
+static struct kfile *join_node(struct node *n, int *kfile_no)
+{
+	struct kfile *f;
+
+	pthread_mutex_lock(&lock);
+	f = n->dev;
+	if (f)
+		f->refs++;
+	pthread_mutex_unlock(&lock);
+	if (!f)
+		return NULL;
+	*kfile_no = rb_sim_kmod_file_open(f->kmod);
+	if (*kfile_no < 0) {
+		file_put(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* A new kernel for the node, as its file 0. Two first opens at once each make one; the
+ * node keeps the later, and the earlier serves its own descriptor alone. */
+static struct kfile *create_node(struct node *n)
 {
 	struct rb_sim_config cfg;
-	struct kfile *f;
-	int fd;
+	struct kfile *f = calloc(1, sizeof(*f));
 
-	if (n->open_err) {
-		errno = n->open_err;
-		return -1;
-	}
-	f = calloc(1, sizeof(*f));
 	rb_sim_config_init(&cfg);
 	if (f)
 		f->kmod = n->kind->create(&cfg);
 	if (!f || !f->kmod) {
 		free(f);
-		errno = ENOMEM;
-		return -1;
+		return NULL;
 	}
 	f->node = n;
 	f->refs = 1;
-	fd = placeholder(flags, SLOT_FILE, f, -1);
-	if (fd < 0)
+	pthread_mutex_lock(&lock);
+	n->dev = f;
+	pthread_mutex_unlock(&lock);
+	return f;
+}
+
+static int open_node(struct node *n, int flags)
+{
+	struct kfile *f;
+	int kfile_no = 0, fd;
+
+	if (n->open_err) {
+		errno = n->open_err;
+		return -1;
+	}
+	f = join_node(n, &kfile_no);
+	if (!f)
+		f = create_node(n);
+	if (!f) {
+		errno = ENOMEM;
+		return -1;
+	}
+	fd = placeholder(flags, SLOT_FILE, f, kfile_no);
+	if (fd < 0) {
+		rb_sim_kmod_file_close(f->kmod, kfile_no);
 		file_put(f);
+	}
 	return fd;
 }
 
@@ -392,7 +442,7 @@ static mode_t mode_arg(int flags, va_list ap)
 
 int open(const char *path, int flags, ...)
 {
-	const struct node *n;
+	struct node *n;
 	va_list ap;
 	mode_t mode;
 
@@ -408,7 +458,7 @@ int open(const char *path, int flags, ...)
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-	const struct node *n;
+	struct node *n;
 	va_list ap;
 	mode_t mode;
 
@@ -460,27 +510,47 @@ static void override_version(const struct node *n, struct drm_version *v, size_t
 	}
 }
 
-/* An in-fence placeholder fd -> the kernel's number; -EINVAL if it is not a fence. */
-static int fence_in(int *field)
+/* An fd field the kernel reads or writes: an in/out fence (rknpu SUBMIT) or a dma-buf
+ * (PRIME, the DRM core's, any kind). */
+static int *fd_field(const struct kind *kind, unsigned long request, void *arg, bool *in, bool *out,
+		     enum slot_type *type)
 {
-	struct slot s;
+	struct drm_prime_handle *prime = arg;
 
-	if (!slot_get(*field, SLOT_FENCE, &s))
-		return -EINVAL;
-	*field = s.kfence;
-	file_put(s.file);
-	return 0;
+	*type = SLOT_DMABUF;
+	if (request == DRM_IOCTL_PRIME_FD_TO_HANDLE || request == DRM_IOCTL_PRIME_HANDLE_TO_FD) {
+		*in = request == DRM_IOCTL_PRIME_FD_TO_HANDLE;
+		*out = !*in;
+		return &prime->fd;
+	}
+	*type = SLOT_FENCE;
+	return kind->fence_field ? kind->fence_field(request, arg, in, out) : NULL;
 }
 
-/* The kernel's out-fence number -> a new placeholder fd holding a file reference. */
-static int fence_out(struct kfile *f, int *field)
+/* A placeholder fd -> the kernel's number; -EINVAL if it is not of `type` (a dma-buf of
+ * another kernel is refused too: the emulated kernels share nothing). */
+static int fd_in(const struct kfile *f, int *field, enum slot_type type)
+{
+	struct slot s;
+	bool same;
+
+	if (!slot_get(*field, type, &s))
+		return type == SLOT_DMABUF ? -EBADF : -EINVAL;
+	same = s.file == f;
+	*field = s.kfence;
+	file_put(s.file);
+	return same ? 0 : -EINVAL;
+}
+
+/* The kernel's number -> a new placeholder fd holding a reference on the kernel. */
+static int fd_out(struct kfile *f, int *field, enum slot_type type)
 {
 	int fd;
 
 	pthread_mutex_lock(&lock);
 	f->refs++;
 	pthread_mutex_unlock(&lock);
-	fd = placeholder(O_CLOEXEC, SLOT_FENCE, f, *field);
+	fd = placeholder(O_CLOEXEC, type, f, *field);
 	if (fd < 0) {
 		rb_sim_kmod_close_fd(f->kmod, *field);
 		file_put(f);
@@ -490,23 +560,23 @@ static int fence_out(struct kfile *f, int *field)
 	return 0;
 }
 
-static int kernel_ioctl(struct kfile *f, unsigned long request, void *arg)
+static int kernel_ioctl(struct kfile *f, int kfile_no, unsigned long request, void *arg)
 {
-	const struct kind *kind = f->node->kind;
 	bool in = false, out = false;
-	int *field = kind->fence_field ? kind->fence_field(request, arg, &in, &out) : NULL;
+	enum slot_type type;
+	int *field = fd_field(f->node->kind, request, arg, &in, &out, &type);
 	int saved = field ? *field : 0, ret = 0;
 	bool version = _IOC_NR(request) == _IOC_NR(DRM_IOCTL_VERSION);
 	size_t name_size = version ? ((struct drm_version *)arg)->name_len : 0;
 
 	if (field && in)
-		ret = fence_in(field);
+		ret = fd_in(f, field, type);
 	if (ret == 0)
-		ret = rb_sim_kmod_ioctl(f->kmod, request, arg);
+		ret = rb_sim_kmod_file_ioctl(f->kmod, kfile_no, request, arg);
 	if (ret == 0 && version)
 		override_version(f->node, arg, name_size);
 	if (ret == 0 && field && out)
-		ret = fence_out(f, field);
+		ret = fd_out(f, field, type);
 	else if (field)
 		*field = saved;
 	return ret;
@@ -542,8 +612,10 @@ int ioctl(int fd, unsigned long request, ...)
 	count_request(request);
 	if (s.type == SLOT_FENCE)
 		ret = fence_ioctl(&s, request, arg);
+	else if (s.type == SLOT_DMABUF)
+		ret = -ENOTTY; /* no dma-buf ioctls are served */
 	else
-		ret = kernel_ioctl(s.file, request, arg);
+		ret = kernel_ioctl(s.file, s.kfence, request, arg);
 	file_put(s.file);
 	if (ret < 0) {
 		errno = -ret;
@@ -602,7 +674,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset)
 	init_once_();
 	if (!slot_get(fd, SLOT_FILE, &s))
 		return real.mmap(addr, len, prot, flags, fd, offset);
-	ret = rb_sim_kmod_mmap(s.file->kmod, len, (uint64_t)offset, &p);
+	ret = rb_sim_kmod_file_mmap(s.file->kmod, s.kfence, len, (uint64_t)offset, &p);
 	if (ret == 0) {
 		ret = map_add(p, len, s.file); /* the mapping keeps the reference */
 		if (ret < 0)
@@ -699,8 +771,10 @@ int close(int fd)
 		slots[fd].type = SLOT_FREE;
 		pthread_mutex_unlock(&lock);
 	}
-	if (s.type == SLOT_FENCE)
+	if (s.type == SLOT_FENCE || s.type == SLOT_DMABUF)
 		rb_sim_kmod_close_fd(s.file->kmod, s.kfence);
+	if (s.type == SLOT_FILE)
+		rb_sim_kmod_file_close(s.file->kmod, s.kfence);
 	if (s.type != SLOT_FREE)
 		file_put(s.file);
 	return real.close(fd);

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/inputs.h"
 #include "core/ref.h"
+#include "core/verify.h"
 #include "dev/rocket.h"
 #include "npu/job.h"
 #include "npu/regcmd.h"
@@ -55,6 +56,7 @@ static void test_ioctl_numbers(void **state)
 
 struct fx {
 	struct rb_rocket dev;
+	unsigned files; /* the driver's fds (setup: 1, setup_cores: one per core) */
 	struct rb_sim_kmod *kmod;
 	unsigned kicks[RB_SIM_MAX_CORES]; /* OPERATION_ENABLE = 1 writes per core */
 	unsigned task_cons;               /* TASK_CON writes of 0x7001 (one task) */
@@ -74,19 +76,30 @@ static void trace(void *ctx, int core, uint32_t offset, uint32_t value)
 		f->amounts[f->n_amounts++] = value;
 }
 
-static int setup(void **state)
+static int setup_files(void **state, unsigned files)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct rb_transport tr;
 
 	assert_non_null(f);
+	f->files = files;
 	assert_int_equal(rb_transport_open_sim_rocket(&tr, NULL), 0);
 	f->kmod = rb_transport_sim_kmod(&tr);
 	assert_non_null(f->kmod);
-	assert_int_equal(rb_rocket_open(&f->dev, &tr), 0);
+	assert_int_equal(rb_rocket_open(&f->dev, &tr, f->files), 0);
 	rb_sim_kmod_set_mmio_trace(f->kmod, trace, f);
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_files(state, 1);
+}
+
+static int setup_cores(void **state)
+{
+	return setup_files(state, RB_ROCKET_MAX_FILES);
 }
 
 static int teardown(void **state)
@@ -106,7 +119,7 @@ static void test_open_checks_name(void **state)
 
 	assert_int_equal(f->dev.drv_version, 0); /* DRM_IOCTL_VERSION 0.0.0, as mainline */
 	assert_int_equal(rb_transport_open_sim_rknpu(&tr, NULL), 0);
-	assert_int_equal(rb_rocket_open(&dev, &tr), -ENODEV);
+	assert_int_equal(rb_rocket_open(&dev, &tr, 1), -ENODEV);
 	assert_null(tr.ops); /* taken over and closed */
 	assert_non_null(strstr(rb_last_error(), "driver is 'rknpu', not 'rocket'"));
 }
@@ -215,7 +228,7 @@ static void test_submit_one_task_per_kick(void **state)
 	for (int i = 0; i < 3; i++)
 		jobs[i] = mm_job(&m);
 	t0 = rb_sim_kmod_now_ns(f->kmod);
-	assert_int_equal(rb_rocket_submit(&f->dev, jobs, 3), 0);
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, jobs, 3), 0);
 	assert_int_equal(f->kicks[0] + f->kicks[1] + f->kicks[2], 0); /* queued, not run */
 	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
 	assert_true(rb_sim_kmod_now_ns(f->kmod) > t0);
@@ -229,21 +242,237 @@ static void test_submit_one_task_per_kick(void **state)
 	mm_free(f, &m);
 }
 
-static void test_submit_checks(void **state)
+/* A raw SUBMIT of the jobs on file 0, past the driver's own checks. */
+static int raw_submit(struct fx *f, struct drm_rocket_job *jobs, uint32_t n)
+{
+	struct drm_rocket_submit submit = {
+	    .jobs = (uintptr_t)jobs, .job_count = n, .job_struct_size = sizeof(*jobs)};
+
+	return rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit);
+}
+
+static struct drm_rocket_job raw_job(const struct mm *m)
+{
+	return (struct drm_rocket_job){.tasks = (uintptr_t)&m->task,
+				       .task_count = 1,
+				       .task_struct_size = sizeof(m->task),
+				       .in_bo_handles = (uintptr_t)m->in,
+				       .in_bo_handle_count = 3,
+				       .out_bo_handles = (uintptr_t)m->out,
+				       .out_bo_handle_count = 1};
+}
+
+static unsigned kicks(const struct fx *f)
+{
+	return f->kicks[0] + f->kicks[1] + f->kicks[2];
+}
+
+/* The SUBMIT of upstream's rocket_ioctl_submit (drivers/accel/rocket/rocket_job.c):
+ * no jobs is 0 before any check; a short job_struct_size or a reserved field -EINVAL and
+ * an unreadable job array -EFAULT, nothing queued; every other fault is the job's own,
+ * and the job is dropped while SUBMIT says 0 and the jobs around it run. */
+static void test_submit_as_upstream(void **state)
 {
 	struct fx *f = *state;
+	struct drm_rocket_submit submit = {.job_count = 0, .job_struct_size = 1, .reserved = 7};
+	struct drm_rocket_job jobs[3];
+	struct drm_rocket_task empty = {.regcmd = 0x1000, .regcmd_count = 0};
+	uint32_t missing[1] = {77};
 	struct mm m;
+
+	mm_build(f, &m, true);
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit), 0);
+	submit = (struct drm_rocket_submit){
+	    .jobs = (uintptr_t)jobs, .job_count = 1, .job_struct_size = sizeof(jobs[0]) - 1};
+	jobs[0] = raw_job(&m);
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit), -EINVAL);
+	submit.job_struct_size = sizeof(jobs[0]);
+	submit.reserved = 1;
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit), -EINVAL);
+	submit.reserved = 0;
+	submit.jobs = 0;
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_SUBMIT, &submit), -EFAULT);
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
+	assert_int_equal(kicks(f), 0);
+	assert_string_equal(rb_sim_kmod_log(f->kmod), "");
+
+	/* one bad job among good ones: dropped, the others run, SUBMIT says 0 */
+	for (int i = 0; i < 3; i++)
+		jobs[i] = raw_job(&m);
+	jobs[1].task_count = 0;
+	assert_int_equal(raw_submit(f, jobs, 3), 0);
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
+	assert_int_equal(kicks(f), 2);
+	assert_non_null(strstr(rb_sim_kmod_log(f->kmod), "job 2 of 3 dropped: Invalid argument"));
+
+	/* each job fault alone: dropped, 0, nothing runs, and PREP_BO finds nothing to
+	 * wait for: C keeps the canary and nothing but the output tells */
+	memset(m.c.map, 0xff, m.c.size);
+	jobs[0] = raw_job(&m);
+	jobs[0].out_bo_handles = (uintptr_t)missing; /* a handle of no BO: -ENOENT */
+	jobs[1] = raw_job(&m);
+	jobs[1].tasks = (uintptr_t)&empty; /* a task without words: -EINVAL */
+	jobs[2] = raw_job(&m);
+	jobs[2].task_struct_size = 4; /* -EINVAL */
+	assert_int_equal(raw_submit(f, jobs, 3), 0);
+	jobs[0] = raw_job(&m);
+	jobs[0].in_bo_handles = 0; /* an unreadable handle array: -EFAULT */
+	assert_int_equal(raw_submit(f, jobs, 1), 0);
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 0), 0);
+	assert_int_equal(kicks(f), 2);
+	assert_int_equal(*(uint32_t *)m.c.map, 0xffffffffu);
+	assert_non_null(strstr(rb_sim_kmod_log(f->kmod), "job 1 of 3 dropped: No such file"));
+	assert_non_null(strstr(rb_sim_kmod_log(f->kmod), "job 3 of 3 dropped: Invalid argument"));
+	assert_non_null(strstr(rb_sim_kmod_log(f->kmod), "job 1 of 1 dropped: Bad address"));
+	mm_free(f, &m);
+}
+
+/* What the kernel would drop without a word, the driver refuses before the ioctl. */
+static void test_submit_refuses_what_would_drop(void **state)
+{
+	struct fx *f = *state;
+	struct drm_rocket_task empty = {.regcmd = 0x1000, .regcmd_count = 0};
+	uint32_t zero[1] = {0};
 	struct rb_rocket_job job;
+	struct mm m;
 
 	mm_build(f, &m, true);
 	job = mm_job(&m);
 	job.n_tasks = 0;
-	assert_int_equal(rb_rocket_submit(&f->dev, &job, 1), -EINVAL);
-	assert_non_null(strstr(rb_last_error(), "ROCKET_SUBMIT of 1 jobs failed"));
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "job 0 has no tasks (the kernel would drop it"));
 	job = mm_job(&m);
-	m.out[0] = 77; /* no such BO */
-	assert_int_equal(rb_rocket_submit(&f->dev, &job, 1), -ENOENT);
-	assert_int_equal(f->kicks[0] + f->kicks[1] + f->kicks[2], 0);
+	job.tasks = &empty;
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "task 0 of job 0 has regcmd_count 0"));
+	job = mm_job(&m);
+	job.out_handles = zero;
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "BO handle 0, which names no BO"));
+	job = mm_job(&m);
+	job.n_out = 0;
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "lists no output BO"));
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
+	assert_int_equal(kicks(f), 0);
+	assert_string_equal(rb_sim_kmod_log(f->kmod), ""); /* nothing reached the kernel */
+	mm_free(f, &m);
+}
+
+/* ---- one fd per core ---- */
+
+/* A job of the matmul on file fl, with that file's handles. */
+static void submit_on(struct fx *f, const struct mm *m, unsigned fl)
+{
+	uint32_t in[3], out[1];
+	const struct rb_rocket_bo *bos[4] = {&m->a, &m->b, &m->prog, &m->c};
+	struct rb_rocket_job job = mm_job(m);
+
+	for (int b = 0; b < 3; b++)
+		in[b] = rb_rocket_bo_handle(bos[b], fl);
+	out[0] = rb_rocket_bo_handle(bos[3], fl);
+	job.in_handles = in;
+	job.out_handles = out;
+	assert_int_equal(rb_rocket_submit(&f->dev, fl, &job, 1), 0);
+}
+
+/* Every buffer is in every fd; the jobs of three fds go to three cores (one entity per
+ * fd), those of one fd one after another to one core. */
+static void test_fds_run_in_parallel(void **state)
+{
+	struct fx *f = *state;
+	uint64_t t0, one_fd, three_fds;
+	struct mm m;
+
+	mm_build(f, &m, true);
+	for (unsigned fl = 1; fl < f->dev.n_files; fl++)
+		assert_non_null(m.c.copy_map[fl - 1]);
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &m.prog), 0); /* programs to every copy */
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &m.a), 0);
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &m.b), 0);
+	t0 = rb_sim_kmod_now_ns(f->kmod);
+	for (int i = 0; i < 3; i++)
+		submit_on(f, &m, 0);
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
+	one_fd = rb_sim_kmod_now_ns(f->kmod) - t0;
+	assert_int_equal(f->kicks[0], 3);
+	assert_int_equal(f->kicks[1] + f->kicks[2], 0);
+
+	t0 = rb_sim_kmod_now_ns(f->kmod);
+	for (unsigned fl = 0; fl < 3; fl++)
+		submit_on(f, &m, fl);
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
+	three_fds = rb_sim_kmod_now_ns(f->kmod) - t0;
+	assert_int_equal(f->kicks[0], 4);
+	assert_int_equal(f->kicks[1], 1);
+	assert_int_equal(f->kicks[2], 1);
+	/* this job is shorter than a SUBMIT's cost, so the times say little here (see
+	 * test_runner_cores_in_parallel); they must not grow */
+	assert_true(three_fds <= one_fd);
+	/* each copy of C holds its own job's result; gathered into file 0's */
+	assert_int_not_equal(*(uint32_t *)m.c.copy_map[0], 0xffffffffu);
+	assert_string_equal(rb_sim_kmod_last_fault(f->kmod), "");
+	mm_free(f, &m);
+}
+
+/* An fd's NPU addresses are its own (an IOMMU domain per fd, rocket_open): a program
+ * only file 0 has is outside every buffer of file 1, so file 1's job faults. PRIME
+ * gives file 1 a handle to file 0's buffer, and still no address: the fault stays. The
+ * imported handle shares the object's fences, though: PREP_BO on it waits for file 0's
+ * job. */
+static void test_fds_have_own_addresses(void **state)
+{
+	struct fx *f = *state;
+	struct drm_rocket_create_bo only0 = {.size = 4096};
+	struct drm_prime_handle exp = {0}, imp = {0};
+	struct drm_rocket_prep_bo prep = {0};
+	struct rb_transport *f1 = rb_rocket_file(&f->dev, 1);
+	struct rb_rocket_job job;
+	uint32_t in[3], out[1];
+	uint64_t t0;
+	struct mm m;
+
+	mm_build(f, &m, true);
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_ROCKET_CREATE_BO, &only0), 0);
+	exp.handle = only0.handle;
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_PRIME_HANDLE_TO_FD, &exp), 0);
+	imp.fd = exp.fd;
+	assert_int_equal(rb_transport_ioctl(f1, DRM_IOCTL_PRIME_FD_TO_HANDLE, &imp), 0);
+	assert_true(imp.handle > 0);
+	/* the program goes into the buffer only file 0 maps, and file 1 runs it */
+	void *map = NULL;
+	assert_int_equal(f->dev.tr.ops->mmap(f->dev.tr.priv, 4096, only0.offset, &map), 0);
+	memcpy(map, m.prog.map, (size_t)m.task.regcmd_count * 8);
+	m.task.regcmd = (uint32_t)only0.dma_address + (m.task.regcmd - m.prog.dma_addr);
+	job = mm_job(&m);
+	in[0] = rb_rocket_bo_handle(&m.a, 1);
+	in[1] = rb_rocket_bo_handle(&m.b, 1);
+	in[2] = imp.handle;
+	out[0] = rb_rocket_bo_handle(&m.c, 1);
+	job.in_handles = in;
+	job.out_handles = out;
+	assert_int_equal(rb_rocket_submit(&f->dev, 1, &job, 1), 0);
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
+	assert_non_null(strstr(rb_sim_kmod_last_fault(f->kmod), "iommu fault"));
+	assert_non_null(strstr(rb_sim_kmod_last_fault(f->kmod), "outside every buffer"));
+	/* the same program on file 0, whose address it is: it runs; file 1's imported
+	 * handle waits for it */
+	job.in_handles = (const uint32_t[]){m.a.handle, m.b.handle, only0.handle};
+	job.out_handles = (const uint32_t[]){only0.handle};
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), 0);
+	t0 = rb_sim_kmod_now_ns(f->kmod);
+	prep.handle = imp.handle;
+	prep.timeout_ns = (int64_t)(t0 + 1000 * MS_NS);
+	assert_int_equal(rb_transport_ioctl(f1, DRM_IOCTL_ROCKET_PREP_BO, &prep), 0);
+	assert_true(rb_sim_kmod_now_ns(f->kmod) > t0);
+	/* the dma-buf and both handles go, and the object with them */
+	assert_int_equal(rb_sim_kmod_close_fd(f->kmod, exp.fd), 0);
+	assert_int_equal(rb_sim_kmod_close_fd(f->kmod, exp.fd), -EBADF);
+	f->dev.tr.ops->munmap(f->dev.tr.priv, map, 4096);
+	struct drm_gem_close close = {.handle = imp.handle};
+	assert_int_equal(rb_transport_ioctl(f1, DRM_IOCTL_GEM_CLOSE, &close), 0);
+	close.handle = only0.handle;
+	assert_int_equal(rb_transport_ioctl(&f->dev.tr, DRM_IOCTL_GEM_CLOSE, &close), 0);
 	mm_free(f, &m);
 }
 
@@ -260,7 +489,7 @@ static void test_mrdma_trap_timeout(void **state)
 
 	mm_build(f, &m, false);
 	job = mm_job(&m);
-	assert_int_equal(rb_rocket_submit(&f->dev, &job, 1), 0);
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), 0);
 	memset(&prep, 0, sizeof(prep));
 	prep.handle = m.c.handle;
 	prep.timeout_ns = (int64_t)rb_sim_kmod_now_ns(f->kmod);
@@ -278,7 +507,7 @@ static void test_mrdma_trap_timeout(void **state)
 	/* the core works again after its reset */
 	mm_build(f, &m, true);
 	job = mm_job(&m);
-	assert_int_equal(rb_rocket_submit(&f->dev, &job, 1), 0);
+	assert_int_equal(rb_rocket_submit(&f->dev, 0, &job, 1), 0);
 	assert_int_equal(rb_rocket_bo_prep(&f->dev, &m.c, 1000), 0);
 	assert_int_not_equal(*(uint32_t *)m.c.map, 0xffffffffu);
 	mm_free(f, &m);
@@ -338,6 +567,102 @@ static void test_runner_rocket(void **state)
 	rb_npu_device_close(&dev);
 }
 
+/* The modeled device time of 1x2048x8192 fp16 (the ffn_up decode matmul) on sim:rocket
+ * with the plan on `mask`'s cores, verified against the reference. */
+static double ffn_up_us(uint32_t mask)
+{
+	struct rb_shape s = {1, 2048, 8192, RB_DTYPE_FP16};
+	struct rb_npu_device dev;
+	struct rb_plan_config cfg;
+	struct rb_plan plan;
+	struct rb_inputs in;
+	struct rb_npu_job *job;
+	struct rb_npu_job_times t;
+	struct rb_verify_opts vo;
+	struct rb_verify_result vr;
+	struct rb_matmul_io io;
+	void *c = rb_output_alloc(&s);
+
+	assert_non_null(c);
+	assert_int_equal(rb_npu_device_open_sim_rocket(&dev, NULL), 0);
+	rb_plan_config_default(&cfg, &s, mask);
+	cfg.mainline = true;
+	assert_int_equal(rb_plan_init(&plan, &s, &cfg), 0);
+	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_EXACT), 0);
+	assert_int_equal(rb_npu_job_new(&job, &dev, &plan, &in, RB_LAUNCH_FENCES), 0);
+	assert_int_equal(rb_npu_job_run(job, c, &t), 0);
+	rb_verify_opts_init(&vo, s.dtype);
+	io = (struct rb_matmul_io){s, in.a, in.b, c};
+	rb_verify_sample(&io, &vo, &vr);
+	assert_int_equal(vr.status, RB_VERIFY_VERIFIED);
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+	rb_inputs_release(&in);
+	rb_npu_device_close(&dev);
+	free(c);
+	return t.device_us;
+}
+
+/* One fd per core: the plan's three cores run at once, more than twice as fast as one. */
+static void test_runner_cores_in_parallel(void **state)
+{
+	double one = ffn_up_us(0x1), three = ffn_up_us(0x7);
+
+	(void)state;
+	print_message("1x2048x8192 fp16 on sim:rocket (modeled): %.1f us on one core, %.1f us "
+		      "on three\n",
+		      one, three);
+	assert_true(three > 0);
+	assert_true(one > 2 * three);
+}
+
+/* A job the kernel drops at SUBMIT (here: core 1's program copy is closed behind the
+ * driver's back, so its handle names no BO and the job goes with -ENOENT while SUBMIT
+ * says 0) does not pass for done: its share of C keeps the fill, and the runner says
+ * so, after one retry. Timing only (C never written): the kernel's log tells. */
+static void test_runner_detects_dropped_job(void **state)
+{
+	struct rb_shape s = {96, 256, 64, RB_DTYPE_INT8};
+	struct rb_plan_config cfg;
+	struct rb_plan plan;
+	struct rb_inputs in;
+	struct rb_npu_job *job;
+	struct rb_npu_job_times t;
+	struct rb_sim_config sc;
+	void *c = rb_output_alloc(&s);
+
+	(void)state;
+	assert_non_null(c);
+	rb_plan_config_default(&cfg, &s, 0x7);
+	cfg.mainline = true;
+	assert_int_equal(rb_plan_init(&plan, &s, &cfg), 0);
+	assert_true(plan.n_cores == 3 && plan.cores[1].n_tasks > 0);
+	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_EXACT), 0);
+	rb_sim_config_init(&sc);
+	for (int model_only = 0; model_only < 2; model_only++) {
+		struct rb_npu_device dev;
+		struct drm_gem_close close = {.handle = 4}; /* A, B, C, then the programs */
+
+		sc.model_only = model_only;
+		assert_int_equal(rb_npu_device_open_sim_rocket(&dev, &sc), 0);
+		assert_int_equal(rb_npu_job_new(&job, &dev, &plan, &in, RB_LAUNCH_FENCES), 0);
+		assert_int_equal(
+		    rb_transport_ioctl(rb_rocket_file(&dev.rocket, 1), DRM_IOCTL_GEM_CLOSE, &close),
+		    0);
+		assert_int_equal(rb_npu_job_run(job, c, &t), -ETIMEDOUT);
+		if (!model_only)
+			assert_non_null(strstr(rb_last_error(), "core 1's share"));
+		assert_non_null(strstr(rb_last_error(), "the kernel dropped it at SUBMIT"));
+		assert_non_null(strstr(rb_sim_kmod_log(rb_transport_sim_kmod(&dev.rocket.tr)),
+				       "dropped: No such file or directory"));
+		rb_npu_job_free(job);
+		rb_npu_device_close(&dev);
+	}
+	rb_plan_release(&plan);
+	rb_inputs_release(&in);
+	free(c);
+}
+
 /* fault_hang_once: each job's first launch hangs; the runner resets and retries once,
  * and the emulated kernel's log shows the timeout and the reset. */
 static void test_runner_retry(void **state)
@@ -389,9 +714,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_open_checks_name, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bo_lifecycle, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_submit_one_task_per_kick, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_submit_checks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_submit_as_upstream, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_submit_refuses_what_would_drop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fds_run_in_parallel, setup_cores, teardown),
+	    cmocka_unit_test_setup_teardown(test_fds_have_own_addresses, setup_cores, teardown),
 	    cmocka_unit_test_setup_teardown(test_mrdma_trap_timeout, setup, teardown),
 	    cmocka_unit_test(test_runner_rocket),
+	    cmocka_unit_test(test_runner_cores_in_parallel),
+	    cmocka_unit_test(test_runner_detects_dropped_job),
 	    cmocka_unit_test(test_runner_retry),
 	};
 

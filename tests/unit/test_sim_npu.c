@@ -41,10 +41,11 @@ struct rig {
 	struct rb_sim_npu *npu;
 };
 
-static void *rig_map(void *ctx, uint32_t iova, uint64_t len)
+static void *rig_map(void *ctx, int core, uint32_t iova, uint64_t len)
 {
 	struct rig *r = ctx;
 
+	(void)core; /* one address space for every core */
 	for (int i = 0; i < r->n; i++) {
 		struct buf *b = &r->bufs[i];
 
