@@ -32,7 +32,7 @@ struct run_opts {
 	struct rb_verify_opts verify;
 	uint64_t seed;
 	enum rb_data_kind data;
-	enum rb_format format;
+	struct cli_reports reports; /* stdout, -o, --export-* */
 	const char *out_path;
 	const char *tuned_path;
 	struct rb_tuned_db *tuned; /* --tuned: configs per shape */
@@ -134,7 +134,14 @@ static int parse_option(struct run_opts *o, int c, const char *arg)
 		o->measure.max_iters = (int)v;
 		return ret;
 	case CLI_OPT_FORMAT:
-		return parse_named("--format", arg, rb_format_parse(arg, &o->format));
+		o->reports.format_given = true;
+		return parse_named("--format", arg, rb_format_parse(arg, &o->reports.format));
+	case CLI_OPT_EXPORT_JSON:
+		return cli_reports_add(&o->reports, "--export-json", arg, RB_FORMAT_JSON);
+	case CLI_OPT_EXPORT_CSV:
+		return cli_reports_add(&o->reports, "--export-csv", arg, RB_FORMAT_CSV);
+	case CLI_OPT_EXPORT_MD:
+		return cli_reports_add(&o->reports, "--export-md", arg, RB_FORMAT_MD);
 	case CLI_OPT_PERF:
 		o->perf = true;
 		return 0;
@@ -168,8 +175,8 @@ static int own_option(void *ctx, int code, const char *arg)
 	return parse_option(ctx, code, arg);
 }
 
-/* -o before anything runs: writable, and none of the files the run reads. */
-static int check_out(const struct run_opts *o, const struct cli_bench *b, const char *const *files,
+/* The report files before anything runs: writable, and none of the files the run reads. */
+static int check_out(struct run_opts *o, const struct cli_bench *b, const char *const *files,
 		     size_t n_files)
 {
 	const char **inputs = calloc(n_files + 2, sizeof(*inputs));
@@ -180,7 +187,7 @@ static int check_out(const struct run_opts *o, const struct cli_bench *b, const 
 	memcpy(inputs, files, n_files * sizeof(*inputs));
 	inputs[n_files] = o->tuned_path;
 	inputs[n_files + 1] = b->soc_path;
-	ret = cli_check_output("-o", o->out_path, inputs, n_files + 2);
+	ret = cli_reports_finish(&o->reports, o->out_path, inputs, n_files + 2);
 	free(inputs);
 	return ret;
 }
@@ -197,6 +204,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	if (ret == 0)
 		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, b.specs, b.n_specs,
 				      b.dtype, "run", false);
+	if (ret == 0)
+		ret = cli_filter_shapes(&o->shapes, b.filter);
 	if (ret == 0) {
 		o->device = cli_find_device(o->device_name, &o->engine);
 		ret = o->device ? 0 : -1;
@@ -278,28 +287,20 @@ err_close_perf:
 	return ret;
 }
 
-/* Prints the results and writes -o; returns the exit code. Nothing is printed when a
+/* Writes the report files and prints the results; returns the exit code. Nothing is printed when a
  * shape could not be run (ret != 0): a partial report would look like a complete one. */
 static int report(const struct run_opts *o, const struct rb_context *ctx,
 		  const struct rb_result *results, int ret)
 {
 	size_t n = o->shapes.count;
-	cJSON *json;
 
 	if (ret == 0 && cli_stop_signal) /* after the last shape, before any output */
 		ret =
 		    cli_fail(128 + cli_stop_signal, "interrupted: nothing is reported or written");
+	if (ret == 0)
+		ret = cli_reports_write(&o->reports, ctx, results, n);
 	if (ret != 0)
 		return ret;
-	if (o->out_path) { /* first: a closed or full stdout must not lose it */
-		json = rb_report_json(ctx, results, n);
-		ret = json ? rb_file_write_atomic(o->out_path, rb_json_write, json) : -ENOMEM;
-		cJSON_Delete(json);
-		if (ret < 0)
-			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-	}
-	if (rb_report_write(stdout, o->format, ctx, results, n) < 0 || fflush(stdout) != 0)
-		return cli_stdout_failed();
 	for (size_t i = 0; i < n; i++)
 		if (results[i].verify.status == RB_VERIFY_FAILED)
 			return RB_EXIT_FAIL;

@@ -59,9 +59,6 @@ static int parse_option(struct rb_tune_opts *o, int c, const char *arg)
 	case CLI_OPT_CACHE:
 		o->cache_path = arg;
 		return 0;
-	case CLI_OPT_QUIET:
-		o->quiet = true;
-		return 0;
 	case CLI_OPT_VERBOSE:
 		o->verbose = true;
 		return 0;

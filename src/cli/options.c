@@ -119,3 +119,64 @@ int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
 				command);
 	return 0;
 }
+
+/* ---- --filter ---- */
+
+int cli_filter_compile(regex_t *re, const char *regex)
+{
+	char why[256];
+	int err = regcomp(re, regex, REG_EXTENDED | REG_NOSUB);
+
+	if (err == 0)
+		return 0;
+	regerror(err, re, why, sizeof(why));
+	regfree(re);
+	return rb_error("--filter '%s' is not a valid regular expression (POSIX extended): %s",
+			regex, why);
+}
+
+bool cli_filter_match(const regex_t *re, const char *name)
+{
+	return !re || regexec(re, name, 0, NULL, 0) == 0;
+}
+
+/* Keeps the names of an entry that match; true when one is left. */
+static bool filter_entry(struct rb_shape_entry *e, const regex_t *re)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < e->n_names; i++) {
+		if (cli_filter_match(re, e->names[i]))
+			e->names[kept++] = e->names[i];
+		else
+			free(e->names[i]);
+	}
+	e->n_names = kept;
+	return kept > 0;
+}
+
+int cli_filter_shapes(struct rb_shape_list *list, const char *regex)
+{
+	regex_t re;
+	size_t kept = 0;
+
+	if (!regex)
+		return 0;
+	if (cli_filter_compile(&re, regex) < 0)
+		return -1;
+	for (size_t i = 0; i < list->count; i++) {
+		struct rb_shape_entry *e = &list->entries[i];
+
+		if (filter_entry(e, &re)) {
+			list->entries[kept++] = *e;
+			continue;
+		}
+		free(e->names);
+		free(e->config);
+	}
+	list->count = kept;
+	regfree(&re);
+	if (kept == 0)
+		return rb_error("--filter '%s' matches no pair name", regex);
+	return 0;
+}
