@@ -214,6 +214,13 @@ int cli_filter_shapes(struct rb_shape_list *list, const char *regex);
 int cli_filter_compile(regex_t *re, const char *regex);
 bool cli_filter_match(const regex_t *re, const char *name);
 
+/* Provenance (options.c): the driver an engine runs on, "rknpu 0.9.8 (emulated)", or
+ * "none (cpu)"; and one warning line (unless --quiet) summarising what info's checks
+ * flag in the host settings (rb_host_settings_json) before run or tune measures. */
+struct rb_engine;
+void cli_driver_text(const struct rb_engine *e, char *buf, size_t size);
+void cli_warn_host_settings(const cJSON *settings, bool modeled);
+
 /* Global switches read once in main. */
 extern bool cli_quiet;
 

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "core/error.h"
@@ -179,4 +180,46 @@ int cli_filter_shapes(struct rb_shape_list *list, const char *regex)
 	if (kept == 0)
 		return rb_error("--filter '%s' matches no pair name", regex);
 	return 0;
+}
+
+/* ---- provenance ---- */
+
+void cli_driver_text(const struct rb_engine *e, char *buf, size_t size)
+{
+	cJSON *config = e->ops->config ? e->ops->config(e) : NULL;
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(config, "driver");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(config, "driver_version");
+
+	if (cJSON_IsString(name) && cJSON_IsNumber(version)) {
+		long v = (long)version->valuedouble; /* major·10000 + minor·100 + patch */
+
+		snprintf(buf, size, "%s %ld.%ld.%ld%s", name->valuestring, v / 10000, v / 100 % 100,
+			 v % 100, e->ops->modeled ? " (emulated)" : "");
+	} else {
+		snprintf(buf, size, "none (%s)", e->ops->name);
+	}
+	cJSON_Delete(config);
+}
+
+void cli_warn_host_settings(const cJSON *settings, bool modeled)
+{
+	const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(settings, "warnings");
+	char line[1536];
+	size_t used = 0;
+
+	if (cli_quiet || cJSON_GetArraySize(warnings) == 0)
+		return;
+	/* each warning's first clause, "DDR governor is 'x', not 'performance'": info has
+	 * the rest (why it matters, how to pin it) */
+	for (const cJSON *w = warnings->child; w && used < sizeof(line); w = w->next) {
+		const char *text = cJSON_IsString(w) ? w->valuestring : "";
+
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%.*s",
+					 used ? "; " : "", (int)strcspn(text, ":"), text);
+	}
+	rb_warn("clocks are not pinned, so times may vary from run to run%s: %s (see "
+		"'rknn-bench info' and docs/boards.md)",
+		modeled ? " (modeled NPU times do not depend on them; the CPU reference's do)"
+			: "",
+		line);
 }
