@@ -12,6 +12,7 @@
 
 #include "core/inputs.h"
 #include "core/report.h"
+#include "core/table.h"
 
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
 int cmd_run(int argc, char **argv);
@@ -24,7 +25,7 @@ int cmd_shapes(int argc, char **argv);
 
 /* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
 struct rb_tune_opts;
-int tune_main(const struct rb_tune_opts *o);
+int tune_main(const struct rb_tune_opts *o, enum rb_table_style style);
 
 /* Loads the shapes files and --shape specs (of `dtype`) of a command into `list`;
  * an empty result is an error unless `allow_empty`. Prints the message on error and
