@@ -32,7 +32,8 @@ static const char compare_usage[] =
     "  --allow-device-mismatch\n"
     "                       compare results of different devices, or modeled times\n"
     "                       against measured ones\n"
-    "  --format FMT         table (default) or json on stdout\n"
+    "  --format FMT         table (default), md (the table in Markdown) or json on\n"
+    "                       stdout\n"
     "\n"
     "Modeled times (the emulator) are deterministic and compared exactly. Measured\n"
     "times need the threshold and, with at least 9 samples on both sides, a two-sided\n"
@@ -66,7 +67,7 @@ static int parse_option(struct compare_args *a, int c, const char *arg)
 		return 0;
 	case OPT_FORMAT:
 		if (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV)
-			return rb_error("--format '%s' must be table or json", arg);
+			return rb_error("--format '%s' must be table, md or json", arg);
 		return 0;
 	default: /* OPT_ALLOW_MISMATCH */
 		a->opts.allow_device_mismatch = true;
@@ -190,9 +191,10 @@ static void fill_row(row_cells cells, const struct rb_compare_row *row, double t
 	fmt_test(cells[COL_TEST], row, threshold_pct);
 }
 
-static void print_grid(row_cells *rows, size_t n)
+static void print_grid(row_cells *rows, size_t n, enum rb_format format)
 {
-	rb_table_print_cells(stdout, columns, N_COLS, (const char *)rows, CELL_SIZE, n);
+	rb_table_print_cells_style(stdout, format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
+				   columns, N_COLS, (const char *)rows, CELL_SIZE, n);
 }
 
 /* The last line: the geometric mean, with the counts. */
@@ -218,7 +220,7 @@ static int print_table(const struct compare_args *a, const struct rb_compare *cm
 	       a->opts.threshold_pct, a->opts.alpha);
 	for (size_t i = 0; i < cmp->n_rows; i++)
 		fill_row(rows[i], &cmp->rows[i], a->opts.threshold_pct);
-	print_grid(rows, cmp->n_rows);
+	print_grid(rows, cmp->n_rows, a->format);
 	free(rows);
 	printf("\n");
 	print_geomean(cmp);
