@@ -112,8 +112,8 @@ static const struct cli_bench_option {
      "extension names (.json, .csv, .md; else json) unless\n"
      "--format is given; tune: the tuned JSON (default\n"
      "tuned.json); written atomically; - is stdout"},
-    {"export-json", required_argument, CLI_OPT_EXPORT_JSON, CLI_RUN, "output",
-     "--export-json FILE", "also write the JSON report to FILE (- is stdout)"},
+    {"export-json", required_argument, CLI_OPT_EXPORT_JSON, CLI_RUN, "output", "--export-json FILE",
+     "also write the JSON report to FILE (- is stdout)"},
     {"export-csv", required_argument, CLI_OPT_EXPORT_CSV, CLI_RUN, "output", "--export-csv FILE",
      "also write the CSV report to FILE"},
     {"export-md", required_argument, CLI_OPT_EXPORT_MD, CLI_RUN, "output", "--export-md FILE",

@@ -193,7 +193,8 @@ static void fill_row(row_cells cells, const struct rb_compare_row *row, double t
 
 static void print_grid(row_cells *rows, size_t n, enum rb_format format)
 {
-	rb_table_print_cells_style(stdout, format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
+	rb_table_print_cells_style(stdout,
+				   format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
 				   columns, N_COLS, (const char *)rows, CELL_SIZE, n);
 }
 

@@ -272,7 +272,9 @@ static void progress_result(struct rb_progress *p, const struct rb_result *r)
 	char text[160];
 
 	snprintf(text, sizeof(text), "%.1f µs%s, %s", r->stats.median_us,
-		 r->phase ? " (one phase, host)" : r->modeled ? " (modeled)" : "",
+		 r->phase     ? " (one phase, host)"
+		 : r->modeled ? " (modeled)"
+			      : "",
 		 rb_verify_status_name(r->verify.status));
 	rb_progress_item_done(p, text, rb_now_us() / 1e6);
 }

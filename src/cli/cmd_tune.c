@@ -155,7 +155,7 @@ static int check_outputs(const struct rb_tune_opts *o, const char *soc_path)
 	inputs[n++] = soc_path;
 	inputs[n++] = o->space_path;
 	ret = strcmp(o->out_path, "-") == 0 ? 0 /* stdout */
-					     : cli_check_output("-o", o->out_path, inputs, n);
+					    : cli_check_output("-o", o->out_path, inputs, n);
 	if (ret == 0 && strcmp(o->cache_path, o->out_path) == 0)
 		ret = rb_error("--cache and -o are both '%s': give them two files", o->out_path);
 	inputs[n++] = o->out_path;

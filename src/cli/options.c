@@ -219,7 +219,6 @@ void cli_warn_host_settings(const cJSON *settings, bool modeled)
 	}
 	rb_warn("clocks are not pinned, so times may vary from run to run%s: %s (see "
 		"'rknn-bench info' and docs/boards.md)",
-		modeled ? " (modeled NPU times do not depend on them; the CPU reference's do)"
-			: "",
+		modeled ? " (modeled NPU times do not depend on them; the CPU reference's do)" : "",
 		line);
 }

@@ -82,8 +82,7 @@ bool cli_is_new(const char *path)
 
 /* ---- the reports of run: stdout, -o, --export-* ---- */
 
-int cli_reports_add(struct cli_reports *r, const char *opt, const char *path,
-		    enum rb_format format)
+int cli_reports_add(struct cli_reports *r, const char *opt, const char *path, enum rb_format format)
 {
 	if (r->n_files >= CLI_MAX_REPORTS)
 		return rb_error("%s '%s': at most %d report files", opt, path, CLI_MAX_REPORTS);
@@ -107,7 +106,8 @@ static int check_distinct(const struct cli_reports *r)
 				return rb_error("%s and %s both write to %s%s%s: give each its "
 						"own file",
 						r->files[i].opt, r->files[j].opt,
-						is_stdout(r->files[i].path) ? "standard output" : "'",
+						is_stdout(r->files[i].path) ? "standard output"
+									    : "'",
 						is_stdout(r->files[i].path) ? "" : r->files[i].path,
 						is_stdout(r->files[i].path) ? "" : "'");
 	return 0;

@@ -81,9 +81,9 @@ struct tune_display {
 	const struct rb_tune_opts *o;
 	const struct rb_tune_best *best; /* filled shape by shape */
 	bool modeled;
-	size_t shape;         /* the unique shape under way (SIZE_MAX: none yet) */
-	bool seen_run;        /* its device phase has started */
-	bool side_pass;       /* its rknn_matmul_api pass */
+	size_t shape;   /* the unique shape under way (SIZE_MAX: none yet) */
+	bool seen_run;  /* its device phase has started */
+	bool side_pass; /* its rknn_matmul_api pass */
 };
 
 static double shape_work(const struct rb_shape *s)
@@ -137,8 +137,8 @@ static void shape_start(struct tune_display *d, const struct rb_tune_progress *p
 static double shape_fraction(const struct tune_display *d, const struct rb_tune_progress *p)
 {
 	double f = p->total ? (double)p->done / (double)p->total : 1;
-	double pass = strcmp(p->phase, "model") == 0 ? MODEL_SHARE * f
-						      : MODEL_SHARE + (1 - MODEL_SHARE) * f;
+	double pass =
+	    strcmp(p->phase, "model") == 0 ? MODEL_SHARE * f : MODEL_SHARE + (1 - MODEL_SHARE) * f;
 	double main_share = d->o->target == RB_TUNE_TARGET_RKNN_API ? 1 : MAIN_PASS_SHARE;
 
 	return d->side_pass ? main_share + (1 - main_share) * pass : main_share * pass;
@@ -174,9 +174,9 @@ static void on_result(void *ctx, const char *key, const struct rb_tune_record *r
 
 	if (!d->verbose)
 		return;
-	snprintf(line, sizeof(line), "%-5s %s  %-7s %12.1f us  %-8s %s%s", rb_tune_kind_name(r->kind),
-		 key, r->launch, r->median_us, r->ok ? r->verify : "FAILED", r->config,
-		 cached ? "  (cached)" : "");
+	snprintf(line, sizeof(line), "%-5s %s  %-7s %12.1f us  %-8s %s%s",
+		 rb_tune_kind_name(r->kind), key, r->launch, r->median_us,
+		 r->ok ? r->verify : "FAILED", r->config, cached ? "  (cached)" : "");
 	rb_progress_print(&d->progress, line);
 	if (!r->ok) {
 		snprintf(line, sizeof(line), "      reason: %s", r->reason);

@@ -124,7 +124,6 @@ static void fill_row(row_cells cells, const struct rb_result *r)
 	fmt_verify(cells[COL_VERIFY], &r->verify);
 }
 
-
 static void print_failure(FILE *out, const struct rb_result *r)
 {
 	const struct rb_verify_result *v = &r->verify;

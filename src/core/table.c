@@ -121,8 +121,8 @@ void rb_table_print(FILE *out, const struct rb_table_column *cols, size_t n_cols
 }
 
 void rb_table_print_cells_style(FILE *out, enum rb_table_style style,
-				const struct rb_table_column *cols, size_t n_cols, const char *cells,
-				size_t cell_size, size_t n_rows)
+				const struct rb_table_column *cols, size_t n_cols,
+				const char *cells, size_t cell_size, size_t n_rows)
 {
 	const char **ptrs = calloc(n_rows ? n_rows * n_cols : 1, sizeof(*ptrs));
 

@@ -34,8 +34,8 @@ void rb_table_print_cells(FILE *out, const struct rb_table_column *cols, size_t 
 void rb_table_print_style(FILE *out, enum rb_table_style style, const struct rb_table_column *cols,
 			  size_t n_cols, const char *const *cells, size_t n_rows);
 void rb_table_print_cells_style(FILE *out, enum rb_table_style style,
-				const struct rb_table_column *cols, size_t n_cols, const char *cells,
-				size_t cell_size, size_t n_rows);
+				const struct rb_table_column *cols, size_t n_cols,
+				const char *cells, size_t cell_size, size_t n_rows);
 
 /* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
 int rb_display_width(const char *s);

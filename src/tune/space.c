@@ -160,7 +160,8 @@ static int load_knob(struct rb_tune_space *s, unsigned k, const cJSON *list, con
 			return rb_set_error(-EINVAL, "%s: %s[%d]: %s", label, knob_names[k], i,
 					    why);
 		}
-		if (k == RB_KNOB_MASK && (probe.plan.core_mask == 0x5 || probe.plan.core_mask == 0x6))
+		if (k == RB_KNOB_MASK &&
+		    (probe.plan.core_mask == 0x5 || probe.plan.core_mask == 0x6))
 			s->keep_known_failures = true; /* asked for by name */
 	}
 	return 0;

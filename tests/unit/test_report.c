@@ -582,13 +582,20 @@ static void test_context_json(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rates),         cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_csv),           cmocka_unit_test(test_table),
-	    cmocka_unit_test(test_write_error),   cmocka_unit_test(test_format_parse),
-	    cmocka_unit_test(test_cpu_model),     cmocka_unit_test(test_context_collect),
-	    cmocka_unit_test(test_table_printer), cmocka_unit_test(test_totals),
-	    cmocka_unit_test(test_markdown),      cmocka_unit_test(test_markdown_escape),
-	    cmocka_unit_test(test_format_of_path), cmocka_unit_test(test_board_model),
+	    cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_csv),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_format_parse),
+	    cmocka_unit_test(test_cpu_model),
+	    cmocka_unit_test(test_context_collect),
+	    cmocka_unit_test(test_table_printer),
+	    cmocka_unit_test(test_totals),
+	    cmocka_unit_test(test_markdown),
+	    cmocka_unit_test(test_markdown_escape),
+	    cmocka_unit_test(test_format_of_path),
+	    cmocka_unit_test(test_board_model),
 	    cmocka_unit_test(test_context_json),
 	};
 
