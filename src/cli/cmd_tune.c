@@ -180,7 +180,10 @@ static int finish_args(struct rb_tune_opts *o, const struct cli_bench *b)
 	if (ret == 0 && !o->list_space)
 		ret = find_device(o);
 	if (ret == 0 && !o->cache_path) {
-		if (strcmp(o->out_path, "-") == 0 || !cli_is_regular_or_new(o->out_path))
+		if (strcmp(o->out_path, "-") == 0)
+			return rb_error("-o - writes the tuned JSON to standard output: give "
+					"--cache FILE for the results so far");
+		if (!cli_is_regular_or_new(o->out_path))
 			return rb_error("-o '%s' is not a regular file, so its cache would be "
 					"'%s.cache.jsonl': give --cache FILE",
 					o->out_path, o->out_path);

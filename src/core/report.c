@@ -159,7 +159,6 @@ int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *c
 		return err;
 	errno = 0; /* so that only fflush's own failure is named */
 	if (fflush(out) != 0 || ferror(out))
-		return rb_set_error(-EIO, "cannot write the report: %s",
-				    errno ? strerror(errno) : "write error");
+		return rb_set_error(-EIO, "%s", errno ? strerror(errno) : "write error");
 	return 0;
 }

@@ -132,7 +132,9 @@ const char *rb_format_name(enum rb_format format);
 /* The format a file name's extension names (.json, .csv, .md): true, else false. */
 bool rb_format_of_path(const char *path, enum rb_format *out);
 
-/* Writes the results in `format` to `out`. Returns 0 or a negative errno. */
+/* Writes the results in `format` to `out`. Returns 0 or a negative errno; a failed
+ * write is -EIO with the reason alone as the message ("No space left on device"): the
+ * caller names the file. */
 int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *ctx,
 		    const struct rb_result *results, size_t n);
 /* The JSON document (caller frees with cJSON_Delete); NULL on allocation failure. */

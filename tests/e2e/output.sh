@@ -124,6 +124,7 @@ expect_exit 0 "tune -o -" -- "$RKNN_BENCH" tune --device sim --shape 4x256x256 -
 check_eq "tune -o -: the tuned JSON on stdout" "$(json "$TMP/out" schema)" rknn-bench-tuned/1
 expect_grep '^4x256x256 +4x256x256 ' "$TMP/err" "tune -o -: the summary on stderr"
 expect_exit 2 "tune -o - without --cache" -- "$RKNN_BENCH" tune --device sim --shape 4x256x256 -o -
+expect_grep 'give --cache FILE' "$TMP/err" "tune -o - without --cache: says what to give"
 expect_exit 2 "tune --format csv" -- "$RKNN_BENCH" tune --device sim --shape 4x256x256 \
 	-o "$T" --format csv
 
