@@ -74,6 +74,18 @@ SOC_GEN  := $(BUILD)/gen/soc_rk3588.c
 SOC_OBJ  := $(BUILD)/obj/gen/soc_rk3588.o
 LIB_OBJ  += $(SOC_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+# The commit the tool is built from (`rknn-bench --version`, every report's context):
+# git describe, or "unknown" outside a git checkout. The stamp file changes only when
+# the commit does, so a new commit rebuilds src/core/version.c alone.
+GIT_COMMIT   := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+COMMIT_STAMP := $(BUILD)/gen/commit.txt
+$(COMMIT_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(GIT_COMMIT)' >$@.tmp; if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/obj/src/core/version.o $(BUILD)/pic/src/core/version.o: $(COMMIT_STAMP)
+$(BUILD)/obj/src/core/version.o $(BUILD)/pic/src/core/version.o: CPPFLAGS += -DRB_GIT_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
 LIB      := $(BUILD)/librknn-bench.a
 BIN      := $(BUILD)/rknn-bench
 TESTS    := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)

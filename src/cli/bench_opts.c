@@ -111,15 +111,28 @@ static const struct cli_bench_option {
     {"data", required_argument, CLI_OPT_DATA, BOTH, "verification", "--data KIND",
      "exact (default: small integers, order-independent sums)\n"
      "or uniform"},
-    {"format", required_argument, CLI_OPT_FORMAT, CLI_RUN, "output", "--format FMT",
-     "table (default), csv or json on stdout"},
+    {"format", required_argument, CLI_OPT_FORMAT, BOTH, "output", "--format FMT",
+     "run: table (default), csv, json or md (a Markdown table) on\n"
+     "stdout; tune: table (default) or md, the summary"},
     {"output", required_argument, 'o', BOTH, "output", "-o, --output FILE",
-     "run: also write the JSON report to FILE; tune: the tuned\n"
-     "JSON (default tuned.json); written atomically"},
+     "run: also write the report to FILE, in the format its\n"
+     "extension names (.json, .csv, .md; else json) unless\n"
+     "--format is given; tune: the tuned JSON (default\n"
+     "tuned.json); written atomically; - is stdout"},
+    {"export-json", required_argument, CLI_OPT_EXPORT_JSON, CLI_RUN, "output", "--export-json FILE",
+     "also write the JSON report to FILE (- is stdout)"},
+    {"export-csv", required_argument, CLI_OPT_EXPORT_CSV, CLI_RUN, "output", "--export-csv FILE",
+     "also write the CSV report to FILE"},
+    {"export-md", required_argument, CLI_OPT_EXPORT_MD, CLI_RUN, "output", "--export-md FILE",
+     "also write the Markdown table to FILE"},
+    {"filter", required_argument, CLI_OPT_FILTER, BOTH, "shapes", "--filter REGEX",
+     "only the pairs whose name matches REGEX (POSIX extended,\n"
+     "unanchored), e.g. '^ffn_(up|out)-'"},
     {"cache", required_argument, CLI_OPT_CACHE, CLI_TUNE, "output", "--cache FILE",
      "results so far, JSON Lines (default OUTPUT.cache.jsonl);\n"
      "rerunning the same command resumes from it"},
-    {"quiet", no_argument, CLI_OPT_QUIET, CLI_TUNE, "output", NULL, "no progress line"},
+    {"quiet", no_argument, CLI_OPT_QUIET, BOTH, "output", NULL,
+     "no progress or warnings on stderr (errors stay)"},
     {"verbose", no_argument, CLI_OPT_VERBOSE, CLI_TUNE, "output", NULL,
      "one line per config evaluated (stderr)"},
 };
@@ -280,6 +293,12 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		return parse_named("--data", arg, rb_data_kind_parse(arg, b->data));
 	case 'o':
 		*b->out_path = arg;
+		return 0;
+	case CLI_OPT_FILTER:
+		b->filter = arg;
+		return 0;
+	case CLI_OPT_QUIET:
+		cli_quiet = true; /* the same as the global --quiet */
 		return 0;
 	case CLI_UNSAFE_OPT_VAL:
 		cli_unsafe_skip_validation(b->engine);

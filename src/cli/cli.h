@@ -2,6 +2,7 @@
 #ifndef RB_CLI_CLI_H
 #define RB_CLI_CLI_H
 
+#include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,6 +11,8 @@
 #include <cJSON.h>
 
 #include "core/inputs.h"
+#include "core/report.h"
+#include "core/table.h"
 
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
 int cmd_run(int argc, char **argv);
@@ -30,7 +33,7 @@ int cli_write_page(const struct rb_page *page, const char *out_path);
 
 /* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
 struct rb_tune_opts;
-int tune_main(const struct rb_tune_opts *o);
+int tune_main(const struct rb_tune_opts *o, enum rb_table_style style);
 
 /* Loads the shapes files and --shape specs (of `dtype`) of a command into `list`;
  * an empty result is an error unless `allow_empty`. Prints the message on error and
@@ -138,6 +141,10 @@ enum cli_bench_code {
 	CLI_OPT_SHARD,
 	CLI_OPT_QUIET,
 	CLI_OPT_VERBOSE,
+	CLI_OPT_EXPORT_JSON,
+	CLI_OPT_EXPORT_CSV,
+	CLI_OPT_EXPORT_MD,
+	CLI_OPT_FILTER,
 };
 struct rb_measure_opts;
 struct rb_verify_opts;
@@ -153,6 +160,7 @@ struct cli_bench {
 	enum rb_data_kind *data;
 	const char **out_path;
 	const char *soc_path; /* --soc, an input the outputs must not replace */
+	const char *filter;   /* --filter REGEX on pair names, or NULL */
 };
 /* A cli_bench over the fields of a command's options struct `o` (run's and tune's name
  * them the same). */
@@ -189,6 +197,51 @@ struct rb_engine_opts;
 #define CLI_UNSAFE_OPT     "unsafe-skip-validation"
 #define CLI_UNSAFE_OPT_VAL 0x0f00
 void cli_unsafe_skip_validation(struct rb_engine_opts *opts);
+
+/* The reports of run (outputs.c): stdout in --format (default table); -o FILE in the
+ * format its extension names (.json, .csv, .md; else json), or in --format when that
+ * was given; each --export-json/--export-csv/--export-md FILE in its own format. "-"
+ * is stdout: then nothing else is printed there, and only one output may take it. */
+#define CLI_MAX_REPORTS 8
+struct cli_reports {
+	enum rb_format format; /* of stdout */
+	bool format_given;     /* --format was given */
+	struct {
+		const char *opt, *path;
+		enum rb_format format;
+	} files[CLI_MAX_REPORTS];
+	size_t n_files;
+};
+/* --export-*: adds a file (a message and -1 when there are too many). */
+int cli_reports_add(struct cli_reports *r, const char *opt, const char *path,
+		    enum rb_format format);
+/* After parsing: adds -o (out_path, may be NULL) and checks every file before any work
+ * (cli_check_output against `inputs`; one path twice; stdout taken twice). 0 or -1. */
+int cli_reports_finish(struct cli_reports *r, const char *out_path, const char *const *inputs,
+		       size_t n_inputs);
+/* Writes the files (atomically, first: a closed stdout must not lose them), then
+ * stdout unless a file took it. An exit code: 0, or 2 / 141 on a write error. */
+struct rb_context;
+struct rb_result;
+int cli_reports_write(const struct cli_reports *r, const struct rb_context *ctx,
+		      const struct rb_result *results, size_t n);
+
+/* --filter REGEX (options.c): keeps the pairs of `list` whose name matches the POSIX
+ * extended regular expression (regcomp, unanchored: use ^...$ for a whole name); an
+ * entry keeps only its matching names, and leaves when none is left. NULL keeps all.
+ * -1 with a message for a bad expression or one that matches no pair. */
+struct rb_shape_list;
+int cli_filter_shapes(struct rb_shape_list *list, const char *regex);
+/* The same test on one name; `re` from cli_filter_compile (NULL: everything matches). */
+int cli_filter_compile(regex_t *re, const char *regex);
+bool cli_filter_match(const regex_t *re, const char *name);
+
+/* Provenance (options.c): the driver an engine runs on, "rknpu 0.9.8 (emulated)", or
+ * "none (cpu)"; and one warning line (unless --quiet) summarising what info's checks
+ * flag in the host settings (rb_host_settings_json) before run or tune measures. */
+struct rb_engine;
+void cli_driver_text(const struct rb_engine *e, char *buf, size_t size);
+void cli_warn_host_settings(const cJSON *settings, bool modeled);
 
 /* Global switches read once in main. */
 extern bool cli_quiet;

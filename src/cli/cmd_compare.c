@@ -37,9 +37,9 @@ static const char compare_usage[] =
     "  --allow-device-mismatch\n"
     "                       compare results of different devices, or modeled times\n"
     "                       against measured ones\n"
-    "  --format FMT         table (default), json or html on stdout; html is the page of\n"
-    "                       'rknn-bench report' for both files, with bars of base and\n"
-    "                       new median per result\n"
+    "  --format FMT         table (default), md (the table in Markdown), json or html on\n"
+    "                       stdout; html is the page of 'rknn-bench report' for both\n"
+    "                       files, with bars of base and new median per result\n"
     "  -o FILE, --output FILE\n"
     "                       also write the comparison to FILE: the HTML page when FILE\n"
     "                       ends in .html or .htm, else the JSON (written to a temporary\n"
@@ -80,7 +80,7 @@ static int parse_option(struct compare_args *a, int c, const char *arg)
 		a->html = strcmp(arg, "html") == 0;
 		if (!a->html &&
 		    (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV))
-			return rb_error("--format '%s' must be table, json or html", arg);
+			return rb_error("--format '%s' must be table, md, json or html", arg);
 		return 0;
 	case 'o':
 		a->out_path = arg;
@@ -210,9 +210,11 @@ static void fill_row(row_cells cells, const struct rb_compare_row *row, double t
 	fmt_test(cells[COL_TEST], row, threshold_pct);
 }
 
-static void print_grid(row_cells *rows, size_t n)
+static void print_grid(row_cells *rows, size_t n, enum rb_format format)
 {
-	rb_table_print_cells(stdout, columns, N_COLS, (const char *)rows, CELL_SIZE, n);
+	rb_table_print_cells_style(stdout,
+				   format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
+				   columns, N_COLS, (const char *)rows, CELL_SIZE, n);
 }
 
 /* The last line: the geometric mean, with the counts. */
@@ -238,7 +240,7 @@ static int print_table(const struct compare_args *a, const struct rb_compare *cm
 	       a->opts.threshold_pct, a->opts.alpha);
 	for (size_t i = 0; i < cmp->n_rows; i++)
 		fill_row(rows[i], &cmp->rows[i], a->opts.threshold_pct);
-	print_grid(rows, cmp->n_rows);
+	print_grid(rows, cmp->n_rows, a->format);
 	free(rows);
 	printf("\n");
 	print_geomean(cmp);

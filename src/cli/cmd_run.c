@@ -17,7 +17,9 @@
 #include "core/fileio.h"
 #include "core/inputs.h"
 #include "core/ref.h"
+#include "core/progress.h"
 #include "core/report.h"
+#include "core/stats.h"
 #include "rknn_bench/shape.h"
 #include "hw/soc.h"
 
@@ -32,7 +34,7 @@ struct run_opts {
 	struct rb_verify_opts verify;
 	uint64_t seed;
 	enum rb_data_kind data;
-	enum rb_format format;
+	struct cli_reports reports; /* stdout, -o, --export-* */
 	const char *out_path;
 	const char *tuned_path;
 	struct rb_tuned_db *tuned; /* --tuned: configs per shape */
@@ -134,7 +136,14 @@ static int parse_option(struct run_opts *o, int c, const char *arg)
 		o->measure.max_iters = (int)v;
 		return ret;
 	case CLI_OPT_FORMAT:
-		return parse_named("--format", arg, rb_format_parse(arg, &o->format));
+		o->reports.format_given = true;
+		return parse_named("--format", arg, rb_format_parse(arg, &o->reports.format));
+	case CLI_OPT_EXPORT_JSON:
+		return cli_reports_add(&o->reports, "--export-json", arg, RB_FORMAT_JSON);
+	case CLI_OPT_EXPORT_CSV:
+		return cli_reports_add(&o->reports, "--export-csv", arg, RB_FORMAT_CSV);
+	case CLI_OPT_EXPORT_MD:
+		return cli_reports_add(&o->reports, "--export-md", arg, RB_FORMAT_MD);
 	case CLI_OPT_PERF:
 		o->perf = true;
 		return 0;
@@ -168,8 +177,8 @@ static int own_option(void *ctx, int code, const char *arg)
 	return parse_option(ctx, code, arg);
 }
 
-/* -o before anything runs: writable, and none of the files the run reads. */
-static int check_out(const struct run_opts *o, const struct cli_bench *b, const char *const *files,
+/* The report files before anything runs: writable, and none of the files the run reads. */
+static int check_out(struct run_opts *o, const struct cli_bench *b, const char *const *files,
 		     size_t n_files)
 {
 	const char **inputs = calloc(n_files + 2, sizeof(*inputs));
@@ -180,7 +189,7 @@ static int check_out(const struct run_opts *o, const struct cli_bench *b, const 
 	memcpy(inputs, files, n_files * sizeof(*inputs));
 	inputs[n_files] = o->tuned_path;
 	inputs[n_files + 1] = b->soc_path;
-	ret = cli_check_output("-o", o->out_path, inputs, n_files + 2);
+	ret = cli_reports_finish(&o->reports, o->out_path, inputs, n_files + 2);
 	free(inputs);
 	return ret;
 }
@@ -197,6 +206,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	if (ret == 0)
 		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, b.specs, b.n_specs,
 				      b.dtype, "run", false);
+	if (ret == 0)
+		ret = cli_filter_shapes(&o->shapes, b.filter);
 	if (ret == 0) {
 		o->device = cli_find_device(o->device_name, &o->engine);
 		ret = o->device ? 0 : -1;
@@ -212,37 +223,78 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 }
 
 static int run_shape(const struct run_opts *o, struct rb_engine *e,
-		     const struct rb_shape_entry *entry, struct rb_result *r)
+		     const struct rb_shape_entry *entry, struct rb_result *r,
+		     struct rb_progress *progress)
 {
 	struct rb_shape_measure m = {.measure = &o->measure,
 				     .verify = &o->verify,
 				     .ref_threads = o->engine.threads,
 				     .stop = &cli_stop_signal,
 				     .phase_only = o->phase_only};
-	int ret;
+	int ret = rb_measure_entry(&m, e, entry, o->seed, o->data, r);
 
-	if (!cli_quiet && isatty(STDERR_FILENO))
-		fprintf(stderr, "running %s (%lldx%lldx%lld %s) on %s...\n", entry->names[0],
-			(long long)entry->shape.m, (long long)entry->shape.k,
-			(long long)entry->shape.n, rb_dtype_name(entry->shape.dtype), e->ops->name);
-	ret = rb_measure_entry(&m, e, entry, o->seed, o->data, r);
+	if (ret < 0)
+		rb_progress_end(progress); /* the message goes on a line of its own */
 	return ret < 0 ? cli_fail(cli_exit_code(ret), "%s", m.reason) : 0;
+}
+
+/* ---- progress: a shape is an item, its work 2·M·N·K plus a fixed cost ---- */
+
+#define SHAPE_FIXED_WORK 1e7 /* planning, buffers, a few runs of a tiny shape */
+
+static double shape_work(const struct rb_shape *s)
+{
+	return 2.0 * (double)s->m * (double)s->k * (double)s->n + SHAPE_FIXED_WORK;
+}
+
+static void progress_start(struct rb_progress *p, const struct rb_shape_list *l)
+{
+	double work = 0;
+
+	for (size_t i = 0; i < l->count; i++)
+		work += shape_work(&l->entries[i].shape);
+	rb_progress_init(p, stderr, isatty(STDERR_FILENO) != 0, l->count, work, rb_now_us() / 1e6);
+}
+
+static void progress_shape(struct rb_progress *p, const struct rb_shape_entry *entry,
+			   const char *device)
+{
+	char label[160];
+
+	snprintf(label, sizeof(label), "%s (%lldx%lldx%lld %s) on %s", entry->names[0],
+		 (long long)entry->shape.m, (long long)entry->shape.k, (long long)entry->shape.n,
+		 rb_dtype_name(entry->shape.dtype), device);
+	rb_progress_item(p, label, shape_work(&entry->shape), rb_now_us() / 1e6);
+}
+
+static void progress_result(struct rb_progress *p, const struct rb_result *r)
+{
+	char text[160];
+
+	snprintf(text, sizeof(text), "%.1f µs%s, %s", r->stats.median_us,
+		 r->phase     ? " (one phase, host)"
+		 : r->modeled ? " (modeled)"
+			      : "",
+		 rb_verify_status_name(r->verify.status));
+	rb_progress_item_done(p, text, rb_now_us() / 1e6);
 }
 
 /* A pair pinned to a config ("config" in the shapes file) runs with it on top of the
  * command line's plan flags, unless a tuned config (run --tuned) applies: that one is
  * complete and wins, as it was tuned for the pair. */
 static int run_entry(const struct run_opts *o, struct rb_engine *e,
-		     const struct rb_shape_entry *entry, bool tuned, struct rb_result *r)
+		     const struct rb_shape_entry *entry, bool tuned, struct rb_result *r,
+		     struct rb_progress *progress)
 {
 	struct rb_plan_config saved = e->opts.plan;
 	int ret;
 
 	if (entry->config && !tuned && rb_plan_config_parse(&e->opts.plan, entry->config) < 0) {
+		rb_progress_end(progress);
 		rb_error("%s: config '%s': %s", entry->names[0], entry->config, rb_last_error());
 		return RB_EXIT_USAGE;
 	}
-	ret = run_shape(o, e, entry, r);
+	ret = run_shape(o, e, entry, r, progress);
 	e->opts.plan = saved;
 	return ret;
 }
@@ -250,10 +302,12 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 /* Counters open before the engine, so that its threads are counted (perfctr.h). A
  * stop signal ends the shape being measured (cli_measure.stoppable); the engine is
  * closed either way. */
-static int run_all(const struct run_opts *o, struct rb_result **out)
+static int run_all(const struct run_opts *o, struct rb_result **out, char *driver,
+		   size_t driver_size)
 {
 	struct rb_perfctr perf;
 	struct rb_engine engine;
+	struct rb_progress progress;
 	int ret;
 
 	if (o->perf)
@@ -263,14 +317,24 @@ static int run_all(const struct run_opts *o, struct rb_result **out)
 		ret = RB_EXIT_DEVICE;
 		goto err_close_perf;
 	}
+	cli_driver_text(&engine, driver, driver_size);
 	engine.perf = o->perf ? &perf : NULL;
 	*out = calloc(o->shapes.count, sizeof(**out));
 	ret = *out ? 0 : RB_EXIT_DEVICE;
+	progress_start(&progress, &o->shapes);
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
-		ret = tuned_apply(o->tuned, &o->shapes.entries[i], &o->engine, &engine.opts);
+		const struct rb_shape_entry *entry = &o->shapes.entries[i];
+
+		ret = tuned_apply(o->tuned, entry, &o->engine, &engine.opts);
+		if (!cli_quiet)
+			progress_shape(&progress, entry, o->device->name);
 		ret = ret < 0 ? RB_EXIT_USAGE
-			      : run_entry(o, &engine, &o->shapes.entries[i], ret == 1, &(*out)[i]);
+			      : run_entry(o, &engine, entry, ret == 1, &(*out)[i], &progress);
+		if (ret == 0 && !cli_quiet)
+			progress_result(&progress, &(*out)[i]);
 	}
+	if (!cli_quiet)
+		rb_progress_end(&progress);
 	rb_engine_close(&engine);
 err_close_perf:
 	if (o->perf)
@@ -278,28 +342,20 @@ err_close_perf:
 	return ret;
 }
 
-/* Prints the results and writes -o; returns the exit code. Nothing is printed when a
+/* Writes the report files and prints the results; returns the exit code. Nothing is printed when a
  * shape could not be run (ret != 0): a partial report would look like a complete one. */
 static int report(const struct run_opts *o, const struct rb_context *ctx,
 		  const struct rb_result *results, int ret)
 {
 	size_t n = o->shapes.count;
-	cJSON *json;
 
 	if (ret == 0 && cli_stop_signal) /* after the last shape, before any output */
 		ret =
 		    cli_fail(128 + cli_stop_signal, "interrupted: nothing is reported or written");
+	if (ret == 0)
+		ret = cli_reports_write(&o->reports, ctx, results, n);
 	if (ret != 0)
 		return ret;
-	if (o->out_path) { /* first: a closed or full stdout must not lose it */
-		json = rb_report_json(ctx, results, n);
-		ret = json ? rb_file_write_atomic(o->out_path, rb_json_write, json) : -ENOMEM;
-		cJSON_Delete(json);
-		if (ret < 0)
-			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-	}
-	if (rb_report_write(stdout, o->format, ctx, results, n) < 0 || fflush(stdout) != 0)
-		return cli_stdout_failed();
 	for (size_t i = 0; i < n; i++)
 		if (results[i].verify.status == RB_VERIFY_FAILED)
 			return RB_EXIT_FAIL;
@@ -311,30 +367,34 @@ int cmd_run(int argc, char **argv)
 	struct run_opts o;
 	struct rb_context ctx;
 	struct rb_result *results = NULL;
+	cJSON *settings = NULL;
+	char driver[64] = "";
 	int ret;
 
 	run_opts_init(&o);
 	ret = parse_args(&o, argc, argv);
 	cli_catch_stop(true);
-	if (ret == 0)
-		ret = run_all(&o, &results);
+	if (ret == 0) {
+		/* The governors and DDR clock the numbers are taken under (info's checks). */
+		settings = rb_host_settings_json();
+		cli_warn_host_settings(settings, o.device->modeled);
+		ret = run_all(&o, &results, driver, sizeof(driver));
+	}
 	if (results) {
-		cJSON *settings = rb_host_settings_json();
-
 		rb_context_collect(&ctx);
-		/* The governors and DDR clock the numbers were taken under (info's checks). */
 		ctx.settings = settings;
+		snprintf(ctx.driver, sizeof(ctx.driver), "%s", driver);
 		ctx.unsafe_skip_validation = o.engine.unsafe_skip_validation;
 		if (o.device != &rb_engine_cpu && o.engine.sim.soc) {
 			ctx.hw_profile = o.engine.sim.soc->label;
 			ctx.hw_profile_chosen_by = o.engine.sim.soc->chosen_by;
 		}
 		ret = report(&o, &ctx, results, ret);
-		cJSON_Delete(settings);
 		for (size_t i = 0; i < o.shapes.count; i++)
 			rb_result_release(&results[i]);
 		free(results);
 	}
+	cJSON_Delete(settings);
 	cli_catch_stop(false);
 	rb_shape_list_release(&o.shapes);
 	rb_tuned_free(o.tuned);

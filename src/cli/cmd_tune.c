@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "tune/search.h"
 #include "core/error.h"
+#include "dev/info.h"
 
 #define TUNE_DEFAULT_TOP       8
 #define TUNE_DEFAULT_MAX_EVALS 64
@@ -35,10 +36,33 @@ static void tune_usage(void)
 	    stdout);
 }
 
-/* The options only tune has (the shared ones are cli_bench_option's). */
-static int parse_option(struct rb_tune_opts *o, int c, const char *arg)
+/* What tune's command line sets beyond struct rb_tune_opts. */
+struct tune_cli {
+	struct rb_tune_opts *o;
+	enum rb_table_style style; /* --format of the summary */
+};
+
+static int parse_format(struct tune_cli *cli, const char *arg)
 {
+	enum rb_format format;
+
+	if (rb_format_parse(arg, &format) < 0 ||
+	    (format != RB_FORMAT_TABLE && format != RB_FORMAT_MD))
+		return rb_error("--format '%s': tune prints its summary as table or md (the "
+				"tuned JSON goes to -o)",
+				arg);
+	cli->style = format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT;
+	return 0;
+}
+
+/* The options only tune has (the shared ones are cli_bench_option's). */
+static int parse_option(struct tune_cli *cli, int c, const char *arg)
+{
+	struct rb_tune_opts *o = cli->o;
+
 	switch (c) {
+	case CLI_OPT_FORMAT:
+		return parse_format(cli, arg);
 	case CLI_OPT_STRATEGY:
 		if (rb_tune_strategy_parse(arg, &o->strategy) < 0)
 			return rb_error("--strategy '%s' must be model, exhaustive or random", arg);
@@ -61,9 +85,6 @@ static int parse_option(struct rb_tune_opts *o, int c, const char *arg)
 		return 0;
 	case CLI_OPT_CACHE:
 		o->cache_path = arg;
-		return 0;
-	case CLI_OPT_QUIET:
-		o->quiet = true;
 		return 0;
 	case CLI_OPT_VERBOSE:
 		o->verbose = true;
@@ -136,7 +157,8 @@ static int check_outputs(const struct rb_tune_opts *o, const char *soc_path)
 	memcpy(inputs, o->files, n * sizeof(*inputs));
 	inputs[n++] = soc_path;
 	inputs[n++] = o->space_path;
-	ret = cli_check_output("-o", o->out_path, inputs, n);
+	ret = strcmp(o->out_path, "-") == 0 ? 0 /* stdout */
+					    : cli_check_output("-o", o->out_path, inputs, n);
 	if (ret == 0 && strcmp(o->cache_path, o->out_path) == 0)
 		ret = rb_error("--cache and -o are both '%s': give them two files", o->out_path);
 	inputs[n++] = o->out_path;
@@ -146,8 +168,7 @@ static int check_outputs(const struct rb_tune_opts *o, const char *soc_path)
 	return ret;
 }
 
-static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_specs,
-		       enum rb_dtype dtype, const char *soc_path)
+static int finish_args(struct rb_tune_opts *o, const struct cli_bench *b)
 {
 	int ret = set_space(o);
 
@@ -155,11 +176,16 @@ static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_spec
 	    !(o->file_texts = calloc((size_t)o->n_files, sizeof(*o->file_texts))))
 		ret = rb_error("out of memory");
 	if (ret == 0)
-		ret = cli_load_shapes_kept(&o->shapes, o->files, o->n_files, o->file_texts, specs,
-					   n_specs, dtype, "tune", o->list_space);
+		ret = cli_load_shapes_kept(&o->shapes, o->files, o->n_files, o->file_texts,
+					   b->specs, b->n_specs, b->dtype, "tune", o->list_space);
+	if (ret == 0 && (o->shapes.count || !o->list_space))
+		ret = cli_filter_shapes(&o->shapes, b->filter);
 	if (ret == 0 && !o->list_space)
 		ret = find_device(o);
 	if (ret == 0 && !o->cache_path) {
+		if (strcmp(o->out_path, "-") == 0)
+			return rb_error("-o - writes the tuned JSON to standard output: give "
+					"--cache FILE for the results so far");
 		if (!cli_is_regular_or_new(o->out_path))
 			return rb_error("-o '%s' is not a regular file, so its cache would be "
 					"'%s.cache.jsonl': give --cache FILE",
@@ -168,7 +194,7 @@ static int finish_args(struct rb_tune_opts *o, const char **specs, size_t n_spec
 		o->cache_path = o->cache_buf;
 	}
 	if (ret == 0 && !o->list_space)
-		ret = check_outputs(o, soc_path);
+		ret = check_outputs(o, b->soc_path);
 	return ret;
 }
 
@@ -181,16 +207,17 @@ static int own_option(void *ctx, int code, const char *arg)
 }
 
 /* Parses argv: 0, HELP_SHOWN, or an exit code. */
-static int parse_args(struct rb_tune_opts *o, int argc, char **argv)
+static int parse_args(struct tune_cli *cli, int argc, char **argv)
 {
-	const struct cli_bench_cmd own = {"tune", tune_usage, own_option, o};
+	struct rb_tune_opts *o = cli->o;
+	const struct cli_bench_cmd own = {"tune", tune_usage, own_option, cli};
 	struct cli_bench b = CLI_BENCH_OF(o);
 	int ret = cli_bench_parse(&b, CLI_TUNE, argc, argv, &own);
 
 	o->files = argv + optind;
 	o->n_files = argc - optind;
 	if (ret == 0)
-		ret = finish_args(o, b.specs, b.n_specs, b.dtype, b.soc_path);
+		ret = finish_args(o, &b);
 	free(b.specs);
 	if (ret == -2)
 		return HELP_SHOWN;
@@ -227,14 +254,21 @@ static int list_space(const struct rb_tune_opts *o)
 int cmd_tune(int argc, char **argv)
 {
 	struct rb_tune_opts *o = malloc(sizeof(*o));
+	struct tune_cli cli = {o, RB_TABLE_TEXT};
 	int ret;
 
 	if (!o)
 		return cli_fail(RB_EXIT_USAGE, "out of memory");
 	tune_opts_init(o);
-	ret = parse_args(o, argc, argv);
+	ret = parse_args(&cli, argc, argv);
+	if (ret == 0 && !o->list_space) {
+		cJSON *settings = rb_host_settings_json();
+
+		cli_warn_host_settings(settings, o->device->modeled);
+		cJSON_Delete(settings);
+	}
 	if (ret == 0)
-		ret = o->list_space ? list_space(o) : tune_main(o);
+		ret = o->list_space ? list_space(o) : tune_main(o, cli.style);
 	rb_shape_list_release(&o->shapes);
 	for (int i = 0; o->file_texts && i < o->n_files; i++)
 		free(o->file_texts[i].data);

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return RB_EXIT_OK;
 		case 'V':
-			printf("rknn-bench %s\n", RB_VERSION);
+			printf("rknn-bench %s (commit %s)\n", RB_VERSION, rb_git_commit);
 			return RB_EXIT_OK;
 		case 'q':
 			cli_quiet = true;

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "core/error.h"
@@ -122,4 +123,106 @@ int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
 				"%s --help'",
 				command);
 	return 0;
+}
+
+/* ---- --filter ---- */
+
+int cli_filter_compile(regex_t *re, const char *regex)
+{
+	char why[256];
+	int err = regcomp(re, regex, REG_EXTENDED | REG_NOSUB);
+
+	if (err == 0)
+		return 0;
+	regerror(err, re, why, sizeof(why));
+	regfree(re);
+	return rb_error("--filter '%s' is not a valid regular expression (POSIX extended): %s",
+			regex, why);
+}
+
+bool cli_filter_match(const regex_t *re, const char *name)
+{
+	return !re || regexec(re, name, 0, NULL, 0) == 0;
+}
+
+/* Keeps the names of an entry that match; true when one is left. */
+static bool filter_entry(struct rb_shape_entry *e, const regex_t *re)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < e->n_names; i++) {
+		if (cli_filter_match(re, e->names[i]))
+			e->names[kept++] = e->names[i];
+		else
+			free(e->names[i]);
+	}
+	e->n_names = kept;
+	return kept > 0;
+}
+
+int cli_filter_shapes(struct rb_shape_list *list, const char *regex)
+{
+	regex_t re;
+	size_t kept = 0;
+
+	if (!regex)
+		return 0;
+	if (cli_filter_compile(&re, regex) < 0)
+		return -1;
+	for (size_t i = 0; i < list->count; i++) {
+		struct rb_shape_entry *e = &list->entries[i];
+
+		if (filter_entry(e, &re)) {
+			list->entries[kept++] = *e;
+			continue;
+		}
+		free(e->names);
+		free(e->config);
+	}
+	list->count = kept;
+	regfree(&re);
+	if (kept == 0)
+		return rb_error("--filter '%s' matches no pair name", regex);
+	return 0;
+}
+
+/* ---- provenance ---- */
+
+void cli_driver_text(const struct rb_engine *e, char *buf, size_t size)
+{
+	cJSON *config = e->ops->config ? e->ops->config(e) : NULL;
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(config, "driver");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(config, "driver_version");
+
+	if (cJSON_IsString(name) && cJSON_IsNumber(version)) {
+		long v = (long)version->valuedouble; /* major·10000 + minor·100 + patch */
+
+		snprintf(buf, size, "%s %ld.%ld.%ld%s", name->valuestring, v / 10000, v / 100 % 100,
+			 v % 100, e->ops->modeled ? " (emulated)" : "");
+	} else {
+		snprintf(buf, size, "none (%s)", e->ops->name);
+	}
+	cJSON_Delete(config);
+}
+
+void cli_warn_host_settings(const cJSON *settings, bool modeled)
+{
+	const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(settings, "warnings");
+	char line[1536];
+	size_t used = 0;
+
+	if (cli_quiet || cJSON_GetArraySize(warnings) == 0)
+		return;
+	/* each warning's first clause, "DDR governor is 'x', not 'performance'": info has
+	 * the rest (why it matters, how to pin it) */
+	for (const cJSON *w = warnings->child; w && used < sizeof(line); w = w->next) {
+		const char *text = cJSON_IsString(w) ? w->valuestring : "";
+
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%.*s",
+					 used ? "; " : "", (int)strcspn(text, ":"), text);
+	}
+	rb_warn("clocks are not pinned, so times may vary from run to run%s: %s (see "
+		"'rknn-bench info' and docs/boards.md)",
+		modeled ? " (modeled NPU times do not depend on them; the CPU reference's do)" : "",
+		line);
 }

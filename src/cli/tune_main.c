@@ -10,6 +10,7 @@
 #include "tune/search.h"
 #include "core/error.h"
 #include "core/ref.h"
+#include "core/progress.h"
 #include "hw/soc.h"
 #include "core/report.h"
 #include "core/table.h"
@@ -64,66 +65,165 @@ static int open_session(struct rb_tune_run *t)
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	if (ret < 0)
 		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
-	if (!t->o->quiet && !cli_quiet)
+	if (!cli_quiet)
 		print_estimate(t);
-	if (t->cache.resumed && !t->o->quiet && !cli_quiet)
+	if (t->cache.resumed && !cli_quiet)
 		fprintf(stderr, "rknn-bench: resuming from '%s': %zu results%s\n", t->o->cache_path,
 			t->cache.resumed,
 			t->cache.dropped_last_line ? " (a truncated last line was dropped)" : "");
 	return 0;
 }
 
-/* ---- progress on stderr: a live line on a TTY; one line per config with --verbose ---- */
+/* ---- progress on stderr (core/progress.h): the whole tune is the list of unique
+ * shapes, each weighted by 2·M·N·K; within a shape the search reports its phases (the
+ * timing model ranking every config, then the device running the best), first for the
+ * space, then for the rknn_matmul_api side pass. Each shape's result is a line of its
+ * own; --verbose adds one line per config. ---- */
+
+#define SHAPE_FIXED_WORK 1e7 /* planning and modeling the space, whatever the shape */
+#define MODEL_SHARE      0.1 /* of a pass: ranking by the model; the rest runs configs */
+#define MAIN_PASS_SHARE  0.8 /* of a shape with a side pass: the space's own pass */
 
 struct tune_display {
-	bool tty, quiet, verbose;
+	bool quiet, verbose;
+	struct rb_progress progress;
+	const struct rb_tune_opts *o;
+	const struct rb_tune_best *best; /* filled shape by shape */
+	bool modeled;
+	size_t shape;   /* the unique shape under way (SIZE_MAX: none yet) */
+	bool seen_run;  /* its device phase has started */
+	bool side_pass; /* its rknn_matmul_api pass */
 };
+
+static double shape_work(const struct rb_shape *s)
+{
+	return 2.0 * (double)s->m * (double)s->k * (double)s->n + SHAPE_FIXED_WORK;
+}
+
+/* The entry of the k-th unique shape. */
+static size_t unique_entry(const struct rb_shape_list *l, size_t k)
+{
+	for (size_t i = 0; i < l->count; i++)
+		if (rb_tune_first_same(l, i) == i && k-- == 0)
+			return i;
+	return l->count;
+}
+
+static void shape_done(struct tune_display *d)
+{
+	size_t i = unique_entry(&d->o->shapes, d->shape);
+	const struct rb_tune_best *b = i < d->o->shapes.count ? &d->best[i] : NULL;
+	char text[320];
+
+	if (!b)
+		return;
+	if (b->found)
+		snprintf(text, sizeof(text), "%.1f µs%s, %.2fx the default (%.1f µs): %s %s",
+			 b->median_us, d->modeled ? " (modeled)" : "", b->default_us / b->median_us,
+			 b->default_us, rb_npu_launch_name(b->point.launch), b->point.text);
+	else
+		snprintf(text, sizeof(text), "no verified config (%zu failed)", b->n_failed);
+	rb_progress_item_done(&d->progress, text, rb_now_us() / 1e6);
+}
+
+static void shape_start(struct tune_display *d, const struct rb_tune_progress *p)
+{
+	size_t i = unique_entry(&d->o->shapes, p->shape_index);
+	const struct rb_shape *s = i < d->o->shapes.count ? &d->o->shapes.entries[i].shape : NULL;
+	char label[160];
+
+	if (d->shape != SIZE_MAX)
+		shape_done(d);
+	d->shape = p->shape_index;
+	d->seen_run = d->side_pass = false;
+	snprintf(label, sizeof(label), "%s (%lldx%lldx%lld)", p->label, s ? (long long)s->m : 0,
+		 s ? (long long)s->k : 0, s ? (long long)s->n : 0);
+	rb_progress_item(&d->progress, label, s ? shape_work(s) : SHAPE_FIXED_WORK,
+			 rb_now_us() / 1e6);
+}
+
+/* The part of the shape done: its passes and phases weighted by what they cost. */
+static double shape_fraction(const struct tune_display *d, const struct rb_tune_progress *p)
+{
+	double f = p->total ? (double)p->done / (double)p->total : 1;
+	double pass =
+	    strcmp(p->phase, "model") == 0 ? MODEL_SHARE * f : MODEL_SHARE + (1 - MODEL_SHARE) * f;
+	double main_share = d->o->target == RB_TUNE_TARGET_RKNN_API ? 1 : MAIN_PASS_SHARE;
+
+	return d->side_pass ? main_share + (1 - main_share) * pass : main_share * pass;
+}
 
 static void on_progress(void *ctx, const struct rb_tune_progress *p)
 {
-	const struct tune_display *d = ctx;
-	double eta =
-	    p->done ? p->phase_elapsed_s / (double)p->done * (double)(p->total - p->done) : 0;
+	struct tune_display *d = ctx;
+	char detail[160];
+	int len;
 
-	if (!d->tty || d->quiet)
+	if (d->quiet)
 		return;
-	fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s %zu/%zu", p->shape_index + 1, p->n_shapes,
-		p->label, p->phase, p->done, p->total);
+	if (p->shape_index != d->shape)
+		shape_start(d, p);
+	if (strcmp(p->phase, "model") == 0 && d->seen_run)
+		d->side_pass = true;
+	d->seen_run |= strcmp(p->phase, "run") == 0;
+	len = snprintf(detail, sizeof(detail), "%s%s %zu/%zu", d->side_pass ? "rknn-api " : "",
+		       p->phase, p->done, p->total);
 	if (isfinite(p->best_us))
-		fprintf(stderr, ", best %.1f us", p->best_us);
+		snprintf(detail + len, sizeof(detail) - (size_t)len, ", best %.1f µs", p->best_us);
 	else if (isfinite(p->best_model_us))
-		fprintf(stderr, ", best modeled %.1f us", p->best_model_us);
-	fprintf(stderr, ", ETA %.0f s", eta);
-	if (p->done == p->total && strcmp(p->phase, "run") == 0)
-		fputs("\r\033[K", stderr);
-	fflush(stderr);
+		snprintf(detail + len, sizeof(detail) - (size_t)len, ", best modeled %.1f µs",
+			 p->best_model_us);
+	rb_progress_update(&d->progress, shape_fraction(d, p), detail, rb_now_us() / 1e6);
 }
 
 static void on_result(void *ctx, const char *key, const struct rb_tune_record *r, bool cached)
 {
-	const struct tune_display *d = ctx;
+	struct tune_display *d = ctx;
+	char line[1024];
 
 	if (!d->verbose)
 		return;
-	if (d->tty)
-		fputs("\r\033[K", stderr);
-	fprintf(stderr, "%-5s %s  %-7s %12.1f us  %-8s %s%s\n", rb_tune_kind_name(r->kind), key,
-		r->launch, r->median_us, r->ok ? r->verify : "FAILED", r->config,
-		cached ? "  (cached)" : "");
-	if (!r->ok)
-		fprintf(stderr, "      reason: %s\n", r->reason);
+	snprintf(line, sizeof(line), "%-5s %s  %-7s %12.1f us  %-8s %s%s",
+		 rb_tune_kind_name(r->kind), key, r->launch, r->median_us,
+		 r->ok ? r->verify : "FAILED", r->config, cached ? "  (cached)" : "");
+	rb_progress_print(&d->progress, line);
+	if (!r->ok) {
+		snprintf(line, sizeof(line), "      reason: %s", r->reason);
+		rb_progress_print(&d->progress, line);
+	}
 }
 
-static void show_progress(struct rb_tune_run *t, const struct rb_tune_opts *o)
+static void show_progress(struct rb_tune_run *t, struct tune_display *d,
+			  const struct rb_tune_best *best)
 {
-	static struct tune_display d;
+	const struct rb_tune_opts *o = t->o;
+	size_t unique = 0;
+	double work = 0;
 
-	d = (struct tune_display){.tty = isatty(STDERR_FILENO) != 0,
-				  .quiet = o->quiet || cli_quiet,
-				  .verbose = o->verbose};
+	for (size_t i = 0; i < o->shapes.count; i++)
+		if (rb_tune_first_same(&o->shapes, i) == i) {
+			unique++;
+			work += shape_work(&o->shapes.entries[i].shape);
+		}
+	*d = (struct tune_display){.quiet = cli_quiet,
+				   .verbose = o->verbose,
+				   .o = o,
+				   .best = best,
+				   .modeled = o->device->modeled,
+				   .shape = SIZE_MAX};
+	rb_progress_init(&d->progress, stderr, isatty(STDERR_FILENO) != 0, unique, work,
+			 rb_now_us() / 1e6);
 	t->on_progress = on_progress;
 	t->on_result = on_result;
-	t->cb_ctx = &d;
+	t->cb_ctx = d;
+}
+
+/* After the search: the last shape's result line, and the live line erased. */
+static void end_progress(struct tune_display *d, int ret)
+{
+	if (ret == 0 && !d->quiet && d->shape != SIZE_MAX)
+		shape_done(d);
+	rb_progress_end(&d->progress);
 }
 
 /* stdout: one row per unique shape, through the one table printer. */
@@ -150,7 +250,7 @@ static void summary_row(char (*cells)[T_CELL], const char *name, const struct rb
 
 /* Per model: what the default config, the tuned ones and the best rknn_matmul_api ones
  * spend per token and prompt. */
-static void print_totals(const struct rb_tune_run *t, const struct rb_tune_best *best)
+static void print_totals(FILE *out, const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	static const char *const labels[] = {"default ", "tuned   ", "rknn-api"};
 	struct rb_total sums[3][RB_TOTALS_MAX];
@@ -159,16 +259,19 @@ static void print_totals(const struct rb_tune_run *t, const struct rb_tune_best 
 
 	for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_API; w++)
 		n[w] = rb_tune_totals(t->o, best, (enum rb_tune_which)w, sums[w]);
-	printf("\nper model, the sum over every pair%s:\n",
-	       t->device.ops->modeled ? " (modeled)" : "");
+	fprintf(out, "\nper model, the sum over every pair%s:\n",
+		t->device.ops->modeled ? " (modeled)" : "");
 	for (size_t i = 0; i < n[0] && i < n[1] && i < n[2]; i++)
 		for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_API; w++) {
 			rb_total_text(&sums[w][i], line, sizeof(line));
-			printf("  %s %s\n", labels[w], line);
+			fprintf(out, "  %s %s\n", labels[w], line);
 		}
 }
 
-static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best *best)
+/* The summary: the row of a shape prints the config the tuned JSON holds for it
+ * (tuned.config, the planner's choices made explicit), as the tests check. */
+static void print_summary(FILE *out, enum rb_table_style style, const struct rb_tune_run *t,
+			  const struct rb_tune_best *best)
 {
 	const struct rb_shape_list *l = &t->o->shapes;
 	bool modeled = t->device.ops->modeled;
@@ -183,25 +286,28 @@ static void print_summary(const struct rb_tune_run *t, const struct rb_tune_best
 	size_t n = 0;
 
 	if (soc)
-		printf("hardware profile: %s, chosen by %s\n\n", soc->label, soc->chosen_by);
+		fprintf(out, "hardware profile: %s, chosen by %s\n\n", soc->label, soc->chosen_by);
 	for (size_t i = 0; rows && i < l->count; i++)
 		if (rb_tune_first_same(l, i) == i && !best[i].other_shard)
 			summary_row(rows[n++], l->entries[i].names[0], &best[i]);
 	if (rows)
-		rb_table_print_cells(stdout, cols, T_COLS, (const char *)rows, T_CELL, n);
+		rb_table_print_cells_style(out, style, cols, T_COLS, (const char *)rows, T_CELL, n);
 	if (t->work) /* the totals need every shape: `rknn-bench merge` sums them */
-		printf("\nshard %u/%u: %zu of the shapes; `rknn-bench merge` joins the shards\n",
-		       t->o->shard.index, t->o->shard.count, n);
+		fprintf(out, "\nshard %u/%u: %zu of the shapes; `rknn-bench merge` joins the shards\n",
+			t->o->shard.index, t->o->shard.count, n);
 	else
-		print_totals(t, best);
+		print_totals(out, t, best);
 	if (modeled)
-		printf("\nmodeled: times come from the emulator's timing model, not a clock\n");
+		fprintf(out,
+			"\nmodeled: times come from the emulator's timing model, not a clock\n");
 	free(rows);
 }
 
-static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)
+static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret,
+		  enum rb_table_style style)
 {
 	const struct rb_tune_opts *o = t->o;
+	bool to_stdout = strcmp(o->out_path, "-") == 0; /* the tuned JSON takes stdout */
 
 	if (ret == -EINTR) {
 		rb_error("interrupted: %zu results are kept in '%s'; run the same command again to "
@@ -211,12 +317,12 @@ static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)
 	}
 	if (ret)
 		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
-	print_summary(t, best);
+	print_summary(to_stdout ? stderr : stdout, style, t, best);
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++)
 		if (!best[i].found && !best[i].other_shard)
 			ret = RB_EXIT_FAIL;
 	/* A tune that failed a shape does not replace a tuned JSON that may be complete. */
-	if (ret == RB_EXIT_FAIL && !cli_is_new(o->out_path)) {
+	if (ret == RB_EXIT_FAIL && !to_stdout && !cli_is_new(o->out_path)) {
 		rb_error("a shape has no verified config: '%s' (from an earlier tune) is kept; "
 			 "this run's results are in '%s'",
 			 o->out_path, o->cache_path);
@@ -227,8 +333,9 @@ static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret)
 	return ret;
 }
 
-int tune_main(const struct rb_tune_opts *o)
+int tune_main(const struct rb_tune_opts *o, enum rb_table_style style)
 {
+	struct tune_display display;
 	struct rb_tune_run *t = calloc(1, sizeof(*t));
 	struct rb_tune_best *best = calloc(o->shapes.count, sizeof(*best));
 	int ret = t && best ? 0 : RB_EXIT_USAGE;
@@ -237,14 +344,15 @@ int tune_main(const struct rb_tune_opts *o)
 		t->o = o;
 		t->t0_us = rb_now_us();
 		t->stop = &cli_stop_signal;
-		show_progress(t, o);
+		show_progress(t, &display, best);
 		ret = open_session(t);
 	}
 	if (ret == 0) {
 		cli_catch_stop(true);
 		ret = rb_tune_all(t, best);
 		cli_catch_stop(false);
-		ret = finish(t, best, ret);
+		end_progress(&display, ret);
+		ret = finish(t, best, ret, style);
 	}
 	if (t)
 		rb_tune_close(t);

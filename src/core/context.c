@@ -177,6 +177,39 @@ void rb_cpu_model_read(char *buf, size_t size, const char *cpuinfo_path,
 		snprintf(buf, size, "unknown");
 }
 
+void rb_board_model_read(char *buf, size_t size, const char *model_path)
+{
+	char data[256];
+	size_t len;
+	FILE *f = model_path ? fopen(model_path, "rb") : NULL;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	len = fread(data, 1, sizeof(data) - 1, f);
+	fclose(f);
+	data[len] = '\0';
+	copy_trimmed(buf, size, data); /* the model ends at its NUL (or a newline) */
+}
+
+/* The device tree's model lives beside the host settings, under the same sysfs root
+ * (/proc/device-tree is a link to /sys/firmware/devicetree/base). */
+static void read_board(char *buf, size_t size)
+{
+	const char *root = getenv("RKNN_BENCH_SYSFS");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/firmware/devicetree/base/model", root ? root : "/sys");
+	rb_board_model_read(buf, size, path);
+}
+
+void rb_context_line(const struct rb_context *ctx, char *buf, size_t size)
+{
+	snprintf(buf, size, "rknn-bench %s (commit %s) on %s: %s, %d CPUs%s%s, %s, %s",
+		 ctx->tool_version, ctx->tool_commit, ctx->host, ctx->cpu, ctx->cpu_count,
+		 ctx->board[0] ? ", " : "", ctx->board, ctx->kernel, ctx->date);
+}
+
 void rb_context_collect(struct rb_context *ctx)
 {
 	struct utsname u;
@@ -186,6 +219,8 @@ void rb_context_collect(struct rb_context *ctx)
 
 	memset(ctx, 0, sizeof(*ctx));
 	copy_str(ctx->tool_version, sizeof(ctx->tool_version), RB_VERSION);
+	copy_str(ctx->tool_commit, sizeof(ctx->tool_commit), rb_git_commit);
+	read_board(ctx->board, sizeof(ctx->board));
 	if (gethostname(ctx->host, sizeof(ctx->host) - 1) != 0 || !ctx->host[0])
 		snprintf(ctx->host, sizeof(ctx->host), "unknown");
 	rb_cpu_model_read(ctx->cpu, sizeof(ctx->cpu), "/proc/cpuinfo",

@@ -273,6 +273,19 @@ static int write_special(const char *path, rb_file_writer writer, void *ctx)
 	return write_sync(f, path, writer, ctx);
 }
 
+/* "-": standard output, left open (the command may print more after it). */
+static int write_stdout(rb_file_writer writer, void *ctx)
+{
+	int rc = writer(stdout, ctx);
+
+	errno = 0;
+	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+		rc = errno ? -errno : -EIO;
+	if (rc > 0)
+		rc = -EIO;
+	return rc ? rb_set_error(rc, "cannot write to standard output: %s", strerror(-rc)) : 0;
+}
+
 int rb_file_write_atomic(const char *path, rb_file_writer writer, void *ctx)
 {
 	struct stat st;
@@ -280,6 +293,8 @@ int rb_file_write_atomic(const char *path, rb_file_writer writer, void *ctx)
 	FILE *f;
 	int fd, rc, err;
 
+	if (strcmp(path, "-") == 0)
+		return write_stdout(writer, ctx);
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return write_special(path, writer, ctx);
 	rc = temp_name(path, &tmp);

@@ -27,7 +27,8 @@ int rb_file_read_max(const char *path, size_t max, const char *kind, char **data
 /* Writes `path` through a temporary file in the same directory that is renamed over it
  * only when `write` returned 0 and every byte reached the disk; on any failure the
  * temporary is removed and `path` is untouched. An existing device, FIFO or socket
- * (/dev/null, /dev/stdout) is written in place instead, never replaced. */
+ * (/dev/null, /dev/stdout) is written in place instead, never replaced; "-" is standard
+ * output (flushed, left open). */
 typedef int (*rb_file_writer)(FILE *f, void *ctx);
 int rb_file_write_atomic(const char *path, rb_file_writer write, void *ctx);
 

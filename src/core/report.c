@@ -1,6 +1,6 @@
 /* Results and their metrics (report.h), and rb_report_write, which hands a report to
  * the writer of its format: one file per format (report_table.c, report_csv.c,
- * report_json.c). A new format is one more file and one more row of `writers`. */
+ * report_json.c, report_md.c). A new format is one more file and one more row of `writers`. */
 #include "core/report.h"
 
 #include <errno.h>
@@ -114,6 +114,7 @@ static const struct {
     [RB_FORMAT_TABLE] = {"table", rb_report_write_table},
     [RB_FORMAT_CSV] = {"csv", rb_report_write_csv},
     [RB_FORMAT_JSON] = {"json", rb_report_write_json},
+    [RB_FORMAT_MD] = {"md", rb_report_write_md},
 };
 
 int rb_format_parse(const char *text, enum rb_format *out)
@@ -123,7 +124,21 @@ int rb_format_parse(const char *text, enum rb_format *out)
 			*out = (enum rb_format)i;
 			return 0;
 		}
-	return rb_set_error(-EINVAL, "unknown format '%s'; use table, csv or json", text);
+	return rb_set_error(-EINVAL, "unknown format '%s'; use table, csv, json or md", text);
+}
+
+bool rb_format_of_path(const char *path, enum rb_format *out)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+
+	if (!dot || strchr(dot, '/'))
+		return false;
+	for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++)
+		if (i != RB_FORMAT_TABLE && strcmp(dot + 1, writers[i].name) == 0) {
+			*out = (enum rb_format)i;
+			return true;
+		}
+	return false;
 }
 
 const char *rb_format_name(enum rb_format format)
@@ -144,7 +159,6 @@ int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *c
 		return err;
 	errno = 0; /* so that only fflush's own failure is named */
 	if (fflush(out) != 0 || ferror(out))
-		return rb_set_error(-EIO, "cannot write the report: %s",
-				    errno ? strerror(errno) : "write error");
+		return rb_set_error(-EIO, "%s", errno ? strerror(errno) : "write error");
 	return 0;
 }

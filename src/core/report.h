@@ -21,7 +21,10 @@
  *   reproducer;
  *   with run --phase: phase (the NPU phase timed alone, on the host clock);
  *   with run --perf: perf (rb_perf_json: host counters per phase).
- * The table prints the perf blocks and unavailable counters below the notes. */
+ * The table prints the perf blocks and unavailable counters below the notes.
+ *
+ * Markdown (md): the table as a Markdown table ("| name | ... |", numbers aligned
+ * right), with the context line above it and the notes below. */
 #ifndef RB_CORE_REPORT_H
 #define RB_CORE_REPORT_H
 
@@ -44,11 +47,15 @@ enum rb_format {
 	RB_FORMAT_TABLE = 0,
 	RB_FORMAT_CSV,
 	RB_FORMAT_JSON,
+	RB_FORMAT_MD, /* the table as Markdown */
 };
 
 /* Where the numbers were taken. */
 struct rb_context {
 	char tool_version[32];
+	char tool_commit[48]; /* git describe of the build, or "unknown" */
+	char board[128];      /* device-tree model ("Radxa ROCK 5B"), "" without one */
+	char driver[64];      /* the driver the results ran on (the caller sets it), or "" */
 	char host[128];
 	char cpu[128];
 	char kernel[160];
@@ -77,8 +84,20 @@ struct rb_result {
 	struct rb_perf *perf; /* owned (free), run --perf: host counters, or NULL */
 };
 
-/* Fills every field; what cannot be found reads "unknown" (cpu_count 0). */
+/* Fills every field but driver and settings; what cannot be found reads "unknown"
+ * (cpu_count 0; board "": no device tree). The board is read from
+ * $RKNN_BENCH_SYSFS/firmware/devicetree/base/model (default /sys), as the host
+ * settings are. */
 void rb_context_collect(struct rb_context *ctx);
+/* The board model of a device tree "model" file (NUL-terminated text), "" if none. */
+void rb_board_model_read(char *buf, size_t size, const char *model_path);
+/* The context as JSON, the "context" object of a report (tool_version, tool_commit,
+ * host, cpu, board, kernel, driver, date, cpu_count, host_settings, ...). NULL when out
+ * of memory. */
+cJSON *rb_context_json(const struct rb_context *ctx);
+/* One line for people: "rknn-bench 0.1.0 (commit abc1234) on HOST: CPU, N CPUs, BOARD,
+ * KERNEL, DATE". */
+void rb_context_line(const struct rb_context *ctx, char *buf, size_t size);
 /* The CPU description rb_context_collect uses, read from the given files (normally
  * /proc/cpuinfo and /proc/device-tree/compatible): the "model name" line; else the
  * SoC (last device-tree compatible string) and the distinct Arm cores ("CPU part"),
@@ -110,11 +129,15 @@ bool rb_result_roofline(const struct rb_result *r, struct rb_roofline *rl);
 /* Frees config, stats and perf (not names, which the caller owns). */
 void rb_result_release(struct rb_result *r);
 
-/* table|csv|json; or -EINVAL with a message. */
+/* table|csv|json|md; or -EINVAL with a message. */
 int rb_format_parse(const char *text, enum rb_format *out);
 const char *rb_format_name(enum rb_format format);
+/* The format a file name's extension names (.json, .csv, .md): true, else false. */
+bool rb_format_of_path(const char *path, enum rb_format *out);
 
-/* Writes the results in `format` to `out`. Returns 0 or a negative errno. */
+/* Writes the results in `format` to `out`. Returns 0 or a negative errno; a failed
+ * write is -EIO with the reason alone as the message ("No space left on device"): the
+ * caller names the file. */
 int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *ctx,
 		    const struct rb_result *results, size_t n);
 /* The JSON document (caller frees with cJSON_Delete); NULL on allocation failure. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "core/report.h"
+#include "core/table.h"
 
 typedef int (*rb_report_writer)(FILE *out, const struct rb_context *ctx,
 				const struct rb_result *results, size_t n);
@@ -15,6 +16,11 @@ int rb_report_write_table(FILE *out, const struct rb_context *ctx, const struct 
 			  size_t n);
 int rb_report_write_csv(FILE *out, const struct rb_context *ctx, const struct rb_result *results,
 			size_t n);
+int rb_report_write_md(FILE *out, const struct rb_context *ctx, const struct rb_result *results,
+		       size_t n);
+/* The table and its notes in a style (report_table.c): table and md share it. */
+int rb_report_write_styled(FILE *out, enum rb_table_style style, const struct rb_context *ctx,
+			   const struct rb_result *results, size_t n);
 int rb_report_write_json(FILE *out, const struct rb_context *ctx, const struct rb_result *results,
 			 size_t n);
 

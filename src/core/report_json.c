@@ -51,23 +51,47 @@ static bool json_hw_profile(cJSON *o, const struct rb_context *ctx)
 	       add_str(p, "chosen_by", ctx->hw_profile_chosen_by ? ctx->hw_profile_chosen_by : "");
 }
 
-static bool json_context(cJSON *doc, const struct rb_context *ctx)
+static bool add_str_or_null(cJSON *o, const char *key, const char *s)
 {
-	cJSON *o = cJSON_AddObjectToObject(doc, "context");
+	if (!s || !*s)
+		return cJSON_AddNullToObject(o, key) != NULL;
+	return add_str(o, key, s);
+}
 
-	if (!o)
-		return false;
-	if (!ctx)
-		return true;
+static bool context_fields(cJSON *o, const struct rb_context *ctx)
+{
 	if (ctx->settings &&
 	    !cJSON_AddItemToObject(o, "host_settings", cJSON_Duplicate(ctx->settings, true)))
 		return false;
 	if (!json_hw_profile(o, ctx))
 		return false;
-	return add_str(o, "tool_version", ctx->tool_version) && add_str(o, "host", ctx->host) &&
-	       add_str(o, "cpu", ctx->cpu) && add_str(o, "kernel", ctx->kernel) &&
+	return add_str(o, "tool_version", ctx->tool_version) &&
+	       add_str(o, "tool_commit", ctx->tool_commit) && add_str(o, "host", ctx->host) &&
+	       add_str(o, "cpu", ctx->cpu) && add_str_or_null(o, "board", ctx->board) &&
+	       add_str(o, "kernel", ctx->kernel) && add_str_or_null(o, "driver", ctx->driver) &&
 	       add_str(o, "date", ctx->date) && add_num(o, "cpu_count", ctx->cpu_count) &&
 	       cJSON_AddBoolToObject(o, "unsafe_skip_validation", ctx->unsafe_skip_validation);
+}
+
+cJSON *rb_context_json(const struct rb_context *ctx)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o && ctx && !context_fields(o, ctx)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool json_context(cJSON *doc, const struct rb_context *ctx)
+{
+	cJSON *o = rb_context_json(ctx);
+
+	if (o && cJSON_AddItemToObject(doc, "context", o))
+		return true;
+	cJSON_Delete(o);
+	return false;
 }
 
 static bool json_shape(cJSON *res, const struct rb_result *r)

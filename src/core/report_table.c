@@ -1,5 +1,6 @@
 /* The console table of a report (report.h): one row per result, then notes
- * (failures, outliers, the modeled footnote, host counters). */
+ * (failures, outliers, the modeled footnote, host counters); drawn as aligned text or,
+ * for the md format (report_md.c), as a Markdown table. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -123,11 +124,6 @@ static void fill_row(row_cells cells, const struct rb_result *r)
 	fmt_verify(cells[COL_VERIFY], &r->verify);
 }
 
-static void print_grid(FILE *out, row_cells *rows, size_t n)
-{
-	rb_table_print_cells(out, columns, N_COLS, (const char *)rows, CELL_SIZE, n);
-}
-
 static void print_failure(FILE *out, const struct rb_result *r)
 {
 	const struct rb_verify_result *v = &r->verify;
@@ -212,17 +208,19 @@ static void print_notes(FILE *out, const struct rb_result *results, size_t n)
 	print_perf(out, results, n);
 }
 
-int rb_report_write_table(FILE *out, const struct rb_context *ctx, const struct rb_result *results,
-			  size_t n)
+int rb_report_write_styled(FILE *out, enum rb_table_style style, const struct rb_context *ctx,
+			   const struct rb_result *results, size_t n)
 {
 	row_cells *rows = calloc(n ? n : 1, sizeof(*rows));
+	char line[1024];
 	size_t i;
 
 	if (!rows)
 		return rb_set_error(-ENOMEM, "out of memory for a table of %zu rows", n);
-	if (ctx)
-		fprintf(out, "rknn-bench %s on %s: %s, %d CPUs, %s, %s\n", ctx->tool_version,
-			ctx->host, ctx->cpu, ctx->cpu_count, ctx->kernel, ctx->date);
+	if (ctx) {
+		rb_context_line(ctx, line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	}
 	if (ctx && ctx->hw_profile)
 		fprintf(out, "hardware profile: %s, chosen by %s\n", ctx->hw_profile,
 			ctx->hw_profile_chosen_by ? ctx->hw_profile_chosen_by : "?");
@@ -230,8 +228,14 @@ int rb_report_write_table(FILE *out, const struct rb_context *ctx, const struct 
 		fputc('\n', out);
 	for (i = 0; i < n; i++)
 		fill_row(rows[i], &results[i]);
-	print_grid(out, rows, n);
+	rb_table_print_cells_style(out, style, columns, N_COLS, (const char *)rows, CELL_SIZE, n);
 	print_notes(out, results, n);
 	free(rows);
 	return 0;
+}
+
+int rb_report_write_table(FILE *out, const struct rb_context *ctx, const struct rb_result *results,
+			  size_t n)
+{
+	return rb_report_write_styled(out, RB_TABLE_TEXT, ctx, results, n);
 }

@@ -12,6 +12,13 @@ struct rb_table_column {
 	bool right; /* numbers are right-aligned */
 };
 
+/* How a table is drawn: aligned text for a terminal, or a Markdown (GitHub) table,
+ * "| a | b |" rows under a "| --- | ---: |" line, '|' in a cell escaped as "\|". */
+enum rb_table_style {
+	RB_TABLE_TEXT = 0,
+	RB_TABLE_MARKDOWN,
+};
+
 /* Prints the titles, then n_rows rows of n_cols cells (row-major: cells[r * n_cols + c]),
  * each column as wide as its widest cell, columns two spaces apart, no trailing blanks
  * (empty cells at the end of a row are left out). */
@@ -22,6 +29,13 @@ void rb_table_print(FILE *out, const struct rb_table_column *cols, size_t n_cols
  * cells + (r * n_cols + c) * cell_size (a char rows[n][N_COLS][CELL] array). */
 void rb_table_print_cells(FILE *out, const struct rb_table_column *cols, size_t n_cols,
 			  const char *cells, size_t cell_size, size_t n_rows);
+
+/* The same two in a style. */
+void rb_table_print_style(FILE *out, enum rb_table_style style, const struct rb_table_column *cols,
+			  size_t n_cols, const char *const *cells, size_t n_rows);
+void rb_table_print_cells_style(FILE *out, enum rb_table_style style,
+				const struct rb_table_column *cols, size_t n_cols,
+				const char *cells, size_t cell_size, size_t n_rows);
 
 /* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
 int rb_display_width(const char *s);

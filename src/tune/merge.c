@@ -208,7 +208,9 @@ static int check_same(const struct input *in, size_t n)
 				     what) < 0)
 				return -EINVAL;
 		}
-		if (same_pairs(&in[0], &in[i]) < 0)
+		if (same_key(&in[0], get(in[0].root, "context"), &in[i], get(in[i].root, "context"),
+			     "tool_commit", "context.tool_commit") < 0 ||
+		    same_pairs(&in[0], &in[i]) < 0)
 			return -EINVAL;
 	}
 	return 0;

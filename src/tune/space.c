@@ -27,9 +27,10 @@ static const char *const knob_keys[RB_KNOB_COUNT] = {
 /* Why these lists: every core mask (0x5 and 0x6 run as one single-core submit per
  * core), both axes, the even split and the weighted splits that put more work on one
  * core, every alignment, the bank splits that trade feature rows for kernels per task,
- * K-slices where K is large enough for them to change the program, every launch mode
- * (a multi-core submit with mask 0x5 or 0x6 never runs on the vendor driver and is
- * recorded as failed, as it would be on a board).
+ * K-slices where K is large enough for them to change the program, every launch mode.
+ * A multi-core submit with mask 0x5 or 0x6 never runs on the vendor driver: on a board
+ * each such config costs two timeouts and a reset, so they leave the default space
+ * (known_failure); a space file naming those masks gets them back.
  * Streamed residency (unproven on silicon) and unchained submits (a fixed cost per
  * task) are opt-in through --space. */
 static const char *const default_values[RB_KNOB_COUNT][8] = {
@@ -159,6 +160,9 @@ static int load_knob(struct rb_tune_space *s, unsigned k, const cJSON *list, con
 			return rb_set_error(-EINVAL, "%s: %s[%d]: %s", label, knob_names[k], i,
 					    why);
 		}
+		if (k == RB_KNOB_MASK &&
+		    (probe.plan.core_mask == 0x5 || probe.plan.core_mask == 0x6))
+			s->keep_known_failures = true; /* asked for by name */
 	}
 	return 0;
 }
@@ -265,6 +269,8 @@ int rb_tune_space_describe(const struct rb_tune_space *space, char *buf, size_t 
 			o += (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s",
 					      i ? "|" : "", space->values[k][i]);
 	}
+	if (space->keep_known_failures) /* the same lists make another space */
+		o += (size_t)snprintf(buf + o, o < size ? size - o : 0, ";known_failures=kept");
 	return o < size ? 0 : rb_set_error(-ENOSPC, "the space description is too long");
 }
 
@@ -330,6 +336,14 @@ static unsigned popcount3(unsigned x)
 }
 
 /* Builds the point of one combination; 1 if it is in the space, 0 if not, <0 error. */
+/* A config that never runs: the vendor driver's multi-core submit takes masks 0x3
+ * and 0x7 only. */
+static bool known_failure(const struct rb_tune_point *p)
+{
+	return p->launch == RB_LAUNCH_MULTICORE &&
+	       (p->plan.core_mask == 0x5 || p->plan.core_mask == 0x6);
+}
+
 static int make_point(const struct rb_tune_space *s, const unsigned idx[RB_KNOB_COUNT],
 		      struct rb_tune_point *p)
 {
@@ -340,6 +354,8 @@ static int make_point(const struct rb_tune_space *s, const unsigned idx[RB_KNOB_
 		if (apply_value(p, k, s->values[k][idx[k]]) < 0)
 			return -EINVAL;
 	if (p->plan.n_weights && p->plan.n_weights != popcount3(p->plan.core_mask))
+		return 0;
+	if (!s->keep_known_failures && known_failure(p))
 		return 0;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
 	return 1;

@@ -10,8 +10,10 @@
  *   kslice   channels per K-slice  auto 2048 4096
  *   res      weight residency      resident            (streamed: unproven on silicon)
  *   chain    chained submits       1                   (0: a submit per task)
- *   launch   how jobs start        fences threads
- * A point of the space is one value per knob. Points the planner rejects
+ *   launch   how jobs start        fences threads multicore
+ * A point of the space is one value per knob. A multicore launch with mask 0x5 or 0x6
+ * never runs on the vendor driver: those points leave the space unless a space file
+ * asks for the masks (keep_known_failures). Points the planner rejects
  * (rb_plan_init fails) are not in the space, nor are weight lists whose length is not
  * the mask's core count ("even" fits every mask). Points that plan to the same
  * program (same per-core ranges, tiles, banks, K-slices, chaining and launch) are one
@@ -59,6 +61,10 @@ enum rb_tune_knob {
 struct rb_tune_space {
 	unsigned n[RB_KNOB_COUNT];
 	char values[RB_KNOB_COUNT][RB_TUNE_MAX_VALUES][RB_TUNE_VALUE_LEN];
+	/* Keep the configs known to fail (a multicore launch with mask 0x5 or 0x6, which
+	 * the vendor driver never runs): false in the default space; a space file whose
+	 * mask list names 0x5 or 0x6 sets it (they were asked for). */
+	bool keep_known_failures;
 };
 
 /* The default space above. */

@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/report.h"
 #include "core/version.h"
+#include "dev/info.h"
 #include "hw/soc.h"
 #include "rknn_bench/tuned.h"
 
@@ -111,7 +112,31 @@ static cJSON *tuned_json(const struct rb_tune_opts *o, const struct rb_tune_best
 	return t;
 }
 
-static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_tune_best *b)
+/* The CPU reference, timed on the host tune ran on. Only a measured device's time over
+ * it is a headline number (measured.speedup_vs_cpu): a modeled NPU time over this
+ * host's CPU (an x86 VM, not the board's Cortex-A76) is not a board number, so it stays
+ * in cpu_reference, labelled with the host. */
+static void add_cpu(cJSON *m, const struct rb_tune_run *t, const struct rb_context *ctx,
+		    const struct rb_tune_best *b, double median_us)
+{
+	cJSON *c = cJSON_AddObjectToObject(m, "cpu_reference");
+
+	if (!t->device.ops->modeled) {
+		add_num(m, "cpu_us", b->cpu_us);
+		add_num(m, "speedup_vs_cpu", b->cpu_us / median_us);
+	}
+	cJSON_AddStringToObject(c, "host", ctx->host);
+	cJSON_AddStringToObject(c, "cpu", ctx->cpu);
+	add_num(c, "cpu_us", b->cpu_us);
+	add_num(c, "speedup", b->cpu_us / median_us);
+	if (t->device.ops->modeled)
+		cJSON_AddStringToObject(c, "note",
+					"a modeled NPU time over this host's CPU time: not a "
+					"board number");
+}
+
+static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_context *ctx,
+			    const struct rb_tune_best *b)
 {
 	struct rb_result r = {.shape = b->shape};
 	cJSON *m = cJSON_CreateObject();
@@ -125,8 +150,7 @@ static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_tune_be
 	add_num(m, "gbps_b", rb_result_gbps_b(&r));
 	add_num(m, "default_us", b->default_us);
 	add_num(m, "speedup_vs_default", b->default_us / r.stats.median_us);
-	add_num(m, "cpu_us", b->cpu_us);
-	add_num(m, "speedup_vs_cpu", b->cpu_us / r.stats.median_us);
+	add_cpu(m, t, ctx, b, r.stats.median_us);
 	cJSON_AddStringToObject(m, "verify", b->found ? b->verify : "failed");
 	cJSON_AddStringToObject(m, "strategy", rb_tune_strategy_name(t->o->strategy));
 	cJSON_AddNumberToObject(m, "configs_in_space", (double)b->n_space);
@@ -225,7 +249,8 @@ static long entry_of(const struct rb_shape_list *l, const char *name, const cJSO
 	return -1;
 }
 
-static void annotate(const struct rb_tune_run *t, const struct rb_tune_best *best, cJSON *pair)
+static void annotate(const struct rb_tune_run *t, const struct rb_context *ctx,
+		     const struct rb_tune_best *best, cJSON *pair)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
 	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring, pair) : -1;
@@ -240,7 +265,7 @@ static void annotate(const struct rb_tune_run *t, const struct rb_tune_best *bes
 	tuned = b->found ? tuned_json(t->o, b) : NULL;
 	api = api_json(b);
 	cJSON_AddItemToObject(pair, "tuned", tuned ? tuned : cJSON_CreateNull());
-	cJSON_AddItemToObject(pair, "measured", measured_json(t, b));
+	cJSON_AddItemToObject(pair, "measured", measured_json(t, ctx, b));
 	cJSON_AddItemToObject(pair, "rknn_matmul_api", api ? api : cJSON_CreateNull());
 }
 
@@ -361,12 +386,10 @@ static void add_hw_profile(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddStringToObject(o, "chosen_by", soc->chosen_by);
 }
 
-static void top_fields(const struct rb_tune_run *t, cJSON *doc)
+static void top_fields(const struct rb_tune_run *t, const struct rb_context *ctx, cJSON *doc)
 {
-	struct rb_context ctx;
 	char limits[64];
 
-	rb_context_collect(&ctx);
 	cJSON_AddStringToObject(doc, "schema", RB_TUNED_SCHEMA);
 	cJSON_AddStringToObject(doc, "tool_version", RB_VERSION);
 	cJSON_AddStringToObject(doc, "device", t->device.ops->name);
@@ -374,13 +397,14 @@ static void top_fields(const struct rb_tune_run *t, cJSON *doc)
 	cJSON_AddStringToObject(doc, "driver", t->header.driver);
 	cJSON_AddStringToObject(doc, "soc", t->header.soc);
 	add_hw_profile(t, doc);
-	cJSON_AddStringToObject(doc, "generated", ctx.date);
+	cJSON_AddStringToObject(doc, "generated", ctx->date);
 	cJSON_AddStringToObject(doc, "strategy", rb_tune_strategy_name(t->o->strategy));
 	cJSON_AddStringToObject(doc, "target", rb_tune_target_name(t->o->target));
 	cJSON_AddBoolToObject(doc, "unsafe_skip_validation", t->o->engine.unsafe_skip_validation);
 	cJSON_AddStringToObject(doc, "space", t->header.space);
 	cJSON_AddStringToObject(doc, "measure", t->header.measure);
 	cJSON_AddStringToObject(doc, "search", search_text(t->o, limits, sizeof(limits)));
+	cJSON_AddItemToObject(doc, "context", rb_context_json(ctx)); /* provenance, as run's */
 }
 
 /* Per model: the default config, the tuned ones and the best rknn_matmul_api ones. */
@@ -434,19 +458,18 @@ static void cache_location(const struct rb_tune_opts *o, char *buf, size_t size)
 }
 
 /* tune --shard: which shard, where it ran, and its work (shape keys and slices). */
-static cJSON *shard_json(const struct rb_tune_run *t, const struct rb_tune_best *best)
+static cJSON *shard_json(const struct rb_tune_run *t, const struct rb_context *ctx,
+			 const struct rb_tune_best *best)
 {
 	const struct rb_shape_list *l = &t->o->shapes;
 	cJSON *o = cJSON_CreateObject(), *work;
-	struct rb_context ctx;
 	char key[64], where[PATH_MAX + 64];
 
-	rb_context_collect(&ctx);
 	cJSON_AddNumberToObject(o, "index", t->o->shard.index);
 	cJSON_AddNumberToObject(o, "count", t->o->shard.count);
-	cJSON_AddStringToObject(o, "host", ctx.host);
-	cJSON_AddStringToObject(o, "cpu", ctx.cpu);
-	cJSON_AddStringToObject(o, "kernel", ctx.kernel);
+	cJSON_AddStringToObject(o, "host", ctx->host);
+	cJSON_AddStringToObject(o, "cpu", ctx->cpu);
+	cJSON_AddStringToObject(o, "kernel", ctx->kernel);
 	cache_location(t->o, where, sizeof(where));
 	cJSON_AddStringToObject(o, "cache", where);
 	work = cJSON_AddArrayToObject(o, "work");
@@ -465,7 +488,8 @@ static cJSON *shard_json(const struct rb_tune_run *t, const struct rb_tune_best 
 	return o;
 }
 
-static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best)
+static cJSON *build(const struct rb_tune_run *t, const struct rb_context *ctx,
+		    const struct rb_tune_best *best)
 {
 	cJSON *base = NULL, *pairs = input_pairs(t->o, &base), *doc;
 
@@ -474,7 +498,7 @@ static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best
 		return NULL;
 	}
 	doc = cJSON_CreateObject();
-	top_fields(t, doc);
+	top_fields(t, ctx, doc);
 	/* an earlier tune's (when a tuned JSON is tuned again) describe that tune only */
 	cJSON_DeleteItemFromObjectCaseSensitive(base, "totals");
 	cJSON_DeleteItemFromObjectCaseSensitive(base, "shard");
@@ -488,9 +512,9 @@ static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best
 	}
 	cJSON_Delete(base);
 	for (cJSON *p = pairs->child; p; p = p->next)
-		annotate(t, best, p);
+		annotate(t, ctx, best, p);
 	if (t->work) /* a shard: merge sums the totals of all shards */
-		cJSON_AddItemToObject(doc, "shard", shard_json(t, best));
+		cJSON_AddItemToObject(doc, "shard", shard_json(t, ctx, best));
 	else
 		cJSON_AddItemToObject(doc, "totals", totals_json(t, best));
 	cJSON_AddItemToObject(doc, "pairs", pairs);
@@ -499,9 +523,16 @@ static cJSON *build(const struct rb_tune_run *t, const struct rb_tune_best *best
 
 int rb_tuned_write(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
-	cJSON *doc = build(t, best);
+	cJSON *settings = rb_host_settings_json();
+	struct rb_context ctx;
+	cJSON *doc;
 	int ret;
 
+	rb_context_collect(&ctx);
+	ctx.settings = settings; /* the governors and DDR clock the tune ran under */
+	snprintf(ctx.driver, sizeof(ctx.driver), "%s %s", t->device.ops->name, t->header.driver);
+	doc = build(t, &ctx, best);
+	cJSON_Delete(settings);
 	if (!doc) /* an input file could not be read again (the message says why) */
 		return -EINVAL;
 	ret = rb_file_write_atomic(t->o->out_path, rb_json_write, doc);

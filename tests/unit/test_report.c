@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/report.h"
 #include "core/table.h"
@@ -45,6 +46,8 @@ static void make_fixture(struct fixture *f)
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->ctx.tool_version, sizeof(f->ctx.tool_version), "9.9.9");
+	snprintf(f->ctx.tool_commit, sizeof(f->ctx.tool_commit), "abc1234");
+	snprintf(f->ctx.board, sizeof(f->ctx.board), "Radxa ROCK 5B");
 	snprintf(f->ctx.host, sizeof(f->ctx.host), "rock5b");
 	snprintf(f->ctx.cpu, sizeof(f->ctx.cpu), "rockchip,rk3588 (Cortex-A55 + Cortex-A76)");
 	snprintf(f->ctx.kernel, sizeof(f->ctx.kernel), "Linux 6.1.75 aarch64");
@@ -476,14 +479,124 @@ static void test_context_collect(void **state)
 	assert_true(ctx.cpu_count >= 1);
 }
 
+/* The Markdown report: the same rows as the table, as a Markdown table whose numbers
+ * are aligned right; the context line above, the notes below. */
+static void test_markdown(void **state)
+{
+	struct fixture f;
+	char *text, *line;
+
+	(void)state;
+	make_fixture(&f);
+	text = write_to_string(RB_FORMAT_MD, &f, 2);
+	line = strstr(text, "\n| name ");
+	assert_non_null(line);
+	/* the rule under the titles: left for text, right (---:) for numbers */
+	assert_non_null(strstr(text, "\n| ----------- | ------------- | ----- |"));
+	assert_non_null(strstr(text, "--------: | "));
+	assert_non_null(strstr(text, "| ffn_up-0 +1 | 1x2048x8192   | fp16  | npu "));
+	assert_non_null(strstr(text, "| sim (modeled) |"));
+	assert_non_null(strstr(text, "rknn-bench 9.9.9 (commit abc1234) on rock5b"));
+	assert_non_null(strstr(text, "modeled: times come from the emulator's timing model"));
+	free(text);
+	free_fixture(&f);
+}
+
+/* A '|' in a cell would end it: escaped, and the column widened for the backslash. */
+static void test_markdown_escape(void **state)
+{
+	static const struct rb_table_column cols[] = {{"n", false}, {"µs", true}};
+	static const char *const cells[] = {"a|b", "1.5"};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	rb_table_print_style(f, RB_TABLE_MARKDOWN, cols, 2, cells, 1);
+	fclose(f);
+	assert_string_equal(buf, "| n    |  µs |\n"
+				 "| ---- | --: |\n"
+				 "| a\\|b | 1.5 |\n");
+	free(buf);
+}
+
+/* -o FILE: the format its extension names; other names (and tables) none. */
+static void test_format_of_path(void **state)
+{
+	enum rb_format fmt = RB_FORMAT_TABLE;
+
+	(void)state;
+	assert_true(rb_format_of_path("out/x.csv", &fmt));
+	assert_int_equal(fmt, RB_FORMAT_CSV);
+	assert_true(rb_format_of_path("x.md", &fmt));
+	assert_int_equal(fmt, RB_FORMAT_MD);
+	assert_true(rb_format_of_path("a.b.json", &fmt));
+	assert_int_equal(fmt, RB_FORMAT_JSON);
+	fmt = RB_FORMAT_TABLE;
+	assert_false(rb_format_of_path("report", &fmt));
+	assert_false(rb_format_of_path("x.table", &fmt));
+	assert_false(rb_format_of_path("dir.csv/report", &fmt));
+	assert_false(rb_format_of_path("x.txt", &fmt));
+	assert_int_equal(fmt, RB_FORMAT_TABLE);
+	assert_int_equal(rb_format_parse("md", &fmt), 0);
+	assert_int_equal(fmt, RB_FORMAT_MD);
+}
+
+/* The board: the device tree's model, NUL-terminated; none without the file. */
+static void test_board_model(void **state)
+{
+	static const char model[] = "Radxa ROCK 5 Model B\0";
+	char *path = temp_file(model, sizeof(model) - 1);
+	char board[128];
+
+	(void)state;
+	rb_board_model_read(board, sizeof(board), path);
+	assert_string_equal(board, "Radxa ROCK 5 Model B");
+	unlink(path);
+	free(path);
+	rb_board_model_read(board, sizeof(board), "/nonexistent/model");
+	assert_string_equal(board, "");
+}
+
+/* The context records the commit the tool was built from, and null for what is not
+ * known (no board, no driver). */
+static void test_context_json(void **state)
+{
+	struct fixture f;
+	cJSON *o;
+
+	(void)state;
+	make_fixture(&f);
+	o = rb_context_json(&f.ctx);
+	assert_string_equal(str(o, "tool_commit"), "abc1234");
+	assert_string_equal(str(o, "board"), "Radxa ROCK 5B");
+	assert_true(cJSON_IsNull(item(o, "driver")));
+	cJSON_Delete(o);
+	rb_context_collect(&f.ctx);
+	assert_string_equal(f.ctx.tool_commit, rb_git_commit);
+	assert_true(rb_git_commit[0] != '\0');
+	free_fixture(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rates),         cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_csv),           cmocka_unit_test(test_table),
-	    cmocka_unit_test(test_write_error),   cmocka_unit_test(test_format_parse),
-	    cmocka_unit_test(test_cpu_model),     cmocka_unit_test(test_context_collect),
-	    cmocka_unit_test(test_table_printer), cmocka_unit_test(test_totals),
+	    cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_csv),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_format_parse),
+	    cmocka_unit_test(test_cpu_model),
+	    cmocka_unit_test(test_context_collect),
+	    cmocka_unit_test(test_table_printer),
+	    cmocka_unit_test(test_totals),
+	    cmocka_unit_test(test_markdown),
+	    cmocka_unit_test(test_markdown_escape),
+	    cmocka_unit_test(test_format_of_path),
+	    cmocka_unit_test(test_board_model),
+	    cmocka_unit_test(test_context_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
