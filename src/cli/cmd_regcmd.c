@@ -32,7 +32,8 @@ static const char regcmd_usage[] =
     "  --c-addr ADDR\n"
     "  --format hex|text    hex: one 16-hex-digit word per line (default), the input\n"
     "                       format of 'rknn-bench dump'; text: decoded words\n"
-    "  --mainline           the variant for mainline rocket: also programs DPU_RDMA\n"
+    "  --mainline           the variant for mainline rocket: also programs DPU_RDMA,\n"
+    "                       and pads M < 4 to 4 rows (SURF_STRIDE 0)\n"
     "  -h, --help           show this help\n"
     "\n"
     "Exit codes: 0 ok, 2 usage error or a matmul that does not fit one task.\n";

@@ -34,11 +34,6 @@
 /* The CBUF stores a feature row in whole 64-byte entries (CBUF_CON1 DATA_ENTRIES =
  * ceil(row bytes / 64), §c), so a row takes that much even when int8 K % 64 = 32. */
 #define ENTRY_BYTES 64
-/* The mainline variant lays out and computes at least 4 rows: the public mainline
- * userspace (rocket-userspace) clamps SURF_STRIDE to 0 for cubes of fewer than 4 rows
- * and reports M = 1 broken unless M is padded to 4 (§b.2); the vendor variant keeps
- * MTX's dense M = 1 cube and its SURF_STRIDE of -3. */
-#define MAINLINE_MIN_ROWS 4
 /* Channel padding of A and B (§b.5). */
 #define K_ALIGN 32
 
@@ -656,8 +651,11 @@ static void resolve_basics(struct rb_plan *p, const struct rb_shape *s,
 	p->c2_in = 16 / p->bpe;
 	p->c2_out = 16 / p->out_bpe;
 	p->m = (uint32_t)s->m;
-	if (c->mainline && p->m < MAINLINE_MIN_ROWS)
-		p->m = MAINLINE_MIN_ROWS; /* rows past M are zero in A and ignored in C */
+	/* The mainline variant computes at least 4 rows (hw/task.h): rows past M are zero
+	 * in A and ignored in C. The vendor variant keeps MTX's M = 1 cube and its
+	 * SURF_STRIDE of -3, which runs on the vendor kernel. */
+	if (c->mainline && p->m < RB_NPU_MAINLINE_MIN_ROWS)
+		p->m = RB_NPU_MAINLINE_MIN_ROWS;
 	p->k_pad = (uint32_t)round_up((uint64_t)s->k, K_ALIGN);
 	p->n_pad = (uint32_t)round_up((uint64_t)s->n, p->kernel_group);
 	/* saturated: the 4 GiB check refuses what does not fit 64 bits either */
