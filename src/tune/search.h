@@ -59,6 +59,7 @@ struct rb_tune_opts {
 	struct rb_tune_space space;
 	const char *space_path; /* --space, applied to the default space */
 	bool list_space, quiet, verbose;
+	bool no_weight_reuse; /* --no-weight-reuse: the wreuse knob holds 0 only */
 	const char *out_path;
 	const char *cache_path;
 	char cache_buf[PATH_MAX];

@@ -10,11 +10,14 @@
  *   kslice   channels per K-slice  auto 2048 4096
  *   res      weight residency      resident            (streamed: unproven on silicon)
  *   chain    chained submits       1                   (0: a submit per task)
+ *   wreuse   weight reuse          1                   (unproven on silicon; tune
+ *                                                       --no-weight-reuse: 0)
  *   launch   how jobs start        fences threads
  * A point of the space is one value per knob. Points the planner rejects
  * (rb_plan_init fails) are not in the space, nor are weight lists whose length is not
  * the mask's core count ("even" fits every mask). Points that plan to the same
- * program (same per-core ranges, tiles, banks, K-slices, chaining and launch) are one
+ * program (same per-core ranges, tiles, banks, K-slices, chaining, weight reuse and
+ * launch) are one
  * point, the first in enumeration order: that is how alignments that cut at the same
  * place, or a K-slice at least K, cost nothing. Enumeration order is the knob order
  * above, the last knob varying fastest.
@@ -49,6 +52,7 @@ enum rb_tune_knob {
 	RB_KNOB_KSLICE,
 	RB_KNOB_RES,
 	RB_KNOB_CHAIN,
+	RB_KNOB_WREUSE,
 	RB_KNOB_LAUNCH,
 	RB_KNOB_COUNT,
 };
@@ -72,6 +76,8 @@ void rb_tune_space_rknn_api(struct rb_tune_space *space);
  * (extend); knobs not given keep theirs. Values are strings or integers (chain also
  * true/false). Every value is checked; errors name the file, the JSON path and why. */
 int rb_tune_space_load_file(struct rb_tune_space *space, const char *path);
+/* tune --no-weight-reuse: the wreuse knob holds 0 only. */
+void rb_tune_space_no_weight_reuse(struct rb_tune_space *space);
 int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, size_t len,
 			      const char *label);
 const char *rb_tune_knob_name(enum rb_tune_knob knob);

@@ -72,6 +72,25 @@ expect_exit 0 "run $DECODE on sim:rocket" -- $RKNN_BENCH run --shape $DECODE $RU
 	not_ok "sim:rocket M=1 verifies" "$(json "$TMP/out" results.0.verify)"
 expect_grep 'mainline=1' "$TMP/out" "sim:rocket ran the mainline variant"
 
+# tune: the tuned JSON marks reuse unproven on silicon; --no-weight-reuse tunes without.
+printf '%s\n' '{"mask": ["0x1"], "split": ["n"], "weights": ["even"], "align": [16],' \
+	'"banks": ["auto"], "kslice": ["auto"], "launch": ["fences"]}' >"$TMP/tiny.json"
+TUNE="--shape 256x1024x256 --device sim --iters 1 --warmup 0 --verify sample --quiet"
+TUNE="$TUNE --space $TMP/tiny.json --top 1"
+expect_exit 0 "tune a prefill shape" -- $RKNN_BENCH tune $TUNE -o "$TMP/tuned.json"
+[ "$(json "$TMP/tuned.json" pairs.0.tuned.unproven_on_silicon)" = true ] &&
+	ok "tuned JSON: weight reuse unproven on silicon" ||
+	not_ok "tuned JSON: weight reuse unproven on silicon" "$(json "$TMP/tuned.json" pairs.0.tuned)"
+expect_exit 0 "tune --no-weight-reuse" -- $RKNN_BENCH tune $TUNE --no-weight-reuse -o "$TMP/plain-tuned.json"
+case "$(json "$TMP/plain-tuned.json" pairs.0.tuned.config)" in
+*wreuse=0) [ "$(json "$TMP/plain-tuned.json" pairs.0.tuned.unproven_on_silicon)" = false ] &&
+	ok "tune --no-weight-reuse: wreuse=0, not unproven" ||
+	not_ok "tune --no-weight-reuse: not unproven" ;;
+*) not_ok "tune --no-weight-reuse: wreuse=0" "$(json "$TMP/plain-tuned.json" pairs.0.tuned.config)" ;;
+esac
+expect_exit 0 "tune --list-space --no-weight-reuse" -- $RKNN_BENCH tune --list-space --no-weight-reuse
+expect_grep ';wreuse=0;' "$TMP/out" "the space's wreuse knob holds 0"
+
 # run and tune take the flag.
 for cmd in run tune; do
 	expect_exit 0 "$cmd --help" -- $RKNN_BENCH $cmd --help
