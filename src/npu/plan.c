@@ -808,11 +808,15 @@ static int geom_for(const struct rb_plan *p, uint32_t d, uint32_t w, struct geom
 }
 
 /* DDR bytes plus task costs of the busiest core: what the auto bank split minimises.
- * With several K-slices the host reads every partial C cube back to add them. */
+ * With several K-slices the host reads every partial C cube back to add them. With
+ * weight reuse (resident weights, chained) each N tile's weights are read once, not
+ * once per M tile. */
 static double geom_cost(const struct rb_plan *p, const struct geom *g)
 {
 	double worst = 0, kb = (double)p->k_pad * p->bpe;
 	double out = (double)p->out_bpe * g->n_slices * (g->n_slices > 1 ? 2 : 1);
+	bool reuse =
+	    p->config.weight_reuse && p->config.chain && p->config.residency == RB_PLAN_RESIDENT;
 
 	for (unsigned i = 0; i < p->n_cores; i++) {
 		uint32_t rows, cols;
@@ -821,7 +825,7 @@ static double geom_cost(const struct rb_plan *p, const struct geom *g)
 		core_extent(p, i, &rows, &cols);
 		nm = (double)div_up(rows, g->m_cap);
 		nn = (double)div_up(cols, g->n_cap);
-		cost = nn * rows * kb + nm * cols * kb + out * rows * cols +
+		cost = nn * rows * kb + (reuse ? 1 : nm) * cols * kb + out * rows * cols +
 		       nm * nn * g->n_slices * TASK_COST_BYTES;
 		worst = cost > worst ? cost : worst;
 	}
