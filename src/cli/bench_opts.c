@@ -53,6 +53,9 @@ static const struct cli_bench_option {
      "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
+    {"no-weight-reuse", no_argument, CLI_OPT_NO_WEIGHT_REUSE, CLI_TUNE, "search", NULL,
+     "plan no WEIGHT_REUSE (the space's wreuse knob: 0); run and\n"
+     "plan take the flag too"},
     {"device", required_argument, CLI_OPT_DEVICE, BOTH, "device", "--device NAME",
      "auto (default: the first NPU node found, rknpu or rocket,\n"
      "else sim), sim (the emulated NPU and kernel driver; times\n"

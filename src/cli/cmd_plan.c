@@ -127,10 +127,11 @@ static void print_task(const struct rb_plan_task *t, size_t i)
 	snprintf(m, sizeof(m), "[%u,%u)", t->m0, t->m0 + n->m);
 	snprintf(k, sizeof(k), "[%u,%u)", t->k0, t->k0 + n->k);
 	snprintf(kn, sizeof(kn), "[%u,%u)", t->n0, t->n0 + n->n);
-	printf("    %-6zu %-13s %-13s %-15s %2u:%-2u  0x%08x 0x%08x 0x%08x %9llu %9llu %9llu%s\n",
+	printf("    %-6zu %-13s %-13s %-15s %2u:%-2u  0x%08x 0x%08x 0x%08x %9llu %9llu %9llu%s%s\n",
 	       i, m, k, kn, n->data_banks, n->weight_banks, n->a_addr, n->b_addr, n->c_addr,
 	       (unsigned long long)t->feature_bytes, (unsigned long long)t->weight_bytes,
-	       (unsigned long long)t->output_bytes, t->streamed ? "  streamed" : "");
+	       (unsigned long long)t->output_bytes, t->streamed ? "  streamed" : "",
+	       n->weight_reuse ? "  WEIGHT_REUSE" : "");
 }
 
 static void print_core(const struct rb_plan *p, const struct rb_plan_core *c, long shown)
@@ -178,7 +179,7 @@ static void print_head(const struct rb_plan *p, const struct rb_shape_entry *e)
 		snprintf(names, sizeof(names), " (%s)", e->names[0]);
 	printf("plan %s %s -> %s%s\n", spec, rb_dtype_name(p->shape.dtype),
 	       rb_plan_prec_name(p->out), names);
-	printf("  config  %s%s\n", cfg, p->streamed ? "  [unproven on silicon]" : "");
+	printf("  config  %s%s\n", cfg, rb_plan_unproven(p) ? "  [unproven on silicon]" : "");
 	printf("  padded  M %u, K %u, N %u; %u K-slice%s of %u channels; a task takes up to %u "
 	       "rows x %u kernels\n",
 	       p->m, p->k_pad, p->n_pad, p->n_kslices, p->n_kslices == 1 ? "" : "s", p->k_slice,
@@ -206,6 +207,10 @@ static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, 
 		printf("  note    streamed weights (a task's weights exceed its %u weight banks) "
 		       "are unproven on silicon\n",
 		       p->config.weight_banks);
+	if (p->weight_reuse)
+		printf(
+		    "  note    WEIGHT_REUSE (a chained task keeps the weights of the task before "
+		    "in the CBUF) is unproven on silicon\n");
 }
 
 static int print_json(const struct rb_plan *plans, const struct plan_opts *o)

@@ -32,12 +32,26 @@ static const char regcmd_usage[] =
     "  --c-addr ADDR\n"
     "  --format hex|text    hex: one 16-hex-digit word per line (default), the input\n"
     "                       format of 'rknn-bench dump'; text: decoded words\n"
-    "  --mainline           the variant for mainline rocket: also programs DPU_RDMA\n"
+    "  --mainline           the variant for mainline rocket: also programs DPU_RDMA,\n"
+    "                       and pads M < 4 to 4 rows (SURF_STRIDE 0)\n"
+    "  --weight-reuse       the program of a chained task that keeps the weights of the\n"
+    "                       task before in the CBUF (CBUF_CON0.WEIGHT_REUSE = 1), as\n"
+    "                       'rknn-bench plan' marks them\n"
     "  -h, --help           show this help\n"
     "\n"
     "Exit codes: 0 ok, 2 usage error or a matmul that does not fit one task.\n";
 
-enum { OPT_SHAPE = 256, OPT_DTYPE, OPT_OUT, OPT_A, OPT_B, OPT_C, OPT_FORMAT, OPT_MAINLINE };
+enum {
+	OPT_SHAPE = 256,
+	OPT_DTYPE,
+	OPT_OUT,
+	OPT_A,
+	OPT_B,
+	OPT_C,
+	OPT_FORMAT,
+	OPT_MAINLINE,
+	OPT_WEIGHT_REUSE
+};
 
 static const struct option regcmd_options[] = {
     {"help", no_argument, NULL, 'h'},
@@ -49,6 +63,7 @@ static const struct option regcmd_options[] = {
     {"c-addr", required_argument, NULL, OPT_C},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"mainline", no_argument, NULL, OPT_MAINLINE},
+    {"weight-reuse", no_argument, NULL, OPT_WEIGHT_REUSE},
     {NULL, 0, NULL, 0},
 };
 
@@ -60,6 +75,7 @@ struct regcmd_opts {
 	bool have_addr[3];
 	bool text;
 	bool mainline;
+	bool weight_reuse;
 };
 
 static int parse_addr(struct regcmd_opts *o, int which, const char *opt, const char *arg)
@@ -101,6 +117,9 @@ static int parse_option(struct regcmd_opts *o, int c, const char *arg)
 		return parse_addr(o, 2, "--c-addr", arg);
 	case OPT_FORMAT:
 		return parse_format(o, arg);
+	case OPT_WEIGHT_REUSE:
+		o->weight_reuse = true;
+		return 0;
 	default: /* OPT_MAINLINE */
 		o->mainline = true;
 		return 0;
@@ -156,6 +175,7 @@ static int plan_task(const struct regcmd_opts *o, const struct rb_shape *s, stru
 
 	if (rb_regcmd_one_task(s, o->out, addr, o->mainline, t) < 0)
 		return rb_error("%s", rb_last_error());
+	t->weight_reuse = o->weight_reuse;
 	return 0;
 }
 

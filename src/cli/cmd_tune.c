@@ -83,6 +83,9 @@ static int parse_option(struct tune_cli *cli, int c, const char *arg)
 	case CLI_OPT_LIST_SPACE:
 		o->list_space = true;
 		return 0;
+	case CLI_OPT_NO_WEIGHT_REUSE:
+		o->no_weight_reuse = true;
+		return 0;
 	case CLI_OPT_CACHE:
 		o->cache_path = arg;
 		return 0;
@@ -123,7 +126,7 @@ static int find_device(struct rb_tune_opts *o)
 	return 0;
 }
 
-/* The target's space; --space edits the default one only. */
+/* The target's space; --space edits the default one only; --no-weight-reuse either. */
 static int set_space(struct rb_tune_opts *o)
 {
 	if (o->target == RB_TUNE_TARGET_RKNN_API) {
@@ -131,10 +134,11 @@ static int set_space(struct rb_tune_opts *o)
 			return rb_error("--space and --target rknn-api both choose the space: "
 					"give one of them");
 		rb_tune_space_rknn_api(&o->space);
-		return 0;
-	}
-	if (o->space_path && rb_tune_space_load_file(&o->space, o->space_path) < 0)
+	} else if (o->space_path && rb_tune_space_load_file(&o->space, o->space_path) < 0) {
 		return rb_error("%s", rb_last_error());
+	}
+	if (o->no_weight_reuse)
+		rb_tune_space_no_weight_reuse(&o->space);
 	if (rb_tune_space_combinations(&o->space) > RB_TUNE_MAX_COMBINATIONS)
 		return rb_error("%s: %llu combinations of knob values per shape, more than %u: "
 				"give fewer values",

@@ -15,10 +15,20 @@ static const struct {
 	const char *key;
 	const char *value;
 } flags[] = {
-    {"core-mask", "mask", NULL}, {"split", "axis", NULL},        {"split-weights", "weights", NULL},
-    {"align", "align", NULL},    {"data-banks", "dbanks", NULL}, {"weight-banks", "wbanks", NULL},
-    {"k-slice", "kslice", NULL}, {"residency", "res", NULL},     {"chain", "chain", "1"},
-    {"no-chain", "chain", "0"},  {"out", "out", NULL},           {"mainline", "mainline", "1"},
+    {"core-mask", "mask", NULL},
+    {"split", "axis", NULL},
+    {"split-weights", "weights", NULL},
+    {"align", "align", NULL},
+    {"data-banks", "dbanks", NULL},
+    {"weight-banks", "wbanks", NULL},
+    {"k-slice", "kslice", NULL},
+    {"residency", "res", NULL},
+    {"chain", "chain", "1"},
+    {"no-chain", "chain", "0"},
+    {"out", "out", NULL},
+    {"mainline", "mainline", "1"},
+    {"weight-reuse", "wreuse", "1"},
+    {"no-weight-reuse", "wreuse", "0"},
     {"config", NULL, NULL}, /* the whole compact string */
 };
 
@@ -38,10 +48,13 @@ const char cli_plan_usage[] =
     "                       (unproven on silicon)\n"
     "  --chain, --no-chain  one submit per core for all its tasks (default), or per task\n"
     "  --out fp32|fp16|int32 output precision (default fp32 for fp16, int32 for int8)\n"
-    "  --mainline           the rocket-safe program variant\n"
+    "  --mainline           the rocket-safe program variant (pads M < 4 to 4 rows)\n"
+    "  --weight-reuse, --no-weight-reuse\n"
+    "                       CBUF_CON0 WEIGHT_REUSE on chained tasks that keep the\n"
+    "                       weights of the task before (default on; unproven on silicon)\n"
     "  --config STRING      all of the above in the compact form, e.g.\n"
     "                       'mask=0x7 split=n:1,1,1 align=32 banks=4:8 kslice=0\n"
-    "                       res=resident chain=1 out=fp32 mainline=0'\n";
+    "                       res=resident chain=1 out=fp32 mainline=0 wreuse=1'\n";
 
 struct option *cli_plan_options_join(const struct option *own)
 {

@@ -345,6 +345,7 @@ static int unpack_output(struct rb_npu_job *job, void *c)
 	int ret = 0;
 
 	rb_layout_c_tile_full(&tile, p->shape.m, p->shape.n);
+	tile.cube_rows = p->m; /* the mainline variant pads M < 4 (plan.h) */
 	for (uint32_t s = 0; ret == 0 && s < p->n_kslices; s++) {
 		const void *cube = (const char *)job->c.map + (size_t)s * p->c_cube_bytes;
 		float *dst = s && p->out == RB_PREC_FP16 ? job->partial : c;
@@ -528,14 +529,33 @@ static double host_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int pack_features(struct rb_npu_job *job)
+/* A into a cube of the plan's p->m rows: the mainline variant pads M < 4 to 4 rows
+ * (plan.h), whose rows past M are zero. */
+static int pack_a(const struct rb_npu_job *job)
 {
 	const struct rb_plan *p = job->plan;
 	const struct rb_shape *s = &p->shape;
+	size_t row = (size_t)s->k * rb_dtype_in_size(s->dtype);
+	void *padded;
+	int ret;
+
+	if ((int64_t)p->m == s->m)
+		return rb_layout_pack_a(job->a.map, job->a_host, s->dtype, s->m, s->k, p->k_pad, 0);
+	padded = calloc(p->m, row);
+	if (!padded)
+		return rb_set_error(-ENOMEM, "out of memory for %u padded rows of A", p->m);
+	memcpy(padded, job->a_host, (size_t)s->m * row);
+	ret = rb_layout_pack_a(job->a.map, padded, s->dtype, p->m, s->k, p->k_pad, 0);
+	free(padded);
+	return ret;
+}
+
+static int pack_features(struct rb_npu_job *job)
+{
 	int ret = 0;
 
 	if (!job->dev->model_only)
-		ret = rb_layout_pack_a(job->a.map, job->a_host, s->dtype, s->m, s->k, p->k_pad, 0);
+		ret = pack_a(job);
 	if (ret == 0)
 		ret = bo_to_device(job->dev, &job->a);
 	return ret < 0 ? ret : arm_output(job);

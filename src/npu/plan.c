@@ -141,6 +141,7 @@ void rb_plan_config_init(struct rb_plan_config *cfg)
 	cfg->core_mask = 0x7;
 	cfg->residency = RB_PLAN_RESIDENT;
 	cfg->chain = true;
+	cfg->weight_reuse = true;
 }
 
 /* Prefill shapes with more rows than kernels split M: each core then reads all of B
@@ -358,6 +359,11 @@ static int set_mainline(struct rb_plan_config *cfg, const char *v)
 	return parse_bool("mainline", v, &cfg->mainline);
 }
 
+static int set_wreuse(struct rb_plan_config *cfg, const char *v)
+{
+	return parse_bool("wreuse", v, &cfg->weight_reuse);
+}
+
 static const struct {
 	const char *key;
 	int (*set)(struct rb_plan_config *cfg, const char *value);
@@ -366,7 +372,7 @@ static const struct {
     {"weights", set_weights},   {"align", set_align},   {"banks", set_banks},
     {"dbanks", set_dbanks},     {"wbanks", set_wbanks}, {"kslice", set_kslice},
     {"res", set_res},           {"chain", set_chain},   {"out", set_out},
-    {"mainline", set_mainline},
+    {"mainline", set_mainline}, {"wreuse", set_wreuse},
 };
 
 int rb_plan_config_set(struct rb_plan_config *cfg, const char *key, const char *value)
@@ -376,7 +382,7 @@ int rb_plan_config_set(struct rb_plan_config *cfg, const char *key, const char *
 			return setters[i].set(cfg, value);
 	return rb_set_error(-EINVAL,
 			    "config key '%s' is unknown; keys are mask, split, align, "
-			    "banks, kslice, res, chain, out, mainline",
+			    "banks, kslice, res, chain, out, mainline, wreuse",
 			    key);
 }
 
@@ -424,11 +430,12 @@ int rb_plan_config_format(const struct rb_plan_config *cfg, char *buf, size_t si
 		o += (size_t)snprintf(w + o, sizeof(w) - o, "%c%u", i ? ',' : ':', cfg->weights[i]);
 	return snprintf(buf, size,
 			"mask=0x%x split=%s%s align=%u banks=%u:%u kslice=%u res=%s chain=%d "
-			"out=%s mainline=%d",
+			"out=%s mainline=%d wreuse=%d",
 			cfg->core_mask, rb_plan_axis_name(cfg->axis), w, cfg->align,
 			cfg->data_banks, cfg->weight_banks, cfg->k_slice,
 			rb_plan_residency_name(cfg->residency), cfg->chain ? 1 : 0,
-			rb_plan_out_name(cfg->out), cfg->mainline ? 1 : 0);
+			rb_plan_out_name(cfg->out), cfg->mainline ? 1 : 0,
+			cfg->weight_reuse ? 1 : 0);
 }
 
 /* ---- checks --------------------------------------------------------------------- */
@@ -644,6 +651,11 @@ static void resolve_basics(struct rb_plan *p, const struct rb_shape *s,
 	p->c2_in = 16 / p->bpe;
 	p->c2_out = 16 / p->out_bpe;
 	p->m = (uint32_t)s->m;
+	/* The mainline variant computes at least 4 rows (hw/task.h): rows past M are zero
+	 * in A and ignored in C. The vendor variant keeps MTX's M = 1 cube and its
+	 * SURF_STRIDE of -3, which runs on the vendor kernel. */
+	if (c->mainline && p->m < RB_NPU_MAINLINE_MIN_ROWS)
+		p->m = RB_NPU_MAINLINE_MIN_ROWS;
 	p->k_pad = (uint32_t)round_up((uint64_t)s->k, K_ALIGN);
 	p->n_pad = (uint32_t)round_up((uint64_t)s->n, p->kernel_group);
 	/* saturated: the 4 GiB check refuses what does not fit 64 bits either */
@@ -796,11 +808,15 @@ static int geom_for(const struct rb_plan *p, uint32_t d, uint32_t w, struct geom
 }
 
 /* DDR bytes plus task costs of the busiest core: what the auto bank split minimises.
- * With several K-slices the host reads every partial C cube back to add them. */
+ * With several K-slices the host reads every partial C cube back to add them. With
+ * weight reuse (resident weights, chained) each N tile's weights are read once, not
+ * once per M tile. */
 static double geom_cost(const struct rb_plan *p, const struct geom *g)
 {
 	double worst = 0, kb = (double)p->k_pad * p->bpe;
 	double out = (double)p->out_bpe * g->n_slices * (g->n_slices > 1 ? 2 : 1);
+	bool reuse =
+	    p->config.weight_reuse && p->config.chain && p->config.residency == RB_PLAN_RESIDENT;
 
 	for (unsigned i = 0; i < p->n_cores; i++) {
 		uint32_t rows, cols;
@@ -809,7 +825,7 @@ static double geom_cost(const struct rb_plan *p, const struct geom *g)
 		core_extent(p, i, &rows, &cols);
 		nm = (double)div_up(rows, g->m_cap);
 		nn = (double)div_up(cols, g->n_cap);
-		cost = nn * rows * kb + nm * cols * kb + out * rows * cols +
+		cost = nn * rows * kb + (reuse ? 1 : nm) * cols * kb + out * rows * cols +
 		       nm * nn * g->n_slices * TASK_COST_BYTES;
 		worst = cost > worst ? cost : worst;
 	}
@@ -935,6 +951,35 @@ static int build_core(struct rb_plan *p, unsigned i)
 	return 0;
 }
 
+/* §c: the previous task left these very weights in the CBUF: the same packed range
+ * (address, kernels, channels), resident in both (a streamed task keeps only its last
+ * kernels), under the plan's one bank split. */
+static bool keeps_weights(const struct rb_plan_task *prev, const struct rb_plan_task *t)
+{
+	return prev->npu.b_addr == t->npu.b_addr && prev->npu.n == t->npu.n &&
+	       prev->npu.k == t->npu.k && !prev->streamed && !t->streamed;
+}
+
+/* WEIGHT_REUSE where the weights do not change, as the public users of the bit do:
+ * Mesa's rocket driver sets it on every task but the first of an operation whose
+ * weights fit the CBUF, rocket-userspace on every task but the first of a job that
+ * keeps the (N tile, K slice) of the one before. The first task of a submit never
+ * reuses: it cannot count on what another job left. build_core puts the M tiles
+ * innermost, so the tasks of one (K-slice, N tile) follow each other. */
+static void mark_weight_reuse(const struct rb_plan *p, struct rb_plan_core *c)
+{
+	if (!p->config.weight_reuse || !p->config.chain)
+		return;
+	for (size_t t = 1; t < c->n_tasks; t++) {
+		struct rb_plan_task *task = &c->tasks[t];
+
+		if (t % RB_PLAN_TASKS_PER_SUBMIT == 0 || !keeps_weights(&c->tasks[t - 1], task))
+			continue;
+		task->npu.weight_reuse = true;
+		task->weight_bytes = 0; /* not read from B again */
+	}
+}
+
 static void sum_core(struct rb_plan *p, struct rb_plan_core *c)
 {
 	uint64_t bytes;
@@ -944,6 +989,7 @@ static void sum_core(struct rb_plan *p, struct rb_plan_core *c)
 		c->weight_bytes += c->tasks[t].weight_bytes;
 		c->output_bytes += c->tasks[t].output_bytes;
 		p->streamed |= c->tasks[t].streamed;
+		p->weight_reuse |= c->tasks[t].npu.weight_reuse;
 	}
 	c->n_submits = p->config.chain ? div_up(c->n_tasks, RB_PLAN_TASKS_PER_SUBMIT) : c->n_tasks;
 	p->n_tasks += c->n_tasks;
@@ -963,6 +1009,7 @@ static int build_tasks(struct rb_plan *p)
 		ret = build_core(p, i);
 		if (ret)
 			return ret;
+		mark_weight_reuse(p, &p->cores[i]);
 		sum_core(p, &p->cores[i]);
 	}
 	return 0;
@@ -987,6 +1034,11 @@ int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 	if (ret)
 		rb_plan_release(plan);
 	return ret;
+}
+
+bool rb_plan_unproven(const struct rb_plan *plan)
+{
+	return plan->streamed || plan->weight_reuse;
 }
 
 void rb_plan_release(struct rb_plan *plan)

@@ -73,7 +73,10 @@ struct rb_plan_config {
 	enum rb_plan_residency residency;
 	bool chain; /* one submit per core for all its tasks, else one per task */
 	enum rb_plan_out out;
-	bool mainline; /* rocket-safe program variant (§a.6) */
+	bool mainline; /* rocket-safe program variant (§a.6); pads M < 4 to 4 rows (§b.2) */
+	/* CBUF_CON0 WEIGHT_REUSE on a chained task whose weights are the previous task's
+	 * (§c): the CNA skips their DMA. Unproven on silicon for rknn-bench. */
+	bool weight_reuse;
 };
 
 /* One task and where it sits in the matmul. */
@@ -85,6 +88,8 @@ struct rb_plan_task {
 	uint64_t weight_bytes;  /* n·k·bpe read from B */
 	uint64_t output_bytes;  /* m·n·out-size written to C */
 	bool streamed;          /* weights exceed the weight banks */
+	/* npu.weight_reuse is set (and weight_bytes is 0) when the previous task of the
+	 * same submit left these very weights resident in the CBUF. */
 };
 
 struct rb_plan_core {
@@ -110,6 +115,7 @@ struct rb_plan {
 	uint64_t a_bytes, b_bytes;
 	uint64_t c_cube_bytes, c_bytes; /* one K-slice cube; all of them */
 	bool streamed;                  /* some task streams its weights: unproven on silicon */
+	bool weight_reuse;              /* some task reuses its weights: unproven on silicon */
 	unsigned n_cores;
 	struct rb_plan_core cores[RB_PLAN_MAX_CORES];
 	/* totals over the cores */
@@ -123,23 +129,27 @@ struct rb_plan_bases {
 	uint32_t a, b, c;
 };
 
-/* Everything auto, all three cores, resident weights, chained. */
+/* Everything auto, all three cores, resident weights, chained, weight reuse on. */
 void rb_plan_config_init(struct rb_plan_config *cfg);
 /* The default for a shape: init plus axis, alignment and output precision chosen; banks
  * and K-slice stay auto (the planner picks them). Plans every shape up to the limits. */
 void rb_plan_config_default(struct rb_plan_config *cfg, const struct rb_shape *shape,
 			    unsigned core_mask);
 /* Sets one key of the compact form (mask, split, axis, weights, align, banks, dbanks,
- * wbanks, kslice, res, chain, out, mainline) from text. 0 or -EINVAL. */
+ * wbanks, kslice, res, chain, out, mainline, wreuse) from text. 0 or -EINVAL. */
 int rb_plan_config_set(struct rb_plan_config *cfg, const char *key, const char *value);
 /* Applies a compact config string, e.g. "mask=0x7 split=n:1,1,1 align=32 banks=4:8
- * kslice=0 res=resident chain=1 out=fp32 mainline=0", on top of cfg; keys not given
+ * kslice=0 res=resident chain=1 out=fp32 mainline=0 wreuse=1", on top of cfg; keys not given
  * keep their value. On error cfg is unchanged. */
 int rb_plan_config_parse(struct rb_plan_config *cfg, const char *text);
 /* Writes the compact form (all keys); returns what snprintf returns. */
 int rb_plan_config_format(const struct rb_plan_config *cfg, char *buf, size_t size);
 /* Checks a config against a shape: 0 or -EINVAL naming the constraint. */
 int rb_plan_config_check(const struct rb_plan_config *cfg, const struct rb_shape *shape);
+
+/* What the plan asks of the silicon that no board has confirmed for rknn-bench yet:
+ * streamed weights or weight reuse. The tuned JSON and reports say so. */
+bool rb_plan_unproven(const struct rb_plan *plan);
 
 int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 		 const struct rb_plan_config *cfg);

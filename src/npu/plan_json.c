@@ -29,7 +29,8 @@ static bool json_task(cJSON *array, const struct rb_plan_task *t)
 	       add_num(o, "feature_bytes", (double)t->feature_bytes) &&
 	       add_num(o, "weight_bytes", (double)t->weight_bytes) &&
 	       add_num(o, "output_bytes", (double)t->output_bytes) &&
-	       cJSON_AddBoolToObject(o, "streamed", t->streamed);
+	       cJSON_AddBoolToObject(o, "streamed", t->streamed) &&
+	       cJSON_AddBoolToObject(o, "weight_reuse", n->weight_reuse);
 }
 
 static bool json_core(cJSON *array, const struct rb_plan *p, const struct rb_plan_core *c)
@@ -112,7 +113,9 @@ bool rb_plan_json_add(cJSON *array, const struct rb_plan *p, const char *name)
 	    !cJSON_AddStringToObject(o, "config", cfg) ||
 	    !cJSON_AddStringToObject(o, "config_requested", req) || !json_settings(o, p) ||
 	    !cJSON_AddBoolToObject(o, "streamed", p->streamed) ||
-	    !cJSON_AddBoolToObject(o, "unproven_on_silicon", p->streamed) || !json_sizes(o, p))
+	    !cJSON_AddBoolToObject(o, "weight_reuse", p->weight_reuse) ||
+	    !cJSON_AddBoolToObject(o, "unproven_on_silicon", rb_plan_unproven(p)) ||
+	    !json_sizes(o, p))
 		return false;
 	cores = cJSON_AddArrayToObject(o, "cores");
 	for (unsigned i = 0; cores && i < p->n_cores; i++)

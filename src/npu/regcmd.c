@@ -266,7 +266,8 @@ static void emit_cna_cvt(struct enc *e)
 /* §a.5 rows 21–48 and §b.2: the feature cube's address and strides, the weights. A row
  * group of 4 rows is LINE_STRIDE = 4·W atoms; SURF_STRIDE = W·(H − 4) is the extra jump
  * to the next channel group, negative for cubes of fewer than 4 rows (MTX's −3 for
- * H = 1, 4·(H/4 − 1) for H % 4 == 0). */
+ * H = 1, 4·(H/4 − 1) for H % 4 == 0). Mainline-variant cubes have at least 4 rows
+ * (hw/task.h), so theirs is never negative. */
 static void emit_cna_dma(struct enc *e, const struct rb_npu_task *t)
 {
 	EMIT(e, CNA_FEATURE_DATA_ADDR, F(CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR, t->a_addr));
@@ -597,14 +598,16 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 	return (v + to - 1) / to * to;
 }
 
-/* The one-task plan of a matmul (npu-facts.md §b.5 padding, §c bank split). */
+/* The one-task plan of a matmul (npu-facts.md §b.5 padding, §c bank split); the
+ * mainline variant pads M < 4 to 4 rows, as the planner does (hw/task.h). */
 int rb_regcmd_one_task(const struct rb_shape *s, const char *out, const uint32_t addr[3],
 		       bool mainline, struct rb_npu_task *t)
 {
 	uint64_t bpe = rb_dtype_in_size(s->dtype);
 	uint64_t k = round_up((uint64_t)s->k, 32);
 	uint64_t n = round_up((uint64_t)s->n, (uint64_t)rb_layout_kernel_group(s->dtype));
-	uint64_t feature = (uint64_t)s->m * k * bpe;
+	int64_t m = mainline && s->m < RB_NPU_MAINLINE_MIN_ROWS ? RB_NPU_MAINLINE_MIN_ROWS : s->m;
+	uint64_t feature = (uint64_t)m * k * bpe;
 	uint64_t banks = (feature + RB_NPU_CBUF_BANK_BYTES - 1) / RB_NPU_CBUF_BANK_BYTES;
 
 	if (banks > RB_NPU_CBUF_BANKS - 1)
@@ -620,11 +623,11 @@ int rb_regcmd_one_task(const struct rb_shape *s, const char *out, const uint32_t
 				    s->m, s->k, s->n);
 	*t = (struct rb_npu_task){
 	    .dtype = s->dtype,
-	    .m = (uint32_t)s->m,
+	    .m = (uint32_t)m,
 	    .k = (uint32_t)k,
 	    .n = (uint32_t)n,
-	    .a_height = (uint32_t)s->m,
-	    .c_height = (uint32_t)s->m,
+	    .a_height = (uint32_t)m,
+	    .c_height = (uint32_t)m,
 	    .data_banks = (uint32_t)banks,
 	    .weight_banks = RB_NPU_CBUF_BANKS - (uint32_t)banks,
 	    .a_addr = addr[0],

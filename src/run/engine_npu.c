@@ -225,7 +225,7 @@ static cJSON *npu_config(const struct rb_engine *e)
 		cJSON_AddStringToObject(config, "plan", text);
 		cJSON_AddNumberToObject(config, "tasks", (double)ne->plan.n_tasks);
 		cJSON_AddNumberToObject(config, "submits", (double)ne->plan.n_submits);
-		cJSON_AddBoolToObject(config, "unproven_on_silicon", ne->plan.streamed);
+		cJSON_AddBoolToObject(config, "unproven_on_silicon", rb_plan_unproven(&ne->plan));
 	}
 	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));
 	cJSON_AddStringToObject(config, "driver",

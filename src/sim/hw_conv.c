@@ -15,7 +15,8 @@
  *    feature tile bigger than its data banks, one kernel's weights bigger than the
  *    weight banks (whole weights bigger than the banks stream kernel by kernel, as
  *    MTX's 1×8192×8192 does: the §c conflict, resolved for MTX), DATA_REUSE /
- *    WEIGHT_REUSE with nothing reusable in the CBUF;
+ *    WEIGHT_REUSE with nothing of that shape reusable in the CBUF (a reuse of the
+ *    same shape from another address computes from the stale CBUF, apply_reuse);
  *  - inconsistent weight sizes, addresses not 16-byte aligned (conservative: what the
  *    silicon does then is unknown, and silently computing garbage would hide the bug).
  * A DMA (feature, weights, output) outside every mapped buffer is RB_SIM_IOMMU_FAULT.
@@ -229,8 +230,14 @@ static int check_weights(const struct rb_conv *cv, struct rb_sim_fault *f)
 	return 0;
 }
 
-/* §c: DATA_REUSE / WEIGHT_REUSE read what the previous task of the job left in the
- * CBUF, i.e. the data from where that task read it. */
+/* §c: DATA_REUSE / WEIGHT_REUSE read what the previous task on the core left in the
+ * CBUF, i.e. the data from where that task read it. The bit only tells the CNA to skip
+ * the DMA; nothing compares addresses. So a task that claims reuse of weights of the
+ * same shape and bank split but at another address computes from the stale CBUF, as
+ * the silicon would: the output is wrong and verification says so. A claim the CBUF
+ * cannot meet at all (nothing there since a reset, another bank split or shape,
+ * weights that streamed through the banks) stops the core instead: what the silicon
+ * computes then is unknown, and made-up numbers would hide the bug. */
 static int apply_reuse(const struct rb_sim_core *c, struct rb_conv *cv, struct rb_sim_fault *f)
 {
 	const struct rb_sim_cbuf *p = &c->cbuf;
@@ -243,8 +250,8 @@ static int apply_reuse(const struct rb_sim_core *c, struct rb_conv *cv, struct r
 		    p->channels != cv->channels)
 			return rb_sim_hang(f,
 					   "%s: the CBUF holds no feature tile of this shape and "
-					   "bank split (a job starts empty); the silicon would "
-					   "compute with stale data",
+					   "bank split (a reset empties it); the silicon "
+					   "would compute with stale data",
 					   fname(RB_FIELD_CNA_CBUF_CON0_DATA_REUSE));
 		cv->feature_addr = p->feature_addr;
 		cv->line_stride = p->line_stride;

@@ -211,7 +211,11 @@ int rb_sim_pc_run(struct rb_sim_npu *npu, struct rb_sim_core *c, struct rb_sim_c
 	c->start.pending = false;
 	if (c->wedged != RB_SIM_IDLE)
 		return refuse_wedged(&j);
-	c->cbuf.valid = false; /* a new job starts with nothing reusable in the CBUF (§c) */
+	/* The CBUF is not emptied here: it is SRAM, and nothing in a kick clears it. Mesa's
+	 * rocket driver and rocket-userspace set WEIGHT_REUSE on the tasks of one mainline
+	 * job, which that kernel kicks one task at a time, and get correct results (§c).
+	 * Only a core reset empties it (rb_sim_core_reset); that a new job must not count
+	 * on an earlier one's CBUF is the planner's rule, not the hardware's. */
 	if (j.st.tasks == 0)
 		return stop(&j, &f,
 			    rb_sim_hang(&f, "PC.TASK_CON.TASK_NUMBER is 0: no task to run"));

@@ -16,12 +16,12 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const knob_names[RB_KNOB_COUNT] = {
-    "mask", "split", "weights", "align", "banks", "kslice", "res", "chain", "launch",
+    "mask", "split", "weights", "align", "banks", "kslice", "res", "chain", "wreuse", "launch",
 };
 
 /* The config key each knob sets (launch is not a plan key). */
 static const char *const knob_keys[RB_KNOB_COUNT] = {
-    "mask", "axis", "weights", "align", "banks", "kslice", "res", "chain", NULL,
+    "mask", "axis", "weights", "align", "banks", "kslice", "res", "chain", "wreuse", NULL,
 };
 
 /* Why these lists: every core mask (0x5 and 0x6 run as one single-core submit per
@@ -42,6 +42,7 @@ static const char *const default_values[RB_KNOB_COUNT][8] = {
     {"auto", "2048", "4096"},
     {"resident"},
     {"1"},
+    {"1"},
     {"fences", "threads", "multicore"},
 };
 
@@ -57,6 +58,7 @@ static const char *const api_values[RB_KNOB_COUNT][8] = {
     {"auto"},
     {"auto"},
     {"resident"},
+    {"1"},
     {"1"},
     {"threads"},
 };
@@ -101,6 +103,12 @@ void rb_tune_space_default(struct rb_tune_space *space)
 void rb_tune_space_rknn_api(struct rb_tune_space *space)
 {
 	space_of(space, api_values);
+}
+
+void rb_tune_space_no_weight_reuse(struct rb_tune_space *space)
+{
+	space->n[RB_KNOB_WREUSE] = 1;
+	snprintf(space->values[RB_KNOB_WREUSE][0], RB_TUNE_VALUE_LEN, "0");
 }
 
 /* Applies one knob value to a point; the same parsers as the CLI flags. */
@@ -184,8 +192,8 @@ static int load_mode(const cJSON *root, const char *label, bool *extend)
 /* Every key must be a knob (or mode), each at most once. */
 static int check_keys(const cJSON *root, const char *label)
 {
-	static const char *const keys[] = {"mode",  "mask",   "split", "weights", "align",
-					   "banks", "kslice", "res",   "chain",   "launch"};
+	static const char *const keys[] = {"mode",   "mask", "split", "weights", "align", "banks",
+					   "kslice", "res",  "chain", "wreuse",  "launch"};
 	const char *typo, *meant;
 
 	if (rb_json_misspelled_key(root, keys, sizeof(keys) / sizeof(keys[0]), &typo, &meant))
@@ -195,7 +203,8 @@ static int check_keys(const cJSON *root, const char *label)
 		if (strcmp(a->string, "mode") != 0 && knob_index(a->string) < 0)
 			return rb_set_error(-EINVAL,
 					    "%s: key '%s' is unknown; keys are mode, mask, split, "
-					    "weights, align, banks, kslice, res, chain, launch",
+					    "weights, align, banks, kslice, res, chain, wreuse, "
+					    "launch",
 					    label, a->string);
 		for (const cJSON *b = a->next; b; b = b->next)
 			if (strcmp(a->string, b->string) == 0)
@@ -327,6 +336,7 @@ uint64_t rb_tune_plan_signature(const struct rb_plan *p, enum rb_npu_launch laun
 	h = hash_u64(h, (uint64_t)p->k_slice << 32 | p->n_kslices);
 	h = hash_u64(h, (uint64_t)p->m_cap << 32 | p->n_cap);
 	h = hash_u64(h, (uint64_t)c->chain << 16 | (uint64_t)c->out << 8 | c->mainline);
+	h = hash_u64(h, p->weight_reuse); /* whether a task reuses, not the knob */
 	return hash_u64(h, launch);
 }
 

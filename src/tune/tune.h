@@ -10,13 +10,16 @@
  *   kslice   channels per K-slice  auto 2048 4096
  *   res      weight residency      resident            (streamed: unproven on silicon)
  *   chain    chained submits       1                   (0: a submit per task)
+ *   wreuse   weight reuse          1                   (unproven on silicon; tune
+ *                                                       --no-weight-reuse: 0)
  *   launch   how jobs start        fences threads multicore
  * A point of the space is one value per knob. A multicore launch with mask 0x5 or 0x6
  * never runs on the vendor driver: those points leave the space unless a space file
  * asks for the masks (keep_known_failures). Points the planner rejects
  * (rb_plan_init fails) are not in the space, nor are weight lists whose length is not
  * the mask's core count ("even" fits every mask). Points that plan to the same
- * program (same per-core ranges, tiles, banks, K-slices, chaining and launch) are one
+ * program (same per-core ranges, tiles, banks, K-slices, chaining, weight reuse and
+ * launch) are one
  * point, the first in enumeration order: that is how alignments that cut at the same
  * place, or a K-slice at least K, cost nothing. Enumeration order is the knob order
  * above, the last knob varying fastest.
@@ -51,6 +54,7 @@ enum rb_tune_knob {
 	RB_KNOB_KSLICE,
 	RB_KNOB_RES,
 	RB_KNOB_CHAIN,
+	RB_KNOB_WREUSE,
 	RB_KNOB_LAUNCH,
 	RB_KNOB_COUNT,
 };
@@ -78,6 +82,8 @@ void rb_tune_space_rknn_api(struct rb_tune_space *space);
  * (extend); knobs not given keep theirs. Values are strings or integers (chain also
  * true/false). Every value is checked; errors name the file, the JSON path and why. */
 int rb_tune_space_load_file(struct rb_tune_space *space, const char *path);
+/* tune --no-weight-reuse: the wreuse knob holds 0 only. */
+void rb_tune_space_no_weight_reuse(struct rb_tune_space *space);
 int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, size_t len,
 			      const char *label);
 const char *rb_tune_knob_name(enum rb_tune_knob knob);

@@ -105,7 +105,7 @@ static cJSON *tuned_json(const struct rb_tune_opts *o, const struct rb_tune_best
 	cJSON_AddStringToObject(t, "out", rb_plan_out_name(c->out));
 	cJSON_AddItemToObject(t, "tasks_per_core", tasks_json(&plan));
 	cJSON_AddNumberToObject(t, "submits", (double)plan.n_submits);
-	cJSON_AddBoolToObject(t, "unproven_on_silicon", plan.streamed);
+	cJSON_AddBoolToObject(t, "unproven_on_silicon", rb_plan_unproven(&plan));
 	rb_tune_reproducer(o, &b->shape, &planned, repro, sizeof(repro));
 	cJSON_AddStringToObject(t, "reproducer", repro);
 	rb_plan_release(&plan);

@@ -87,10 +87,17 @@ static void check_fields(const struct rb_plan *p, const struct rb_npu_task *t)
 
 /* ---- one task ----------------------------------------------------------------- */
 
+/* Rows of the A and C cubes: M, or 4 for a mainline plan of M < 4 (rocket-userspace's
+ * padding, npu-facts §b.2). */
+static uint64_t cube_rows(const struct rb_plan *p)
+{
+	return p->config.mainline && p->shape.m < 4 ? 4 : (uint64_t)p->shape.m;
+}
+
 static void check_task(const struct rb_plan *p, const struct rb_plan_task *pt)
 {
 	const struct rb_npu_task *t = &pt->npu;
-	uint64_t bpe = p->bpe, M = p->shape.m, obpe = p->out_bpe;
+	uint64_t bpe = p->bpe, M = cube_rows(p), obpe = p->out_bpe;
 	uint64_t c2_in = 16 / bpe, c2_out = 16 / obpe, wbytes = (uint64_t)t->n * t->k * bpe;
 	uint64_t slice_b = (uint64_t)pt->k0 * p->n_pad * bpe;
 	uint64_t cube = (uint64_t)p->n_pad * M * obpe;
@@ -130,7 +137,8 @@ static void check_task(const struct rb_plan *p, const struct rb_plan_task *pt)
 				  pt->n0, &b_off, &b_ks) == 0 &&
 		   b_off == t->b_addr && b_ks == t->k,
 	       "rb_layout_b_locate: %s", rb_last_error());
-	expect(pt->feature_bytes == (uint64_t)t->m * t->k * bpe && pt->weight_bytes == wbytes &&
+	expect(pt->feature_bytes == (uint64_t)t->m * t->k * bpe &&
+		   pt->weight_bytes == (t->weight_reuse ? 0 : wbytes) &&
 		   pt->output_bytes == (uint64_t)t->m * t->n * obpe,
 	       "bytes");
 }
@@ -258,7 +266,8 @@ static void check_sizes(const struct rb_plan *p)
 	uint64_t kg = kg_of(s->dtype), bpe = rb_dtype_in_size(s->dtype);
 	const struct rb_plan_config *c = &p->config;
 
-	expect(p->k_pad == up(s->k, 32) && p->n_pad == up(s->n, kg) && p->m == s->m, "padding");
+	expect(p->k_pad == up(s->k, 32) && p->n_pad == up(s->n, kg) && p->m == cube_rows(p),
+	       "padding");
 	expect(p->bpe == bpe && p->out_bpe == (c->out == RB_PLAN_OUT_FP16 ? 2u : 4u), "bpe");
 	expect(p->a_bytes == (uint64_t)p->k_pad * p->m * bpe, "A bytes");
 	expect(p->b_bytes == (uint64_t)p->n_pad * p->k_pad * bpe, "B bytes");
@@ -337,9 +346,32 @@ static void check_totals(const struct rb_plan *p)
 	expect(o == (uint64_t)p->m * p->n_pad * p->out_bpe * p->n_kslices, "output bytes");
 }
 
+/* §c WEIGHT_REUSE: on exactly the chained tasks, not first in their submit, whose
+ * weights (address, kernels, channels) are the resident ones of the task before. */
+static void check_weight_reuse(const struct rb_plan *p)
+{
+	bool any = false;
+
+	for (unsigned c = 0; c < p->n_cores; c++)
+		for (size_t i = 0; i < p->cores[c].n_tasks; i++) {
+			const struct rb_plan_task *t = &p->cores[c].tasks[i];
+			const struct rb_plan_task *prev = i ? t - 1 : t;
+			bool want = p->config.weight_reuse && p->config.chain && i % 4095 != 0 &&
+				    prev->npu.b_addr == t->npu.b_addr && prev->npu.n == t->npu.n &&
+				    prev->npu.k == t->npu.k && !prev->streamed && !t->streamed;
+
+			expect(t->npu.weight_reuse == want, "core %u task %zu: weight_reuse %d", c,
+			       i, t->npu.weight_reuse);
+			any |= want;
+		}
+	expect(p->weight_reuse == any && rb_plan_unproven(p) == (any || p->streamed),
+	       "plan weight_reuse flag");
+}
+
 static void check_plan(const struct rb_plan *p)
 {
 	check_sizes(p);
+	check_weight_reuse(p);
 	check_cores(p);
 	check_totals(p);
 	for (unsigned c = 0; c < p->n_cores; c++)
@@ -607,6 +639,48 @@ static void test_streamed(void **state)
 	rb_plan_release(&p);
 }
 
+/* §c WEIGHT_REUSE on the M tiles that follow the first of each (K-slice, N tile), not
+ * with --no-weight-reuse, not unchained, never on a streamed task. */
+static void test_weight_reuse(void **state)
+{
+	struct rb_plan p;
+	const struct rb_plan_task *t;
+
+	(void)state;
+	assert_int_equal(plan_str(&p, 512, 2048, 8192, RB_DTYPE_FP16, ""), 0);
+	check_plan(&p);
+	t = p.cores[0].tasks;
+	assert_true(p.weight_reuse && rb_plan_unproven(&p) && !p.streamed);
+	assert_false(t[0].npu.weight_reuse);
+	assert_true(t[1].npu.weight_reuse && t[1].m0 > t[0].m0 &&
+		    t[1].npu.b_addr == t[0].npu.b_addr);
+	assert_int_equal(t[1].weight_bytes, 0);
+	assert_true(p.weight_bytes < p.b_bytes * 2); /* once per N tile, not per M tile */
+	rb_plan_release(&p);
+	assert_int_equal(plan_str(&p, 512, 2048, 8192, RB_DTYPE_FP16, "wreuse=0"), 0);
+	check_plan(&p);
+	assert_false(p.weight_reuse || rb_plan_unproven(&p));
+	assert_int_equal(p.weight_bytes, p.b_bytes * (p.m / p.m_cap + (p.m % p.m_cap != 0)));
+	rb_plan_release(&p);
+	assert_int_equal(plan_str(&p, 512, 2048, 8192, RB_DTYPE_FP16, "chain=0"), 0);
+	check_plan(&p);
+	assert_false(p.weight_reuse);
+	rb_plan_release(&p);
+	/* decode: one M tile, nothing to reuse */
+	assert_int_equal(plan_str(&p, 1, 2048, 8192, RB_DTYPE_FP16, ""), 0);
+	check_plan(&p);
+	assert_false(p.weight_reuse);
+	rb_plan_release(&p);
+	/* streamed weights do not stay in the banks */
+	assert_int_equal(plan_str(&p, 8, 8192, 8192, RB_DTYPE_FP16,
+				  "mask=0x1 res=streamed kslice=8192 banks=1:11"),
+			 0);
+	check_plan(&p);
+	assert_true(p.streamed);
+	assert_false(p.weight_reuse);
+	rb_plan_release(&p);
+}
+
 static void test_resolve(void **state)
 {
 	struct rb_plan p;
@@ -816,13 +890,14 @@ static void test_config_string(void **state)
 			 0);
 	rb_plan_config_format(&c, a, sizeof(a));
 	assert_string_equal(a, "mask=0x7 split=n:1,1,1 align=32 banks=4:8 kslice=0 res=resident "
-			       "chain=1 out=auto mainline=0");
-	assert_int_equal(rb_plan_config_parse(&c, "  split=m  out=fp16\tmainline=1 chain=0 "), 0);
+			       "chain=1 out=auto mainline=0 wreuse=1");
+	assert_int_equal(
+	    rb_plan_config_parse(&c, "  split=m  out=fp16\tmainline=1 chain=0 wreuse=0 "), 0);
 	assert_int_equal(c.n_weights, 0);
 	assert_int_equal(c.axis, RB_PLAN_AXIS_M);
 	rb_plan_config_format(&c, a, sizeof(a));
 	assert_string_equal(a, "mask=0x7 split=m align=32 banks=4:8 kslice=0 res=resident "
-			       "chain=0 out=fp16 mainline=1");
+			       "chain=0 out=fp16 mainline=1 wreuse=0");
 	/* random configs survive format → parse → format */
 	rb_rng_init(&r, 7);
 	for (int i = 0; i < 500; i++) {
@@ -972,6 +1047,7 @@ int main(void)
 	    cmocka_unit_test(test_sparse_masks),
 	    cmocka_unit_test(test_auto_kslice),
 	    cmocka_unit_test(test_streamed),
+	    cmocka_unit_test(test_weight_reuse),
 	    cmocka_unit_test(test_resolve),
 	    cmocka_unit_test(test_property),
 	    cmocka_unit_test(test_config_string),

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "npu/plan.h"
 #include "npu/regcmd.h"
 #include "hw/regs.h"
 
@@ -214,6 +215,74 @@ static void test_reuse_bits_and_banks_from_task(void **state)
 	assert_int_equal(rb_field_unpack(RB_FIELD_CNA_CBUF_CON0_WEIGHT_BANK, v), 3);
 	assert_int_equal(v, (1 << 13) | (1 << 12) | (3 << 4) | 5);
 	rb_regcmd_release(&rc);
+}
+
+/* M = 1: the vendor variant keeps MTX's dense 1-row cube and SURF_STRIDE -3; the
+ * mainline variant pads to 4 rows and writes 0, as rocket-userspace does (§b.2). The
+ * one-task plan of `regcmd` and the planner agree. */
+static void test_m1_surf_stride(void **state)
+{
+	struct rb_shape s = {.m = 1, .k = 2048, .n = 8192, .dtype = RB_DTYPE_FP16};
+	const uint32_t addr[3] = {0x1000, 0x10000, 0x4000000};
+	struct rb_plan_config cfg;
+	struct rb_npu_task t;
+	struct rb_regcmd rc;
+	struct rb_plan p;
+
+	(void)state;
+	for (int mainline = 0; mainline <= 1; mainline++) {
+		uint32_t want = mainline ? 0 : 0x0ffffffd, rows = mainline ? 4 : 1;
+
+		assert_int_equal(rb_regcmd_one_task(&s, NULL, addr, mainline, &t), 0);
+		assert_int_equal(t.m, rows);
+		emit(&rc, &t);
+		assert_int_equal(reg_value(&rc, RB_REG_CNA_DMA_CON2), want);
+		assert_int_equal(rb_field_unpack(RB_FIELD_CNA_DATA_SIZE0_DATAIN_HEIGHT,
+						 reg_value(&rc, RB_REG_CNA_DATA_SIZE0)),
+				 rows);
+		rb_regcmd_release(&rc);
+		rb_plan_config_init(&cfg);
+		cfg.mainline = mainline;
+		assert_int_equal(rb_plan_init(&p, &s, &cfg), 0);
+		assert_int_equal(p.m, rows);
+		assert_int_equal(p.cores[0].tasks[0].npu.a_height, rows);
+		emit(&rc, &p.cores[0].tasks[0].npu);
+		assert_int_equal(reg_value(&rc, RB_REG_CNA_DMA_CON2), want);
+		rb_regcmd_release(&rc);
+		rb_plan_release(&p);
+	}
+}
+
+/* A prefill plan's chained tasks carry WEIGHT_REUSE into their program, the first task
+ * of a submit does not, and the decoder names the bit. */
+static void test_plan_weight_reuse_encoded(void **state)
+{
+	struct rb_shape s = {.m = 512, .k = 2048, .n = 8192, .dtype = RB_DTYPE_FP16};
+	struct rb_plan_config cfg;
+	struct rb_regcmd rc;
+	struct rb_plan p;
+	char line[512];
+
+	(void)state;
+	rb_plan_config_init(&cfg);
+	assert_int_equal(rb_plan_init(&p, &s, &cfg), 0);
+	for (size_t i = 0; i < 2; i++) {
+		struct rb_decoded d = {0};
+		uint32_t v;
+
+		emit(&rc, &p.cores[0].tasks[i].npu);
+		v = reg_value(&rc, RB_REG_CNA_CBUF_CON0);
+		assert_int_equal(rb_field_unpack(RB_FIELD_CNA_CBUF_CON0_WEIGHT_REUSE, v), i);
+		for (size_t w = 0; w < rc.count; w++)
+			if (rb_decode_word(rc.words[w], &d) == RB_DECODE_OK &&
+			    d.reg == RB_REG_CNA_CBUF_CON0)
+				break;
+		assert_int_equal(d.reg, RB_REG_CNA_CBUF_CON0);
+		rb_decode_format(&d, line, sizeof(line));
+		assert_non_null(strstr(line, i ? "WEIGHT_REUSE=1" : "WEIGHT_REUSE=0"));
+		rb_regcmd_release(&rc);
+	}
+	rb_plan_release(&p);
 }
 
 /* Every word the encoder writes is explained by the database. */
@@ -432,6 +501,8 @@ int main(void)
 	    cmocka_unit_test(test_field_overflow_names_field),
 	    cmocka_unit_test(test_task_refusals),
 	    cmocka_unit_test(test_parse_program),
+	    cmocka_unit_test(test_m1_surf_stride),
+	    cmocka_unit_test(test_plan_weight_reuse_encoded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

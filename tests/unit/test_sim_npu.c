@@ -1140,6 +1140,116 @@ static void test_data_reuse(void **state)
 	rig_free(r);
 }
 
+/* 8 rows in two tasks of 4 rows (one cube, §b.2) with the same 32 kernels. */
+static void two_row_tasks(const struct mm *mm, struct rb_npu_task t[2])
+{
+	t[0] = t[1] = mm_task(mm);
+	t[0].m = t[1].m = 4;
+	t[1].a_addr += 4 * 16;
+	t[1].c_addr += 4 * 16;
+}
+
+/* §c WEIGHT_REUSE: the second task takes the weights the first left in the CBUF, so
+ * its weight address is never read, and the timing model counts no weight bytes. */
+static void test_weight_reuse(void **state)
+{
+	struct rig *r = rig_new();
+	struct rb_npu_task t[2];
+	struct rb_sim_core_result res;
+	uint64_t plain_ns;
+	struct mm mm;
+
+	(void)state;
+	mm_init(&mm, RB_DTYPE_FP16, 8, 2048, 32, false);
+	mm_place(r, &mm, 0x01000000, 0x02000000, 0x03000000);
+	two_row_tasks(&mm, t);
+	res = run_chain(r, t, 2);
+	expect_done(&res, 2);
+	expect_c(&mm, mm.hc);
+	plain_ns = res.elapsed_ns;
+	drop_program(r);
+	memset(mm.hc, SENTINEL, c_bytes(&mm));
+	t[1].b_addr = 0x7000000; /* not mapped: the weights come from the CBUF */
+	t[1].weight_reuse = true;
+	res = run_chain(r, t, 2);
+	expect_done(&res, 2);
+	expect_c(&mm, mm.hc);
+	if (res.elapsed_ns >= plain_ns)
+		fail_msg("reuse %llu ns, not less than %llu ns without",
+			 (unsigned long long)res.elapsed_ns, (unsigned long long)plain_ns);
+	mm_release(&mm);
+	rig_free(r);
+}
+
+/* A task that claims WEIGHT_REUSE while its own weights differ computes from the stale
+ * CBUF, as the silicon would (the bit skips the DMA, nothing compares addresses): here
+ * its weight address holds zeros, yet its rows come out with the first task's weights.
+ * A claim of another shape stops the core: what the silicon computes then is unknown. */
+static void test_weight_reuse_stale(void **state)
+{
+	struct rig *r = rig_new();
+	struct rb_npu_task t[2];
+	struct rb_sim_core_result res;
+	uint8_t *zeros;
+	struct mm mm;
+
+	(void)state;
+	mm_init(&mm, RB_DTYPE_FP16, 8, 64, 32, true);
+	mm_place(r, &mm, 0x01000000, 0x02000000, 0x03000000);
+	zeros = rig_alloc(r, 0x04000000, b_bytes(&mm));
+	memset(zeros, 0, b_bytes(&mm));
+	two_row_tasks(&mm, t);
+	t[1].b_addr = 0x04000000;
+	t[1].weight_reuse = true;
+	res = run_chain(r, t, 2);
+	expect_done(&res, 2);
+	expect_c(&mm, mm.hc); /* rows 4..7 too: the stale weights, not the zeros */
+	drop_program(r);
+	/* without the bit the zeros are read: the address matters */
+	t[1].weight_reuse = false;
+	res = run_chain(r, t, 2);
+	expect_done(&res, 2);
+	assert_int_equal(c_at(&mm, mm.hc, 4, 0), 0);
+	drop_program(r);
+	/* another shape (16 kernels) cannot come from the CBUF */
+	t[1].weight_reuse = true;
+	t[1].n = 16;
+	res = run_chain(r, t, 2);
+	expect_stop(&res, RB_SIM_HANG, "task 1: CNA.CBUF_CON0.WEIGHT_REUSE");
+	mm_release(&mm);
+	rig_free(r);
+}
+
+/* The CBUF is SRAM: a kick does not empty it (the mainline kernel kicks each task of a
+ * job on its own, and Mesa and rocket-userspace reuse weights across those kicks, §c);
+ * a core reset does. */
+static void test_weight_reuse_across_kicks(void **state)
+{
+	struct rig *r = rig_new();
+	struct rb_npu_task t[2];
+	struct rb_sim_core_result res;
+	struct mm mm;
+
+	(void)state;
+	mm_init(&mm, RB_DTYPE_INT8, 8, 64, 32, false);
+	mm_place(r, &mm, 0x01000000, 0x02000000, 0x03000000);
+	two_row_tasks(&mm, t);
+	t[1].b_addr = 0x7000000;
+	t[1].weight_reuse = true;
+	res = run_chain(r, &t[0], 1);
+	expect_done(&res, 1);
+	drop_program(r);
+	res = run_chain(r, &t[1], 1);
+	expect_done(&res, 1);
+	expect_c(&mm, mm.hc);
+	drop_program(r);
+	rb_sim_npu_reset(r->npu, 0);
+	res = run_chain(r, &t[1], 1);
+	expect_stop(&res, RB_SIM_HANG, "task 0: CNA.CBUF_CON0.WEIGHT_REUSE");
+	mm_release(&mm);
+	rig_free(r);
+}
+
 /* TASK_DMA_BASE_ADDR is added to every data address, not to the regcmd's (§a.2). */
 static void test_dma_base(void **state)
 {
@@ -1309,6 +1419,9 @@ int main(void)
 	    cmocka_unit_test(test_fault_decode),
 	    cmocka_unit_test(test_fault_cube),
 	    cmocka_unit_test(test_data_reuse),
+	    cmocka_unit_test(test_weight_reuse),
+	    cmocka_unit_test(test_weight_reuse_stale),
+	    cmocka_unit_test(test_weight_reuse_across_kicks),
 	    cmocka_unit_test(test_dma_base),
 	    cmocka_unit_test(test_partial_channels),
 	    cmocka_unit_test(test_mmio),

@@ -223,16 +223,23 @@ static void test_more_cores_prefill(void **state)
 	more_cores_faster(128, 2048, 8192, RB_DTYPE_INT8);
 }
 
-/* Few data banks: small M tiles, each reading all the weights again. */
+/* Few data banks: small M tiles, each reading all the weights again (without weight
+ * reuse); with it, each N tile's weights are read once whatever the M tiles. */
 static void test_weight_rereads_slower(void **state)
 {
 	struct path few, enough;
 
 	(void)state;
-	run_path(&few, 128, 1024, 2048, RB_DTYPE_FP16, "mask=0x1 banks=1:11");
-	run_path(&enough, 128, 1024, 2048, RB_DTYPE_FP16, "mask=0x1 banks=4:8");
+	run_path(&few, 128, 1024, 2048, RB_DTYPE_FP16, "mask=0x1 banks=1:11 wreuse=0");
+	run_path(&enough, 128, 1024, 2048, RB_DTYPE_FP16, "mask=0x1 banks=4:8 wreuse=0");
 	assert_true(few.plan.weight_bytes >= 4 * enough.plan.weight_bytes);
 	assert_true(few.us > enough.us);
+	rb_plan_release(&few.plan);
+	rb_plan_release(&enough.plan);
+	run_path(&few, 128, 1024, 2048, RB_DTYPE_FP16, "mask=0x1 banks=1:11 wreuse=1");
+	run_path(&enough, 128, 1024, 2048, RB_DTYPE_FP16, "mask=0x1 banks=1:11 wreuse=0");
+	assert_true(few.plan.weight_reuse && few.plan.weight_bytes == few.plan.b_bytes);
+	assert_true(few.us < enough.us);
 	rb_plan_release(&few.plan);
 	rb_plan_release(&enough.plan);
 }
