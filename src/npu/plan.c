@@ -28,9 +28,12 @@
 /* Every NPU-visible buffer lies below 4 GiB of IOVA (§b.5). */
 #define ADDR_SPACE (UINT64_C(1) << 32)
 /* The fixed cost of one task in bytes of DDR traffic, for the auto bank split only: a
- * heuristic (a few µs at ~10 GB/s) so that it does not trade a little traffic for many
- * more tasks. The tuner measures instead. */
-#define TASK_COST_BYTES 32768.0
+ * heuristic (a few µs at ~10-20 GB/s) so that it does not trade a little traffic for many
+ * more tasks. 32 KiB was enough while every M tile re-read its weights; once reused
+ * weights cost nothing, it split one-core int8 prefill into 52 small tasks where 32
+ * are faster (bench/calibration.md A2-A11 went from -2..+22 % to +15..+33 %). The tuner
+ * measures instead. */
+#define TASK_COST_BYTES 65536.0
 /* The CBUF stores a feature row in whole 64-byte entries (CBUF_CON1 DATA_ENTRIES =
  * ceil(row bytes / 64), §c), so a row takes that much even when int8 K % 64 = 32. */
 #define ENTRY_BYTES 64
