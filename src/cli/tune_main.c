@@ -293,7 +293,8 @@ static void print_summary(FILE *out, enum rb_table_style style, const struct rb_
 	if (rows)
 		rb_table_print_cells_style(out, style, cols, T_COLS, (const char *)rows, T_CELL, n);
 	if (t->work) /* the totals need every shape: `rknn-bench merge` sums them */
-		fprintf(out, "\nshard %u/%u: %zu of the shapes; `rknn-bench merge` joins the shards\n",
+		fprintf(out,
+			"\nshard %u/%u: %zu of the shapes; `rknn-bench merge` joins the shards\n",
 			t->o->shard.index, t->o->shard.count, n);
 	else
 		print_totals(out, t, best);

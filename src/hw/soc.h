@@ -36,8 +36,11 @@ struct rb_soc_profile {
 	int64_t cores;    /* NPU cores, 1..RB_SIM_MAX_CORES */
 	double clock_mhz; /* NPU clock */
 	/* the MAC array of one core */
-	int64_t fp16_macs;          /* MACs per cycle, fp16 */
-	int64_t int8_macs;          /* MACs per cycle, int8 */
+	int64_t fp16_macs; /* MACs per cycle, fp16 */
+	int64_t int8_macs; /* MACs per cycle, int8 */
+	/* The share of those MACs the array achieves on long tasks, per dtype (1: the TRM
+	 * rate; calibrate fits them to a board's MAC-bound runs) */
+	double fp16_efficiency, int8_efficiency;
 	int64_t channel_atom;       /* channels of a row the array takes per cycle */
 	int64_t weight_load_cycles; /* cycles to load one kernel's atom into the array */
 	/* the CBUF of one core */

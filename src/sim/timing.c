@@ -105,9 +105,12 @@ uint64_t rb_timing_cycles(const struct rb_soc_profile *soc, bool int8, uint64_t 
 	uint64_t group = (uint64_t)(int8 ? soc->int8_macs : soc->fp16_macs) / atom;
 	uint64_t load = group * (uint64_t)soc->weight_load_cycles;
 	uint64_t blocks = div_up(channels, atom) * div_up(kernels, group);
+	double eff = int8 ? soc->int8_efficiency : soc->fp16_efficiency;
+	uint64_t ideal = blocks * max_u64(rows, load);
 
-	/* a block of weights serves every row; the next block loads meanwhile */
-	return blocks * max_u64(rows, load);
+	/* a block of weights serves every row; the next block loads meanwhile; the array
+	 * reaches `eff` of that rate (exactly the ideal cycles at 1) */
+	return eff == 1.0 || !(eff > 0) ? ideal : (uint64_t)ceil((double)ideal / eff);
 }
 
 /* ---- stages ---- */

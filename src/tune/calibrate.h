@@ -11,9 +11,10 @@
  *
  * The fitted parameters are what the model really has and run times can tell apart:
  *   ddr.gbps_per_stream, ddr.gbps_per_core, ddr.gbps_total  (DDR bandwidth)
- *   clock_mhz          the MAC array's rate; the MACs per cycle of fp16 and int8 are
- *                      integers from the TRM that also set the kernel group, so the
- *                      model has one continuous MAC rate for both dtypes, not one each
+ *   mac.fp16_efficiency, mac.int8_efficiency  the share of the TRM MAC rate the
+ *                      array reaches per dtype (the clock is a fact, pinned to 1 GHz on
+ *                      boards, and the MACs per cycle are TRM integers that also set the
+ *                      kernel group: what a board's MAC-bound runs tell is the rate)
  *   task.fetch_ns, task.pipeline_ns                         (per task)
  *   submit.ioctl_ns (per submit, host side), submit.commit_ns + irq_ns as one sum
  *   (per kick of a core), submit.wake_ns (per wait)
@@ -45,7 +46,8 @@ enum rb_calib_param {
 	RB_CALIB_DDR_STREAM,
 	RB_CALIB_DDR_CORE,
 	RB_CALIB_DDR_TOTAL,
-	RB_CALIB_CLOCK,
+	RB_CALIB_MAC_FP16,
+	RB_CALIB_MAC_INT8,
 	RB_CALIB_TASK_FETCH,
 	RB_CALIB_TASK_PIPELINE,
 	RB_CALIB_SUBMIT_IOCTL,

@@ -345,8 +345,9 @@ static void test_profile_json(void **state)
 	assert_int_equal(rb_calib_add_report(&c, write_report("one.json", &good)), 0);
 	c.fitted.ddr_total_gbps = 27.5;
 	c.fitted.submit_commit_ns = 1000;
-	c.held[RB_CALIB_CLOCK] = true;
-	c.fitted.clock_mhz = 5; /* held: not written */
+	c.fitted.fp16_efficiency = 0.75;
+	c.held[RB_CALIB_MAC_INT8] = true;
+	c.fitted.int8_efficiency = 0.5; /* held: not written */
 	c.rows[0].fitted_us = 31;
 	doc = rb_calib_profile_json(&c, base, len, "my-board");
 	assert_non_null(doc);
@@ -356,7 +357,8 @@ static void test_profile_json(void **state)
 	assert_string_equal(back.status, "fitted to modeled reports (emulator), not a board");
 	assert_near(back.ddr_total_gbps, 27.5, 0);
 	assert_near(back.submit_commit_ns, 1000, 0);
-	assert_near(back.clock_mhz, soc()->clock_mhz, 0);
+	assert_near(back.fp16_efficiency, 0.75, 0);
+	assert_near(back.int8_efficiency, soc()->int8_efficiency, 0);
 	assert_contains(text, "fitted by rknn-bench calibrate");
 	assert_contains(text, "\"error_pct\"");
 	free(text);
