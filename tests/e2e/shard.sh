@@ -5,10 +5,13 @@
 # conflicting duplicate are refused; boards of one kind join at their median; a shape
 # split into slices of its space merges to the unsharded result; the merged cache
 # resumes a whole tune; the Slurm script runs its array and merge jobs (a stand-in
-# sbatch). Under CHECK_SCOPE=quick (qemu) and SANITIZE=1 four small shapes stand for
-# the regression file (the same paths, a fraction of the emulator's work).
+# sbatch). Every tune runs the best 2 of the model's ranking (--top 2: the same path as
+# the default 8, a quarter of the emulator's work). Under CHECK_SCOPE=quick (qemu) and
+# SANITIZE=1 four small shapes stand for the regression file (the same paths, a fraction
+# of the emulator's work).
 . tests/e2e/lib.sh
-FAST="--device sim --iters 1 --warmup 0 --verify sample"
+RUNOPTS="--device sim --iters 1 --warmup 0 --verify sample"
+FAST="$RUNOPTS --top 2"
 json() { "$JSONCHECK" "$1" "$2" 2>/dev/null; }
 
 SHAPES=configs/regression.json
@@ -88,12 +91,12 @@ cmp -s "$TMP/seed-in" "$TMP/seed-out" && ok "the seed backend's reader reads the
 expect_exit 0 "the patched backend's reader finds the contexts" -- \
 	"$CONSUMER" --patched-reader "$TMP/m.json"
 expect_exit 0 "run --tuned replays the merged file" -- \
-	$RKNN_BENCH --quiet run --tuned "$TMP/m.json" "$SHAPES" $FAST --format json
+	$RKNN_BENCH --quiet run --tuned "$TMP/m.json" "$SHAPES" $RUNOPTS --format json
 [ "$(json "$TMP/out" results.0.stats.median_us)" = "$(json "$TMP/m.json" pairs.0.measured.median_us)" ] &&
 	ok "run --tuned reproduces the merged modeled time" ||
 	not_ok "run --tuned reproduces the merged modeled time"
 expect_exit 2 "a shard alone is refused by the reader, pointing at merge" -- \
-	$RKNN_BENCH --quiet run --tuned "$S/shard-1.json" "$SHAPES" $FAST
+	$RKNN_BENCH --quiet run --tuned "$S/shard-1.json" "$SHAPES" $RUNOPTS
 expect_grep "one shard of a tune.*rknn-bench merge" "$TMP/err" "the message says to merge"
 
 # --- idempotent, order-blind; repeats count once ---
