@@ -93,8 +93,9 @@ awk -v a="$t_l4" -v b="$t_def" 'BEGIN { exit !(a > 1.1 * b) }' &&
 	ok "LPDDR4x models $SHAPE slower ($t_l4 us vs $t_def us)" ||
 	not_ok "LPDDR4x models $SHAPE slower" "LPDDR4x $t_l4 us, default $t_def us"
 
-# Embedded: the installed binary needs no configs/ (run from elsewhere).
-(cd "$TMP" && RKNN_BENCH_DTROOT=$TMP/opi5u $RUNNER "$BIN" $RUN --format json >"$TMP/away.json" 2>/dev/null)
+# Embedded: the installed binary needs no configs/ (run from elsewhere; under a RUNNER,
+# $RKNN_BENCH is already the wrapper that runs the binary through it).
+(cd "$TMP" && RKNN_BENCH_DTROOT=$TMP/opi5u "$BIN" $RUN --format json >"$TMP/away.json" 2>/dev/null)
 expect_value "$TMP/away.json" context.hw_profile.label \
 	"rk3588-lpddr5.json v1 (calibrated on an LPDDR5 board)" "the profiles are embedded in the binary"
 
