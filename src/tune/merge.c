@@ -316,8 +316,6 @@ struct board_pick {
 	double us, api_us;
 };
 
-static double median_of(double *v, size_t n);
-
 static void sum_counts(cJSON *into, const cJSON *from)
 {
 	static const char *const counts[] = {"configs_in_space", "configs_modeled", "configs_run",

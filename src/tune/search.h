@@ -60,7 +60,7 @@ struct rb_tune_opts {
 	struct rb_tune_space space;
 	const char *space_path;     /* --space, applied to the default space */
 	struct rb_tune_shard shard; /* --shard I/N (count 0: the whole tune) */
-	bool list_space, quiet, verbose;
+	bool list_space, verbose;
 	bool no_weight_reuse; /* --no-weight-reuse: the wreuse knob holds 0 only */
 	const char *out_path;
 	const char *cache_path;
