@@ -5,16 +5,48 @@
 # Unit tests are cmocka binaries run with TAP output; end-to-end tests are the
 # tests/e2e/*.sh scripts, which also print TAP ("ok"/"not ok" lines). A binary or
 # script that dies without reporting counts as one failure.
+# JOBS tests run at once (default: the number of CPUs). Most tests use one core, and each
+# works in its own temporary folder, so on two cores the suite takes about half the wall
+# time; the report comes in a fixed order whatever finished first.
 # RUNNER runs the built programs of another architecture, e.g. RUNNER="qemu-aarch64 -L /"
 # (make check-aarch64): every program of $BUILD is then reached through a wrapper script,
 # so the tests themselves stay unchanged.
 BUILD=${BUILD:-build}
 RUNNER=${RUNNER:-}
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
 export BUILD RUNNER
-log=$(mktemp)
+
+# run_one RESULTS NAME COMMAND...: runs one test; its TAP lines, failures and wall time
+# go to RESULTS/NAME.*.
+if [ "${1:-}" = --one ]; then
+	results=$2 name=$3
+	shift 3
+	out=$results/$name.out
+	start=$(date +%s)
+	"$@" >"$out" 2>&1
+	rc=$?
+	echo "$(($(date +%s) - start)) $name" >"$results/$name.time"
+	{
+		grep -E '^not ok ' "$out" | sed "s|^|FAIL $name: |"
+		if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
+			echo "not ok - $name exited with status $rc"
+			tail -n 20 "$out"
+		elif ! grep -qE '^(not )?ok ' "$out"; then
+			echo "not ok - $name reported no test"
+			tail -n 20 "$out"
+		fi
+	} >"$results/$name.report"
+	grep -E '^(not )?ok ' "$out" | sed "s|^|$name: |" >"$results/$name.tap"
+	grep -E '^not ok - ' "$results/$name.report" >>"$results/$name.tap"
+	cat "$results/$name.report"
+	exit 0
+fi
+
+results=$(mktemp -d)
 wrappers=$(mktemp -d)
-trap 'rm -rf "$log" "$wrappers"' EXIT
-status=0
+trap 'rm -rf "$results" "$wrappers"' EXIT
+# A test stopped by Ctrl-C is not reported as a failure of the suite: the suite stops.
+trap 'exit 130' INT TERM
 
 # wrap PROGRAM: prints the path to run PROGRAM with (itself when there is no RUNNER).
 # Under a RUNNER, a preload library reaches the program through lib.sh's `preload`.
@@ -31,34 +63,32 @@ JSONCHECK=$(wrap "$BUILD/tests/jsoncheck")
 CONSUMER=$(wrap "$BUILD/tests/consumer")
 export RKNN_BENCH JSONCHECK CONSUMER
 
-run_one() { # name, command...
-	name=$1
-	shift
-	out=$(mktemp)
-	"$@" >"$out" 2>&1
-	rc=$?
-	grep -E '^(not )?ok ' "$out" | sed "s|^|$name: |" >>"$log"
-	grep -E '^not ok ' "$out" | sed "s|^|FAIL $name: |"
-	if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
-		echo "not ok - $name exited with status $rc" | tee -a "$log"
-		tail -n 20 "$out"
-	elif ! grep -qE '^(not )?ok ' "$out"; then
-		echo "not ok - $name reported no test" | tee -a "$log"
-		tail -n 20 "$out"
-	fi
-	rm -f "$out"
-}
-
-for t in "$@"; do
-	CMOCKA_MESSAGE_OUTPUT=TAP run_one "$(basename "$t")" "$(wrap "$t")"
-done
+# The queue: one line "NAME COMMAND..." per test. The end-to-end scripts come first:
+# they are the long ones, and starting them early keeps both workers busy to the end.
+queue=$results/queue
+: >"$queue"
 for t in tests/e2e/*.sh; do
 	[ -f "$t" ] && [ "$(basename "$t")" != lib.sh ] || continue
-	run_one "$(basename "$t" .sh)" sh "$t"
+	echo "$(basename "$t" .sh) sh $t" >>"$queue"
+done
+for t in "$@"; do
+	echo "$(basename "$t") $(wrap "$t")" >>"$queue"
 done
 
-passed=$(grep -c ': ok \|^ok ' "$log")
+# Each line's words become the arguments of one `--one` run (no name or path has spaces).
+CMOCKA_MESSAGE_OUTPUT=TAP xargs -P "$JOBS" -L 1 sh "$0" --one "$results" <"$queue"
+
+log=$results/all.tap
+: >"$log"
+while read -r name _; do
+	cat "$results/$name.tap" >>"$log" 2>/dev/null ||
+		echo "not ok - $name did not run" | tee -a "$log"
+done <"$queue"
+
+# The slowest tests, so a suite that grows past its time budget shows where.
+echo "slowest (wall seconds, $JOBS at once):"
+cat "$results"/*.time | sort -rn | head -n 8 | sed 's/^/  /'
+passed=$(grep -c ': ok ' "$log")
 failed=$(grep -c 'not ok' "$log")
-[ "$failed" -eq 0 ] || status=1
 echo "$passed passed, $failed failed"
-exit $status
+[ "$failed" -eq 0 ]

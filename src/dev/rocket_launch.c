@@ -79,6 +79,7 @@ struct core_thread {
 	struct rb_npu_device *dev;
 	const struct rb_dev_job *job;
 	unsigned index; /* the job's core */
+	bool grouped;   /* a member of the transport's thread group */
 	int ret;
 	char error[512];
 };
@@ -90,26 +91,40 @@ static void *core_thread_main(void *arg)
 	ct->ret = submit_cores(ct->dev, ct->job, ct->index, 1);
 	if (ct->ret < 0)
 		snprintf(ct->error, sizeof(ct->error), "%s", rb_last_error());
+	if (ct->grouped)
+		rb_transport_group_leave(rb_npu_device_transport(ct->dev));
 	return NULL;
 }
 
-/* One SUBMIT per core, each from its own thread. */
+/* One SUBMIT per core, each from its own thread. The threads are one group of the
+ * transport, as in rknpu_launch.c: the emulated kernel then queues their jobs in the
+ * same order whatever the host's thread timing (a no-op on a board). A thread that
+ * cannot be created leaves the group at once; its core submits after the others. */
 static int submit_threads(struct rb_npu_device *dev, const struct rb_dev_job *job)
 {
+	struct rb_transport *tr = rb_npu_device_transport(dev);
 	struct core_thread ct[RB_HW_MAX_CORES] = {0};
 	pthread_t tid[RB_HW_MAX_CORES];
 	bool started[RB_HW_MAX_CORES] = {false};
+	bool grouped = rb_transport_group_begin(tr, job->n_cores) == 0;
 	int ret = 0;
 
 	for (unsigned i = 0; i < job->n_cores; i++) {
-		ct[i] = (struct core_thread){.dev = dev, .job = job, .index = i};
+		ct[i] = (struct core_thread){.dev = dev, .job = job, .index = i, .grouped = grouped};
 		started[i] = pthread_create(&tid[i], NULL, core_thread_main, &ct[i]) == 0;
-		if (!started[i])
-			core_thread_main(&ct[i]);
+		if (!started[i] && grouped)
+			rb_transport_group_leave(tr);
 	}
-	for (unsigned i = 0; i < job->n_cores; i++) {
+	for (unsigned i = 0; i < job->n_cores; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
+	if (grouped)
+		rb_transport_group_end(tr);
+	for (unsigned i = 0; i < job->n_cores; i++) {
+		if (!started[i]) {
+			ct[i].grouped = false;
+			core_thread_main(&ct[i]);
+		}
 		if (ct[i].ret < 0 && ret == 0)
 			ret = rb_set_error(ct[i].ret, "%s", ct[i].error);
 	}

@@ -148,16 +148,15 @@ static int choose_batch(struct timed_run *t)
 }
 
 /* The first run of a shape: device errors, overruns and wrong results are caught
- * here, before anything is timed. Returns 0 or an exit code. */
+ * here, before anything is timed. *elapsed_us gets its time. Returns 0 or an exit code. */
 static int checked_run(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in,
-		       void *c, size_t bytes, struct rb_result *r)
+		       void *c, size_t bytes, struct rb_result *r, double *elapsed_us)
 {
 	struct rb_perfctr *perf = e->perf;
-	double elapsed_us;
 	int ret;
 
 	e->perf = NULL; /* cold: not counted (measure.h) */
-	ret = e->ops->run(e, c, &elapsed_us);
+	ret = e->ops->run(e, c, elapsed_us);
 	e->perf = perf;
 	if (ret < 0) /* a timeout stays one: a tune does not cache it as the config's fault */
 		return fail(m, ret == -ETIMEDOUT ? ret : -EIO, "device '%s' failed: %s",
@@ -178,13 +177,25 @@ static bool stopped(const struct rb_shape_measure *m)
 	return m->stop && *m->stop;
 }
 
+/* A modeled time is a function of the program alone: every run of the same job gives
+ * the same time (tests/unit/test_kmod.c, tests/e2e/sim.sh), so the checked run's time is
+ * the one sample, and repeating it (--iters, --min-time) would only cost host time.
+ * Host counters (--perf) and one phase alone (--phase) measure the host: they sample. */
+static bool modeled_once(const struct rb_shape_measure *m, const struct rb_engine *e)
+{
+	return e->ops->modeled && !e->perf && m->phase_only == RB_PHASE_NONE;
+}
+
 /* The samples: whole runs (batched when short), or one phase alone (measure.h). */
-static int sample(struct rb_shape_measure *m, struct timed_run *t, struct rb_result *r)
+static int sample(struct rb_shape_measure *m, struct timed_run *t, double checked_us,
+		  struct rb_result *r)
 {
 	struct rb_measure_opts alone = {.iters = m->measure->iters, .max_iters = m->measure->iters};
 	struct rb_engine *e = t->engine;
 	int ret;
 
+	if (modeled_once(m, e))
+		return rb_stats_compute(&r->stats, &checked_us, 1);
 	if (m->phase_only == RB_PHASE_NONE) {
 		ret = choose_batch(t);
 		return ret < 0 ? ret : rb_measure(m->measure, timed_run, t, &r->stats);
@@ -221,7 +232,7 @@ int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const stru
 	size_t bytes;
 	struct timed_run t = {
 	    .engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1, .stop = m->stop};
-	double t0 = rb_now_us();
+	double t0 = rb_now_us(), checked_us = 0;
 	int ret;
 
 	m->reason[0] = '\0';
@@ -230,8 +241,8 @@ int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const stru
 	ret = prepare(m, e, in);
 	r->setup_us = rb_now_us() - t0;
 	if (ret == 0)
-		ret = checked_run(m, e, in, t.c, bytes, r);
-	if (ret == 0 && !stopped(m) && sample(m, &t, r) < 0 && !stopped(m))
+		ret = checked_run(m, e, in, t.c, bytes, r, &checked_us);
+	if (ret == 0 && !stopped(m) && sample(m, &t, checked_us, r) < 0 && !stopped(m))
 		ret = fail(m, -EIO, "device '%s' failed while timing: %s", e->ops->name,
 			   rb_last_error());
 	if (ret == 0 && stopped(m))

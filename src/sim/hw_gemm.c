@@ -340,12 +340,20 @@ __attribute__((target("avx2"))) static void i8_avx2(float *dst, const uint8_t *s
 #endif
 
 #if defined(SIM_X86)
-/* CPUID leaf 1, ECX: clang 14's __builtin_cpu_supports does not know "f16c". */
+/* CPUID leaf 1, ECX: clang 14's __builtin_cpu_supports does not know "f16c". Asked
+ * once per process: CPUID traps to the hypervisor in a VM (about 7 µs), and every
+ * emulated task picks its kernel. 0: not asked yet, 1: no, 2: yes. */
 static bool has_f16c(void)
 {
+	static atomic_int known;
 	unsigned a, b, c, d;
+	int v = atomic_load_explicit(&known, memory_order_relaxed);
 
-	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+	if (!v) {
+		v = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) ? 2 : 1;
+		atomic_store_explicit(&known, v, memory_order_relaxed);
+	}
+	return v == 2;
 }
 #endif
 

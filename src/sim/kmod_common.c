@@ -37,14 +37,14 @@ static _Thread_local struct {
 	uint64_t serial, now;
 } thread_clock;
 
-static bool in_group(const struct rb_sim_kmod *k)
+bool rb_kmod_in_group(const struct rb_sim_kmod *k)
 {
 	return k->group.expected > 0;
 }
 
 uint64_t rb_kmod_thread_now(const struct rb_sim_kmod *k)
 {
-	if (!in_group(k))
+	if (!rb_kmod_in_group(k))
 		return atomic_load(&k->now);
 	if (thread_clock.k == k && thread_clock.serial == k->group.serial)
 		return thread_clock.now;
@@ -53,7 +53,7 @@ uint64_t rb_kmod_thread_now(const struct rb_sim_kmod *k)
 
 void rb_kmod_thread_advance(struct rb_sim_kmod *k, uint64_t t)
 {
-	if (in_group(k)) {
+	if (rb_kmod_in_group(k)) {
 		uint64_t mine = kmod_max(rb_kmod_thread_now(k), t);
 
 		thread_clock.k = k;
@@ -77,7 +77,7 @@ static void group_run_if_ready(struct rb_sim_kmod *k)
 
 void rb_kmod_block_until(struct rb_sim_kmod *k, const bool *done)
 {
-	if (!in_group(k)) {
+	if (!rb_kmod_in_group(k)) {
 		k->ops->run_all(k);
 		return;
 	}
@@ -98,7 +98,7 @@ int rb_sim_kmod_group_begin(struct rb_sim_kmod *k, unsigned threads)
 	if (!threads)
 		return -EINVAL;
 	pthread_mutex_lock(&k->lock);
-	if (in_group(k)) {
+	if (rb_kmod_in_group(k)) {
 		ret = -EBUSY;
 	} else {
 		k->group.expected = threads;
@@ -113,7 +113,7 @@ int rb_sim_kmod_group_begin(struct rb_sim_kmod *k, unsigned threads)
 void rb_sim_kmod_group_leave(struct rb_sim_kmod *k)
 {
 	pthread_mutex_lock(&k->lock);
-	if (in_group(k)) {
+	if (rb_kmod_in_group(k)) {
 		k->group.left++;
 		group_run_if_ready(k);
 	}

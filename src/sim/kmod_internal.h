@@ -102,8 +102,9 @@ struct kmod_ops {
 	bool (*complete)(struct rb_sim_kmod *k, int core, const struct rb_sim_core_result *r,
 			 uint64_t kick_ns);
 	void (*retire)(struct rb_sim_kmod *k);
-	/* Runs every queued job to its end (NULL: the kernel has no blocking submits, so
-	 * no thread group, see struct kmod_group). */
+	/* A thread group's round (struct kmod_group): runs every queued job to its end
+	 * (rknpu's blocking submits) or queues the group's staged submits (rocket, whose
+	 * SUBMIT returns before the job runs). NULL: no thread groups. */
 	void (*run_all)(struct rb_sim_kmod *k);
 	void (*release)(struct rb_sim_kmod *k); /* frees `drv` */
 };
@@ -157,6 +158,8 @@ static inline uint64_t kmod_max(uint64_t a, uint64_t b)
 }
 
 void rb_kmod_advance_to(struct rb_sim_kmod *k, uint64_t t);
+/* Whether a thread group (rb_sim_kmod_group_begin) is open. */
+bool rb_kmod_in_group(const struct rb_sim_kmod *k);
 /* The calling thread's virtual clock: its own inside a thread group, else `now`. */
 uint64_t rb_kmod_thread_now(const struct rb_sim_kmod *k);
 /* Moves the calling thread's clock (and `now`) to t if that is later. */

@@ -71,6 +71,7 @@ struct rjob {
 	uint32_t n_bos;
 	uint64_t submit_ns, first_kick_ns;
 	bool finished;
+	bool *queued; /* staged in a thread group: set when it reaches its core's queue */
 };
 
 /* The driver's own state (k->drv). */
@@ -78,6 +79,7 @@ struct rocket {
 	struct rjob *head[RB_SIM_MAX_CORES], *tail[RB_SIM_MAX_CORES];
 	uint64_t core_free[RB_SIM_MAX_CORES]; /* when each core can take a kick */
 	int entity_core[KMOD_MAX_FILES];      /* where each fd's jobs go while some run */
+	struct rjob *staged; /* a thread group's submits, by file (see stage) */
 };
 
 static struct rocket *rt(const struct rb_sim_kmod *k)
@@ -195,7 +197,6 @@ static void enqueue(struct rb_sim_kmod *k, struct rjob *job)
 {
 	struct rocket *r = rt(k);
 
-	job->file = k->cur_file;
 	job->core = pick_core(k, job->file);
 	r->entity_core[job->file] = job->core;
 	if (r->tail[job->core])
@@ -277,6 +278,37 @@ static int new_job(struct rb_sim_kmod *k, const struct drm_rocket_job *uj, struc
 	return 0;
 }
 
+/* Threads that submit at once (the `threads` launch, one fd per core) reach the
+ * scheduler in an order the host's thread timing decides, and the order picks the cores
+ * (pick_core) and the submit times. In a thread group (kmod_internal.h) the emulated
+ * kernel stages each submit on the thread's own clock and queues the group's jobs in
+ * file order once every member has submitted or left, so modeled times repeat exactly. */
+static void stage(struct rb_sim_kmod *k, struct rjob *job, bool *queued)
+{
+	struct rjob **at = &rt(k)->staged;
+
+	while (*at && (*at)->file <= job->file)
+		at = &(*at)->next;
+	job->queued = queued;
+	job->next = *at;
+	*at = job;
+}
+
+static void queue_staged(struct rb_sim_kmod *k)
+{
+	struct rocket *r = rt(k);
+
+	while (r->staged) {
+		struct rjob *job = r->staged;
+
+		r->staged = job->next;
+		job->next = NULL;
+		*job->queued = true;
+		job->queued = NULL;
+		enqueue(k, job);
+	}
+}
+
 /* SUBMIT as upstream's rocket_ioctl_submit (drivers/accel/rocket/rocket_job.c): no
  * jobs is success before any other check; a job_struct_size below the struct's or a
  * non-zero reserved is -EINVAL and an unreadable job array -EFAULT, with nothing
@@ -297,7 +329,10 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 		return -EINVAL;
 	if (!src)
 		return -EFAULT;
-	rb_kmod_advance_to(k, now(k) + k->cost.submit);
+	bool grouped = rb_kmod_in_group(k), queued = false;
+	uint64_t submit_ns = rb_kmod_thread_now(k) + k->cost.submit;
+
+	rb_kmod_thread_advance(k, submit_ns);
 	for (uint32_t i = 0; i < a->job_count; i++) {
 		struct drm_rocket_job uj;
 		struct rjob *job = NULL;
@@ -310,9 +345,15 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 				    a->job_count, strerror(-err));
 			continue;
 		}
-		job->submit_ns = now(k);
-		enqueue(k, job);
+		job->submit_ns = submit_ns;
+		job->file = k->cur_file;
+		if (grouped)
+			stage(k, job, &queued);
+		else
+			enqueue(k, job);
 	}
+	if (grouped) /* until every member has submitted or left */
+		rb_kmod_block_until(k, &queued);
 	return 0;
 }
 
@@ -460,6 +501,12 @@ static void op_release(struct rb_sim_kmod *k)
 
 	if (!r)
 		return;
+	while (r->staged) { /* none once every group has ended; nothing waits on them */
+		struct rjob *job = r->staged;
+
+		r->staged = job->next;
+		job_free(k, job);
+	}
 	for (int c = 0; c < RB_SIM_MAX_CORES; c++)
 		while (r->head[c]) {
 			struct rjob *job = r->head[c];
@@ -478,6 +525,7 @@ static const struct kmod_ops rocket_ops = {
     .commit = op_commit,
     .complete = op_complete,
     .retire = op_retire,
+    .run_all = queue_staged, /* SUBMIT does not wait for the job: PREP_BO runs it */
     .release = op_release,
 };
 

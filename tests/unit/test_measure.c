@@ -1,0 +1,127 @@
+/* The measuring loop's claim about modeled devices (run/measure.c): a modeled time is a
+ * function of the program, so the first (checked) run's time is the one sample. This
+ * test runs the same job again and again on both emulated kernels, in every launch mode
+ * and with reused weights, and fails if any run's time differs from the first; then it
+ * checks that rb_measure_shape takes one sample on the emulator and --iters on the CPU. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "core/inputs.h"
+#include "core/report.h"
+#include "run/engine.h"
+#include "run/measure.h"
+
+#define REPEATS 8
+
+struct job_case {
+	const struct rb_engine_ops *ops;
+	enum rb_npu_launch launch;
+	struct rb_shape shape;
+};
+
+static void open_prepared(struct rb_engine *e, const struct job_case *jc, struct rb_inputs *in)
+{
+	struct rb_engine_opts opts;
+
+	rb_engine_opts_init(&opts);
+	opts.launch = jc->launch;
+	opts.threads = 1;
+	assert_int_equal(rb_engine_open(e, jc->ops, &opts), 0);
+	assert_int_equal(rb_inputs_init(in, &jc->shape, 7, RB_DATA_EXACT), 0);
+	assert_int_equal(e->ops->prepare(e, in), 0);
+}
+
+static void test_modeled_runs_repeat_exactly(void **state)
+{
+	/* 256x1024x1024 splits into several M tiles with the same weights (WEIGHT_REUSE on
+	 * the chained tasks); 1x2048x2048 is the decode path. */
+	const struct rb_shape prefill = {256, 1024, 1024, RB_DTYPE_FP16};
+	const struct rb_shape decode = {1, 2048, 2048, RB_DTYPE_FP16};
+	const struct rb_shape int8 = {64, 512, 1024, RB_DTYPE_INT8};
+	const struct job_case cases[] = {
+	    {&rb_engine_sim, RB_LAUNCH_FENCES, prefill},
+	    {&rb_engine_sim, RB_LAUNCH_THREADS, prefill},
+	    {&rb_engine_sim, RB_LAUNCH_MULTICORE, prefill},
+	    {&rb_engine_sim, RB_LAUNCH_THREADS, decode},
+	    {&rb_engine_sim, RB_LAUNCH_FENCES, int8},
+	    {&rb_engine_sim_rocket, RB_LAUNCH_FENCES, prefill},
+	    {&rb_engine_sim_rocket, RB_LAUNCH_THREADS, decode},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rb_engine e;
+		struct rb_inputs in;
+		double first = 0, us = 0;
+		void *c = calloc((size_t)(cases[i].shape.m * cases[i].shape.n), sizeof(float));
+
+		assert_non_null(c);
+		open_prepared(&e, &cases[i], &in);
+		assert_true(e.ops->modeled);
+		assert_int_equal(e.ops->run(&e, c, &first), 0);
+		assert_true(first > 0);
+		for (int r = 1; r < REPEATS; r++) {
+			assert_int_equal(e.ops->run(&e, c, &us), 0);
+			if (us != first)
+				print_error("case %zu run %d: %.3f, first %.3f\n", i, r, us, first);
+			assert_true(us == first); /* bit for bit, not within a tolerance */
+		}
+		rb_engine_close(&e);
+		rb_inputs_release(&in);
+		free(c);
+	}
+}
+
+static void measure(const struct rb_engine_ops *ops, int iters, struct rb_result *r)
+{
+	const struct job_case jc = {ops, RB_LAUNCH_FENCES, {32, 256, 512, RB_DTYPE_FP16}};
+	struct rb_measure_opts mo;
+	struct rb_verify_opts vo;
+	struct rb_shape_measure m = {.measure = &mo, .verify = &vo, .ref_threads = 1};
+	struct rb_engine e;
+	struct rb_inputs in;
+	struct rb_engine_opts opts;
+
+	rb_measure_opts_init(&mo);
+	mo.warmup = 1;
+	mo.iters = iters;
+	rb_verify_opts_init(&vo, jc.shape.dtype);
+	rb_engine_opts_init(&opts);
+	opts.threads = 1;
+	assert_int_equal(rb_engine_open(&e, ops, &opts), 0);
+	assert_int_equal(rb_inputs_init(&in, &jc.shape, 7, RB_DATA_EXACT), 0);
+	assert_int_equal(rb_measure_shape(&m, &e, &in, r), 0);
+	rb_engine_close(&e);
+	rb_inputs_release(&in);
+}
+
+static void test_modeled_time_computed_once(void **state)
+{
+	struct rb_result sim = {0}, cpu = {0};
+
+	(void)state;
+	measure(&rb_engine_sim, 5, &sim);
+	assert_int_equal(sim.stats.n, 1);
+	assert_true(sim.stats.median_us > 0 && isfinite(sim.stats.median_us));
+	assert_int_equal(sim.verify.status, RB_VERIFY_VERIFIED);
+	measure(&rb_engine_cpu, 5, &cpu);
+	assert_int_equal(cpu.stats.n, 5);
+	rb_result_release(&sim);
+	rb_result_release(&cpu);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_modeled_runs_repeat_exactly),
+	    cmocka_unit_test(test_modeled_time_computed_once),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
