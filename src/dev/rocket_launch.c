@@ -110,7 +110,8 @@ static int submit_threads(struct rb_npu_device *dev, const struct rb_dev_job *jo
 	int ret = 0;
 
 	for (unsigned i = 0; i < job->n_cores; i++) {
-		ct[i] = (struct core_thread){.dev = dev, .job = job, .index = i, .grouped = grouped};
+		ct[i] =
+		    (struct core_thread){.dev = dev, .job = job, .index = i, .grouped = grouped};
 		started[i] = pthread_create(&tid[i], NULL, core_thread_main, &ct[i]) == 0;
 		if (!started[i] && grouped)
 			rb_transport_group_leave(tr);

@@ -79,7 +79,7 @@ struct rocket {
 	struct rjob *head[RB_SIM_MAX_CORES], *tail[RB_SIM_MAX_CORES];
 	uint64_t core_free[RB_SIM_MAX_CORES]; /* when each core can take a kick */
 	int entity_core[KMOD_MAX_FILES];      /* where each fd's jobs go while some run */
-	struct rjob *staged; /* a thread group's submits, by file (see stage) */
+	struct rjob *staged;                  /* a thread group's submits, by file (see stage) */
 };
 
 static struct rocket *rt(const struct rb_sim_kmod *k)
