@@ -25,6 +25,11 @@
 #
 # Knobs: SANITIZE=1 (ASan+UBSan, objects in build/san), CROSS=aarch64-linux-gnu-
 # (cross build against the multiarch cJSON/libdrm, objects in build/<triplet>).
+#
+# Builds run one job per CPU (a -j on the command line wins; the tests run as many at
+# once, tests/run-tests.sh): a plain `make check` uses the whole machine.
+NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+MAKEFLAGS += -j$(NPROC)
 
 CROSS    ?=
 PREFIX   ?= /usr/local
@@ -245,9 +250,9 @@ lint:
 		--inline-suppr --error-exitcode=1 --suppress=missingIncludeSystem \
 		--suppress=invalidPointerCast \
 		--template='{file}:{line}: {severity}: {message} [{id}]' \
-		-Iinclude -Isrc -D_GNU_SOURCE src include tests bench
-	$(call quiet,TIDY,src-include-tests-bench)clang-tidy -quiet \
-		$(filter %.c,$(C_FILES)) -- $(LINT_FLAGS) 2>&1 | \
+		-j $(NPROC) -Iinclude -Isrc -D_GNU_SOURCE src include tests bench
+	$(call quiet,TIDY,src-include-tests-bench)printf '%s\n' $(filter %.c,$(C_FILES)) | \
+		xargs -P $(NPROC) -n 8 sh -c 'clang-tidy -quiet "$$@" -- $(LINT_FLAGS)' tidy 2>&1 | \
 		awk '/(warning|error):/ { bad = 1 } bad || /(warning|error):/ { print } END { exit bad }'
 
 format-check:

@@ -68,7 +68,8 @@ export RKNN_BENCH JSONCHECK CONSUMER
 queue=$results/queue
 : >"$queue"
 for t in tests/e2e/*.sh; do
-	[ -f "$t" ] && [ "$(basename "$t")" != lib.sh ] || continue
+	case $(basename "$t") in lib*.sh) continue ;; esac # sourced by the tests
+	[ -f "$t" ] || continue
 	echo "$(basename "$t" .sh) sh $t" >>"$queue"
 done
 for t in "$@"; do

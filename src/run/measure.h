@@ -32,7 +32,11 @@ struct rb_shape_measure {
 	 * and the call returns -EINTR. */
 	const volatile sig_atomic_t *stop;
 	enum rb_phase phase_only; /* RB_PHASE_NONE, or the NPU phase sampled alone */
-	char reason[512];         /* why the last call failed ("" after success) */
+	/* Optional: where the reference C of a full verification is kept for the next call
+	 * on the same inputs (a tune verifies many configs of one shape). The caller frees
+	 * *expected (free) when the inputs change; NULL: computed per call. */
+	void **expected;
+	char reason[512]; /* why the last call failed ("" after success) */
 };
 
 /* Returns 0, -EINVAL (the shape or config cannot be planned), -ENOMEM (host memory),

@@ -23,6 +23,7 @@ struct shape_ctx {
 	struct rb_tune_points points;
 	struct rb_inputs in; /* made on first use: a fully cached shape needs none */
 	bool have_inputs;
+	void *expected;           /* the reference C of `in`, once a candidate was fully verified */
 	struct rb_inputs no_data; /* the shape alone: what the timing model is given */
 	struct rb_tune_best *best;
 	const char *phase;
@@ -165,8 +166,10 @@ static void verify_reason(const struct rb_verify_result *v, char *buf, size_t si
 static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune_record *r)
 {
 	const struct rb_tune_opts *o = c->t->o;
-	struct rb_shape_measure m = {
-	    .measure = &o->measure, .verify = &o->verify, .ref_threads = o->engine.threads};
+	struct rb_shape_measure m = {.measure = &o->measure,
+				     .verify = &o->verify,
+				     .ref_threads = o->engine.threads,
+				     .expected = &c->expected};
 	struct rb_result res = {0};
 	int ret = 0;
 
@@ -473,6 +476,7 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	rb_tune_points_release(&c.points);
 	if (c.have_inputs)
 		rb_inputs_release(&c.in);
+	free(c.expected);
 	return ret;
 }
 

@@ -4,83 +4,12 @@
 # and shape), with the seed backend's own reader, and replay it with run --tuned, which
 # must reproduce every pair's modeled time exactly and verify every shape; and run it
 # through the matmul executor as ggml-rknn would (backend-demo: weights N×K, fp32 A),
-# which must verify every pair (its reference is a plain loop, so the prefill file,
-# 134 G MACs in its output layer alone, is left to run --tuned).
-# configs/llama-3.2-1b-prefill.json (10 prefill shapes up to 512x2048x128256) is tuned
-# over a reduced space with --top 1: its full default space takes many minutes on the
-# emulator (every candidate computes the whole product), the reduced one still has
-# every launch mode. Under CHECK_SCOPE=quick (qemu) two seed shapes stand for the seed
-# file and the regression file is left out; under SANITIZE=1 only the seed and
-# regression files are tuned (the same code paths; the plain make check runs all four).
+# which must verify every pair. This script takes the seed and regression files;
+# tuned_roundtrip_models.sh the model files (make check runs the two at once), with the
+# same round trip (lib_roundtrip.sh). Under CHECK_SCOPE=quick (qemu) two seed shapes
+# stand for the seed file and the regression file is left out.
 . tests/e2e/lib.sh
-FAST="--device sim --iters 1 --warmup 0 --verify sample"
-DEMO=${BUILD:-build}/tests/backend-demo
-json() { "$JSONCHECK" "$1" "$2" 2>/dev/null; }
-cat >"$TMP/prefill-space.json" <<'SPACE'
-{"mask": ["0x7"], "split": ["m"], "weights": ["even"], "align": [32],
- "banks": ["auto"], "kslice": ["auto"], "launch": ["fences", "threads", "multicore"]}
-SPACE
-
-# roundtrip NAME SHAPES [tune options...]
-roundtrip() {
-	name=$1 shapes=$2
-	shift 2
-	out="$TMP/$name.json"
-	expect_exit 0 "$name: tune" -- $RKNN_BENCH --quiet tune "$shapes" $FAST "$@" -o "$out"
-	expect_exit 0 "$name: the library finds every tuned pair by name and shape" -- \
-		"$CONSUMER" --every "$out"
-	expect_grep ' 0 missed$' "$TMP/out" "$name: no pair missed"
-	"$CONSUMER" --seed-reader "$shapes" >"$TMP/seed-in" 2>&1
-	"$CONSUMER" --seed-reader "$out" >"$TMP/seed-out" 2>&1
-	cmp -s "$TMP/seed-in" "$TMP/seed-out" && ok "$name: the seed backend's reader reads it" ||
-		not_ok "$name: the seed backend's reader reads it"
-	expect_exit 0 "$name: run --tuned" -- $RKNN_BENCH --quiet run --tuned "$out" "$shapes" \
-		$FAST --format json
-	cp "$TMP/out" "$TMP/$name-run.json"
-	same=0 differ=0 unverified=0
-	results=$(json "$TMP/$name-run.json" results.#)
-	pairs=$(json "$out" pairs.#)
-	i=0
-	while [ "$i" -lt "$results" ]; do
-		rname=$(json "$TMP/$name-run.json" results.$i.names.0)
-		[ "$(json "$TMP/$name-run.json" results.$i.verify.status)" = verified ] ||
-			unverified=$((unverified + 1))
-		j=0
-		rm_=$(json "$TMP/$name-run.json" results.$i.shape.m)
-		# a name recurs at other batch sizes: the pair of this name and M
-		while [ "$j" -lt "$pairs" ] && { [ "$(json "$out" pairs.$j.name)" != "$rname" ] ||
-			[ "$(json "$out" pairs.$j.src0.row)" != "$rm_" ]; }; do
-			j=$((j + 1))
-		done
-		got=$(json "$TMP/$name-run.json" results.$i.stats.median_us)
-		want=$(json "$out" pairs.$j.measured.median_us)
-		if [ "$got" = "$want" ]; then same=$((same + 1)); else
-			differ=$((differ + 1))
-			echo "# $name: $rname: run --tuned $got us, tuned $want us"
-		fi
-		i=$((i + 1))
-	done
-	[ "$results" -gt 0 ] && [ "$differ" -eq 0 ] &&
-		ok "$name: run --tuned reproduces all $same modeled times" ||
-		not_ok "$name: run --tuned reproduces every modeled time" "$differ of $results differ"
-	[ "$unverified" -eq 0 ] && ok "$name: every shape verified" ||
-		not_ok "$name: every shape verified" "$unverified not verified"
-	expect_exit 0 "$name: every pair has an rknn_matmul_api section a backend can use" -- \
-		"$CONSUMER" --api "$out"
-	expect_exit 0 "$name: the patched backend's reader reads the contexts" -- \
-		"$CONSUMER" --patched-reader "$out"
-	expect_grep "^$pairs pairs, $pairs with contexts$" "$TMP/out" \
-		"$name: the patched reader finds contexts for all $pairs pairs"
-	[ "$name" = prefill ] && return
-	for how in "" --api; do
-		expect_exit 0 "$name: backend-demo $how runs every pair through the executor" -- \
-			built "$DEMO" "$out" --device sim $how
-		expect_grep "^$pairs verified, 0 failed$" "$TMP/out" \
-			"$name: backend-demo $how verified all $pairs pairs"
-		expect_grep "^modeled times as in the file: $pairs of $pairs$" "$TMP/out" \
-			"$name: backend-demo $how reproduces every modeled time"
-	done
-}
+. tests/e2e/lib_roundtrip.sh
 
 printf '%s\n' '{"pairs": [' \
 	'{"src0": {"row": 1, "col": 2048}, "src1": {"row": 2048, "col": 8192}, "name": "ffn_up-0"},' \
@@ -130,12 +59,8 @@ for file in $API_FILES; do
 		not_ok "$f-api: each tuned config splits N at 32 and is its API section" "$same of $n"
 done
 expect_exit 2 "--space and --target rknn-api together are refused" -- $RKNN_BENCH tune \
-	--shape 1x64x64 $FAST --target rknn-api --space "$TMP/prefill-space.json" -o "$TMP/x.json"
+	--shape 1x64x64 $FAST --target rknn-api --space "$TMP/multicore-space.json" -o "$TMP/x.json"
 expect_grep 'give one of them' "$TMP/err" "the message says to give one"
-if [ "${CHECK_SCOPE:-full}" != quick ] && [ "${SANITIZE:-}" != 1 ]; then
-	roundtrip qwen configs/qwen2.5-1.5b.json
-	roundtrip prefill configs/llama-3.2-1b-prefill.json --space "$TMP/prefill-space.json" --top 1
-fi
 
 # A file of a newer schema 1.x: what this version does not know is a warning, not an
 # error, and the pair still runs.

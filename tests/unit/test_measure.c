@@ -2,13 +2,15 @@
  * function of the program, so the first (checked) run's time is the one sample. This
  * test runs the same job again and again on both emulated kernels, in every launch mode
  * and with reused weights, and fails if any run's time differs from the first; then it
- * checks that rb_measure_shape takes one sample on the emulator and --iters on the CPU. */
+ * checks that rb_measure_shape takes one sample on the emulator and --iters on the CPU,
+ * and that a tune's kept reference C is the one results are compared with. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -116,11 +118,51 @@ static void test_modeled_time_computed_once(void **state)
 	rb_result_release(&cpu);
 }
 
+/* A tune verifies every candidate of a shape against one reference C (measure.h
+ * `expected`): the first full verification keeps it, the next ones compare with it, so
+ * a kept reference that is wrong must make a correct result fail. */
+static void test_reference_kept_per_shape(void **state)
+{
+	const struct rb_shape shape = {32, 256, 512, RB_DTYPE_FP16};
+	struct rb_measure_opts mo;
+	struct rb_verify_opts vo;
+	void *kept = NULL;
+	struct rb_shape_measure m = {
+	    .measure = &mo, .verify = &vo, .ref_threads = 1, .expected = &kept};
+	struct rb_result r = {0};
+	struct rb_engine e;
+	struct rb_inputs in;
+	struct rb_engine_opts opts;
+
+	(void)state;
+	rb_measure_opts_init(&mo);
+	rb_verify_opts_init(&vo, shape.dtype);
+	vo.mode = RB_VERIFY_FULL;
+	rb_engine_opts_init(&opts);
+	opts.threads = 1;
+	assert_int_equal(rb_engine_open(&e, &rb_engine_sim, &opts), 0);
+	assert_int_equal(rb_inputs_init(&in, &shape, 7, RB_DATA_EXACT), 0);
+	assert_int_equal(rb_measure_shape(&m, &e, &in, &r), 0);
+	assert_int_equal(r.verify.status, RB_VERIFY_VERIFIED);
+	assert_non_null(kept);
+	rb_result_release(&r);
+	((float *)kept)[5] += 1.0f;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(rb_measure_shape(&m, &e, &in, &r), 0);
+	assert_int_equal(r.verify.status, RB_VERIFY_FAILED);
+	assert_int_equal(r.verify.mismatches, 1);
+	rb_result_release(&r);
+	free(kept);
+	rb_engine_close(&e);
+	rb_inputs_release(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_modeled_runs_repeat_exactly),
 	    cmocka_unit_test(test_modeled_time_computed_once),
+	    cmocka_unit_test(test_reference_kept_per_shape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

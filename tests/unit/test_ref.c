@@ -18,12 +18,13 @@ struct dims {
 	int64_t m, k, n;
 };
 
-/* Edges of every block size (MR 6, NR 16, KC 256, MC 96, NC 2048), GEMV shapes, and
- * one shape bigger than a block in every dimension. */
+/* Edges of every block size (MR 6, NR 16, KC 256, MC 96, NC 2048), GEMV shapes (one
+ * wider than two GEMV chunks of 32768 columns, with a tail), and one shape bigger than a
+ * block in every dimension. */
 static const struct dims shapes[] = {
-    {1, 1, 1},     {1, 7, 3},    {3, 17, 33},   {17, 65, 129},   {2, 3, 5},
-    {7, 1, 19},    {6, 256, 16}, {5, 257, 17},  {13, 31, 1},     {1, 2048, 200},
-    {1, 33, 4099}, {1, 5, 70},   {1, 300, 129}, {97, 260, 2065}, {200, 40, 48},
+    {1, 1, 1},     {1, 7, 3},       {3, 17, 33},   {17, 65, 129},  {2, 3, 5},     {7, 1, 19},
+    {6, 256, 16},  {5, 257, 17},    {13, 31, 1},   {1, 2048, 200}, {1, 33, 4099}, {1, 5, 70},
+    {1, 300, 129}, {97, 260, 2065}, {200, 40, 48}, {1, 9, 70001},
 };
 
 #define N_SHAPES   (sizeof(shapes) / sizeof(shapes[0]))

@@ -1,0 +1,68 @@
+# The round trip of tests/e2e/tuned_roundtrip.sh and tuned_roundtrip_models.sh (two
+# scripts so that make check runs them at once): a tuned file read by every reader.
+# Sourced after lib.sh.
+FAST="--device sim --iters 1 --warmup 0 --verify sample"
+DEMO=${BUILD:-build}/tests/backend-demo
+json() { "$JSONCHECK" "$1" "$2" 2>/dev/null; }
+
+# roundtrip NAME SHAPES [tune options...]
+roundtrip() {
+	name=$1 shapes=$2
+	shift 2
+	out="$TMP/$name.json"
+	expect_exit 0 "$name: tune" -- $RKNN_BENCH --quiet tune "$shapes" $FAST "$@" -o "$out"
+	expect_exit 0 "$name: the library finds every tuned pair by name and shape" -- \
+		"$CONSUMER" --every "$out"
+	expect_grep ' 0 missed$' "$TMP/out" "$name: no pair missed"
+	"$CONSUMER" --seed-reader "$shapes" >"$TMP/seed-in" 2>&1
+	"$CONSUMER" --seed-reader "$out" >"$TMP/seed-out" 2>&1
+	cmp -s "$TMP/seed-in" "$TMP/seed-out" && ok "$name: the seed backend's reader reads it" ||
+		not_ok "$name: the seed backend's reader reads it"
+	expect_exit 0 "$name: run --tuned" -- $RKNN_BENCH --quiet run --tuned "$out" "$shapes" \
+		$FAST --format json
+	cp "$TMP/out" "$TMP/$name-run.json"
+	same=0 differ=0 unverified=0
+	results=$(json "$TMP/$name-run.json" results.#)
+	pairs=$(json "$out" pairs.#)
+	i=0
+	while [ "$i" -lt "$results" ]; do
+		rname=$(json "$TMP/$name-run.json" results.$i.names.0)
+		[ "$(json "$TMP/$name-run.json" results.$i.verify.status)" = verified ] ||
+			unverified=$((unverified + 1))
+		j=0
+		rm_=$(json "$TMP/$name-run.json" results.$i.shape.m)
+		# a name recurs at other batch sizes: the pair of this name and M
+		while [ "$j" -lt "$pairs" ] && { [ "$(json "$out" pairs.$j.name)" != "$rname" ] ||
+			[ "$(json "$out" pairs.$j.src0.row)" != "$rm_" ]; }; do
+			j=$((j + 1))
+		done
+		got=$(json "$TMP/$name-run.json" results.$i.stats.median_us)
+		want=$(json "$out" pairs.$j.measured.median_us)
+		if [ "$got" = "$want" ]; then same=$((same + 1)); else
+			differ=$((differ + 1))
+			echo "# $name: $rname: run --tuned $got us, tuned $want us"
+		fi
+		i=$((i + 1))
+	done
+	[ "$results" -gt 0 ] && [ "$differ" -eq 0 ] &&
+		ok "$name: run --tuned reproduces all $same modeled times" ||
+		not_ok "$name: run --tuned reproduces every modeled time" "$differ of $results differ"
+	[ "$unverified" -eq 0 ] && ok "$name: every shape verified" ||
+		not_ok "$name: every shape verified" "$unverified not verified"
+	expect_exit 0 "$name: every pair has an rknn_matmul_api section a backend can use" -- \
+		"$CONSUMER" --api "$out"
+	expect_exit 0 "$name: the patched backend's reader reads the contexts" -- \
+		"$CONSUMER" --patched-reader "$out"
+	expect_grep "^$pairs pairs, $pairs with contexts$" "$TMP/out" \
+		"$name: the patched reader finds contexts for all $pairs pairs"
+	[ "$name" = prefill ] && return
+	for how in "" --api; do
+		expect_exit 0 "$name: backend-demo $how runs every pair through the executor" -- \
+			built "$DEMO" "$out" --device sim $how
+		expect_grep "^$pairs verified, 0 failed$" "$TMP/out" \
+			"$name: backend-demo $how verified all $pairs pairs"
+		expect_grep "^modeled times as in the file: $pairs of $pairs$" "$TMP/out" \
+			"$name: backend-demo $how reproduces every modeled time"
+	done
+}
+
