@@ -5,6 +5,7 @@
 # Unit tests are cmocka binaries run with TAP output; end-to-end tests are the
 # tests/e2e/*.sh scripts, which also print TAP ("ok"/"not ok" lines). A binary or
 # script that dies without reporting counts as one failure.
+# E2E: the end-to-end scripts to run, by name (e.g. E2E="run sim"); unset: all of them.
 # JOBS tests run at once (default: the number of CPUs). Most tests use one core, and each
 # works in its own temporary folder, so on two cores the suite takes about half the wall
 # time; the report comes in a fixed order whatever finished first.
@@ -70,6 +71,9 @@ queue=$results/queue
 for t in tests/e2e/*.sh; do
 	case $(basename "$t") in lib*.sh) continue ;; esac # sourced by the tests
 	[ -f "$t" ] || continue
+	if [ -n "${E2E+set}" ]; then
+		case " $E2E " in *" $(basename "$t" .sh) "*) ;; *) continue ;; esac
+	fi
 	echo "$(basename "$t" .sh) sh $t" >>"$queue"
 done
 for t in "$@"; do
@@ -86,6 +90,7 @@ while read -r name _; do
 		echo "not ok - $name did not run" | tee -a "$log"
 done <"$queue"
 
+[ -z "${E2E+set}" ] || echo "end-to-end scripts: only E2E=\"$E2E\""
 # The slowest tests, so a suite that grows past its time budget shows where.
 echo "slowest (wall seconds, $JOBS at once):"
 cat "$results"/*.time | sort -rn | head -n 8 | sed 's/^/  /'
