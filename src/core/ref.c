@@ -83,7 +83,8 @@ enum {
 /* Columns handled per pass of the M = 1 path. Each row of B is read as one run of
  * 2 * GEMV_CHUNK bytes (64 KiB for fp16): long enough for the hardware prefetcher to
  * stream it, while the chunk's fp32 sums (128 KiB) stay in L2. 2048 columns (sums in L1,
- * 4 KiB runs of B) was about half as fast on a Zen 4 VM (bench/ref.c). The chunk only
+ * 4 KiB runs of B) was about half as fast on a Zen 4 VM (issue 15's measurement; bench/ref.c
+ * times GEMV against memcpy). The chunk only
  * cuts columns: each sum still adds its K products in order, so results do not change. */
 #define GEMV_CHUNK 32768
 /* GEMV slices are multiples of this many columns, so threads never share a line of B. */

@@ -75,7 +75,11 @@ static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 		rb_verify_sample(&io, &vo, res);
 		return 0;
 	}
-	if (m->expected && *m->expected && !e->ops->is_reference) {
+	/* Only the blocked GEMM's result is kept: the CPU engine checks itself against the
+	 * independent naive loop, every time. */
+	bool keep = m->expected && !e->ops->is_reference;
+
+	if (keep && *m->expected) {
 		rb_verify_full(&io, *m->expected, &vo, res);
 		return 0;
 	}
@@ -91,9 +95,7 @@ static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 		ret = rb_ref_gemm(s, in->a, in->b, expected, m->ref_threads);
 	if (ret == 0)
 		rb_verify_full(&io, expected, &vo, res);
-	/* Only the blocked GEMM's result is kept: the CPU engine checks itself against the
-	 * independent naive loop, every time. */
-	if (ret == 0 && m->expected && !e->ops->is_reference && !*m->expected)
+	if (ret == 0 && keep)
 		*m->expected = expected;
 	else
 		free(expected);
@@ -187,7 +189,7 @@ static bool stopped(const struct rb_shape_measure *m)
 }
 
 /* A modeled time is a function of the program alone: every run of the same job gives
- * the same time (tests/unit/test_kmod.c, tests/e2e/sim.sh), so the checked run's time is
+ * the same time (tests/unit/test_measure.c), so the checked run's time is
  * the one sample, and repeating it (--iters, --min-time) would only cost host time.
  * Host counters (--perf) and one phase alone (--phase) measure the host: they sample. */
 static bool modeled_once(const struct rb_shape_measure *m, const struct rb_engine *e)
