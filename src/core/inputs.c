@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,8 @@ static void fill(struct rb_inputs *in, uint64_t seed, enum rb_data_kind kind)
 	}
 }
 
+static atomic_uint_fast64_t next_serial;
+
 int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
 		   enum rb_data_kind kind)
 {
@@ -191,6 +194,7 @@ int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t 
 				    bytes_a, bytes_b);
 	}
 	in->shape = *shape;
+	in->serial = atomic_fetch_add(&next_serial, 1) + 1;
 	fill(in, seed, kind);
 	return 0;
 }

@@ -36,6 +36,10 @@ struct rb_inputs {
 	struct rb_shape shape;
 	void *a; /* M×K, uint16_t (fp16) or int8_t */
 	void *b; /* K×N */
+	/* Unique to one rb_inputs_init (0: matrices made elsewhere): what a device derived
+	 * from B, its packed weights, may be kept under it, as A and B never change after
+	 * init. */
+	uint64_t serial;
 };
 
 /* Buffers are 64-byte aligned (free with free()). */

@@ -25,8 +25,10 @@ struct rb_npu_job {
 	struct rb_dev_core cores[RB_PLAN_MAX_CORES];
 	struct rb_dev_submit *submits;
 	size_t n_submits;
-	float *partial; /* fp16 output with K-slices: one slice unpacked before adding */
-	bool launched;  /* for fault_hang_once */
+	float *partial;    /* fp16 output with K-slices: one slice unpacked before adding */
+	uint64_t b_source; /* rb_inputs.serial of the B packed in `b`; 0: none */
+	bool launched;     /* for fault_hang_once */
+	bool failed;       /* a run failed: what the device wrote is not trusted */
 };
 
 /* ---- buffers, through the device's ops ---- */
@@ -187,7 +189,33 @@ static int encode_programs(struct rb_npu_job *job)
 	return used < 0 ? (int)used : 0;
 }
 
-static int create_buffers(struct rb_npu_job *job, size_t words)
+bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
+			  const struct rb_plan *p, const struct rb_inputs *in)
+{
+	const struct rb_shape *s = &p->shape;
+
+	if (!keep || !keep->source || !in || !in->b || keep->source != in->serial ||
+	    dev->model_only)
+		return false;
+	return keep->bo.size == p->b_bytes && keep->shape.m == s->m && keep->shape.k == s->k &&
+	       keep->shape.n == s->n && keep->shape.dtype == s->dtype && keep->k_pad == p->k_pad &&
+	       keep->n_pad == p->n_pad && keep->k_slice == p->k_slice;
+}
+
+/* B from *keep when it holds this layout of in's B (job->b_source says so), else new. */
+static int weights_buffer(struct rb_npu_job *job, const struct rb_inputs *in,
+			  struct rb_npu_packed_b *keep)
+{
+	if (!rb_npu_packed_b_fits(keep, job->dev, job->plan, in))
+		return bo_create(job->dev, job->plan->b_bytes, RB_BO_DATA, &job->b);
+	job->b = keep->bo;
+	job->b_source = keep->source;
+	memset(keep, 0, sizeof(*keep));
+	return 0;
+}
+
+static int create_buffers(struct rb_npu_job *job, size_t words, const struct rb_inputs *in,
+			  struct rb_npu_packed_b *keep)
 {
 	struct rb_npu_device *dev = job->dev;
 	const struct rb_plan *plan = job->plan;
@@ -195,7 +223,7 @@ static int create_buffers(struct rb_npu_job *job, size_t words)
 
 	ret = bo_create(dev, plan->a_bytes, RB_BO_DATA, &job->a);
 	if (ret == 0)
-		ret = bo_create(dev, plan->b_bytes, RB_BO_DATA, &job->b);
+		ret = weights_buffer(job, in, keep);
 	if (ret == 0)
 		ret = bo_create(dev, plan->c_bytes, RB_BO_DATA, &job->c);
 	if (ret == 0)
@@ -263,6 +291,7 @@ int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b)
 	const struct rb_shape *s = &p->shape;
 	int ret = 0;
 
+	job->b_source = 0; /* packed from b, which has no serial */
 	if (!job->dev->model_only)
 		ret = rb_layout_pack_b_sliced(job->b.map, b, s->dtype, s->k, s->n, p->k_pad,
 					      p->n_pad, p->k_slice, 0);
@@ -274,8 +303,26 @@ void rb_npu_job_set_features(struct rb_npu_job *job, const void *a)
 	job->a_host = a;
 }
 
+int rb_npu_job_set_launch(struct rb_npu_job *job, enum rb_npu_launch launch)
+{
+	int ret = job->dev->ops->check_launch(launch);
+
+	if (ret == 0) {
+		job->launch = launch;
+		job->launched = false;
+	}
+	return ret;
+}
+
 int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const struct rb_plan *plan,
 		   const struct rb_inputs *in, enum rb_npu_launch launch)
+{
+	return rb_npu_job_new_keeping(out, dev, plan, in, launch, NULL);
+}
+
+int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
+			   const struct rb_plan *plan, const struct rb_inputs *in,
+			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep)
 {
 	struct rb_npu_job *job = calloc(1, sizeof(*job));
 	size_t words = 0;
@@ -294,7 +341,7 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	if (ret == 0)
 		ret = rb_npu_job_program_words(plan, &words);
 	if (ret == 0)
-		ret = create_buffers(job, words);
+		ret = create_buffers(job, words, in, keep);
 	if (ret == 0)
 		ret = encode_programs(job);
 	if (ret == 0 && dev->ops->tasks_in_bo)
@@ -305,8 +352,10 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 		ret = validate_programs(job);
 	if (ret == 0)
 		ret = bo_to_device(dev, &job->regcmd);
-	if (ret == 0 && ((in && in->b) || dev->model_only))
+	if (ret == 0 && !job->b_source && ((in && in->b) || dev->model_only)) {
 		ret = rb_npu_job_set_weights(job, in->b);
+		job->b_source = ret == 0 && in->b && !dev->model_only ? in->serial : 0;
+	}
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
 		job->partial =
 		    malloc((size_t)plan->shape.m * (size_t)plan->shape.n * sizeof(float));
@@ -318,6 +367,26 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	}
 	*out = job;
 	return 0;
+}
+
+void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep)
+{
+	const struct rb_plan *p = job->plan;
+
+	/* Unchecked programs, or a run that failed, may have written anywhere. */
+	if (!job->b_source || keep->source || job->failed || job->dev->unsafe_skip_validation)
+		return;
+	*keep = (struct rb_npu_packed_b){job->b,   p->shape,   p->k_pad,
+					 p->n_pad, p->k_slice, job->b_source};
+	memset(&job->b, 0, sizeof(job->b));
+	job->b_source = 0;
+}
+
+void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep)
+{
+	if (keep->source)
+		bo_destroy(dev, &keep->bo);
+	memset(keep, 0, sizeof(*keep));
 }
 
 void rb_npu_job_free(struct rb_npu_job *job)
@@ -596,5 +665,6 @@ int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *tim
 		ret = unpack_output(job, c);
 	times->unpack_us = host_us() - t0;
 	phase(job, RB_NPU_PHASE_DONE);
+	job->failed |= ret != 0;
 	return ret;
 }

@@ -35,6 +35,29 @@ struct rb_npu_job;
 
 int rb_npu_job_new(struct rb_npu_job **job, struct rb_npu_device *dev, const struct rb_plan *plan,
 		   const struct rb_inputs *in, enum rb_npu_launch launch);
+
+/* Packed weights that outlive their job. A tune runs many configs of one shape on the
+ * same B, and packing B (plus faulting in its buffer) costs more than an emulated GEMV;
+ * configs whose weight layout is the same (K_pad, N_pad, K-slice) can share one packed
+ * copy, as a backend shares one weight buffer between the plans of a model. */
+struct rb_npu_packed_b {
+	struct rb_dev_bo bo;
+	struct rb_shape shape;
+	uint32_t k_pad, n_pad, k_slice;
+	uint64_t source; /* rb_inputs.serial of the B packed; 0: holds nothing */
+};
+/* rb_npu_job_new, taking *keep's buffer instead of packing B again when it holds this
+ * plan's layout of in's B (keep->source becomes 0); else *keep is left as it was. */
+int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
+			   const struct rb_plan *plan, const struct rb_inputs *in,
+			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep);
+/* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
+bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
+			  const struct rb_plan *plan, const struct rb_inputs *in);
+/* Moves the job's packed B into *keep (which must hold nothing) when the job packed it
+ * from inputs with a serial; the job must then only be freed. */
+void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep);
+void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep);
 /* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until
  * then (a backend sets them once, at model load). */
@@ -42,6 +65,10 @@ int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b);
 /* A (M×K row-major) for the next runs, instead of in->a; it must stay valid while a run
  * uses it. */
 void rb_npu_job_set_features(struct rb_npu_job *job, const void *a);
+/* The launch mode of the next runs. The programs do not depend on it (only how they are
+ * submitted does), so a job serves every launch mode of its plan; the job then counts as
+ * new (fault_hang_once applies again). 0, or -EINVAL when the driver lacks the mode. */
+int rb_npu_job_set_launch(struct rb_npu_job *job, enum rb_npu_launch launch);
 /* Runs the matmul; C is M×N row-major of the shape's output type. A launch that times
  * out is retried once after a reset (rknpu: ACT_RESET; rocket: the kernel reset the
  * core itself); a second timeout fails with -ETIMEDOUT. */

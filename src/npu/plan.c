@@ -1044,6 +1044,19 @@ bool rb_plan_unproven(const struct rb_plan *plan)
 	return plan->streamed || plan->weight_reuse;
 }
 
+bool rb_plan_config_equal(const struct rb_plan_config *a, const struct rb_plan_config *b)
+{
+	if (a->n_weights != b->n_weights)
+		return false;
+	for (unsigned i = 0; i < a->n_weights && i < RB_PLAN_MAX_CORES; i++)
+		if (a->weights[i] != b->weights[i])
+			return false;
+	return a->core_mask == b->core_mask && a->axis == b->axis && a->align == b->align &&
+	       a->data_banks == b->data_banks && a->weight_banks == b->weight_banks &&
+	       a->k_slice == b->k_slice && a->residency == b->residency && a->chain == b->chain &&
+	       a->out == b->out && a->mainline == b->mainline && a->weight_reuse == b->weight_reuse;
+}
+
 void rb_plan_release(struct rb_plan *plan)
 {
 	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++)

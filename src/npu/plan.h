@@ -154,6 +154,9 @@ bool rb_plan_unproven(const struct rb_plan *plan);
 int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 		 const struct rb_plan_config *cfg);
 void rb_plan_release(struct rb_plan *plan);
+/* Whether two configs ask the planner for the same thing (the weights past n_weights
+ * do not count). */
+bool rb_plan_config_equal(const struct rb_plan_config *a, const struct rb_plan_config *b);
 
 /* The task with NPU addresses: offsets plus bases. -ERANGE if an address range would
  * pass 4 GiB, -EINVAL if a base is not 16-byte aligned. */
