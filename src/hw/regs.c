@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -70,15 +71,19 @@ const struct rb_field_info *rb_field(enum rb_field_id id)
 	return &fields[id];
 }
 
-int rb_block_by_target(uint16_t target)
-{
-	for (int i = 0; i < RB_BLOCK_COUNT; i++)
-		if (blocks[i].target != 0 && blocks[i].target == target)
-			return i;
-	return -ENOENT;
-}
+/* Lookup tables over the 16-bit offset and target spaces, built once: the validator,
+ * the encoder and the emulator ask for every word of every program. Entries hold the
+ * id + 1 (0: none). Registers sit at multiples of 4 (checked by test_regs); an offset
+ * that is not gets the search. */
+static struct {
+	uint8_t block_of_target[1u << 16];
+	uint8_t block_of_page[(1u << 16) / RB_BLOCK_SPAN];
+	uint16_t reg_of_word[(1u << 16) / 4];
+	uint32_t known_bits[RB_REG_COUNT];
+} lookup;
+static pthread_once_t lookup_once = PTHREAD_ONCE_INIT;
 
-int rb_block_by_offset(uint16_t offset)
+static int block_by_offset_slow(uint16_t offset)
 {
 	for (int i = 0; i < RB_BLOCK_COUNT; i++)
 		if (offset >= blocks[i].base && (unsigned)(offset - blocks[i].base) < RB_BLOCK_SPAN)
@@ -87,7 +92,7 @@ int rb_block_by_offset(uint16_t offset)
 }
 
 /* regs.def lists registers in increasing offset order (checked by test_regs). */
-int rb_reg_by_offset(uint16_t offset)
+static int reg_by_offset_slow(uint16_t offset)
 {
 	int lo = 0, hi = RB_REG_COUNT - 1;
 
@@ -102,6 +107,56 @@ int rb_reg_by_offset(uint16_t offset)
 			hi = mid - 1;
 	}
 	return -ENOENT;
+}
+
+static void build_lookup(void)
+{
+	_Static_assert(RB_BLOCK_COUNT < 255 && RB_REG_COUNT < 65535, "ids fit the tables");
+	for (int i = RB_BLOCK_COUNT - 1; i >= 0; i--) /* the first block of a target wins */
+		if (blocks[i].target != 0)
+			lookup.block_of_target[blocks[i].target] = (uint8_t)(i + 1);
+	for (unsigned page = 0; page < sizeof(lookup.block_of_page); page++) {
+		int b = block_by_offset_slow((uint16_t)(page * RB_BLOCK_SPAN));
+
+		/* a page the blocks share or only part of: the search decides (0) */
+		if (b >= 0 &&
+		    block_by_offset_slow((uint16_t)(page * RB_BLOCK_SPAN + RB_BLOCK_SPAN - 1)) ==
+			b &&
+		    blocks[b].base % RB_BLOCK_SPAN == 0)
+			lookup.block_of_page[page] = (uint8_t)(b + 1);
+	}
+	for (int id = 0; id < RB_REG_COUNT; id++) {
+		const struct rb_reg_info *r = &regs[id];
+
+		if (r->offset % 4 == 0 && reg_by_offset_slow(r->offset) == id)
+			lookup.reg_of_word[r->offset / 4] = (uint16_t)(id + 1);
+		for (unsigned i = 0; i < r->n_fields; i++)
+			lookup.known_bits[id] |=
+			    rb_field_mask((enum rb_field_id)(r->first_field + i));
+	}
+}
+
+int rb_block_by_target(uint16_t target)
+{
+	pthread_once(&lookup_once, build_lookup);
+	return lookup.block_of_target[target] ? lookup.block_of_target[target] - 1 : -ENOENT;
+}
+
+int rb_block_by_offset(uint16_t offset)
+{
+	unsigned page = offset / RB_BLOCK_SPAN;
+
+	pthread_once(&lookup_once, build_lookup);
+	return lookup.block_of_page[page] ? lookup.block_of_page[page] - 1
+					  : block_by_offset_slow(offset);
+}
+
+int rb_reg_by_offset(uint16_t offset)
+{
+	pthread_once(&lookup_once, build_lookup);
+	if (offset % 4)
+		return reg_by_offset_slow(offset);
+	return lookup.reg_of_word[offset / 4] ? lookup.reg_of_word[offset / 4] - 1 : -ENOENT;
 }
 
 int rb_reg_find(enum rb_block_id block, uint16_t offset)
@@ -132,11 +187,8 @@ uint32_t rb_field_mask(enum rb_field_id id)
 
 uint32_t rb_reg_unknown_bits(enum rb_reg_id id, uint32_t value)
 {
-	const struct rb_reg_info *r = &regs[id];
-
-	for (unsigned i = 0; i < r->n_fields; i++)
-		value &= ~rb_field_mask((enum rb_field_id)(r->first_field + i));
-	return value;
+	pthread_once(&lookup_once, build_lookup);
+	return value & ~lookup.known_bits[id];
 }
 
 static int overflow(enum rb_field_id id, int64_t value, unsigned bits, const char *what)

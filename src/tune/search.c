@@ -3,6 +3,8 @@
  * Every result goes to the cache the moment it exists and is looked up there first,
  * so an interrupted tune resumes where it stopped. */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,29 +113,22 @@ static int keep_unless_transient(struct shape_ctx *c, struct rb_tune_record *r, 
 	return 0;
 }
 
-/* The timing model alone: the emulator with model_only, no data. */
-static int model_eval(struct shape_ctx *c, const struct rb_tune_point *p, double *us)
+/* The timing model alone: the emulator with model_only, no data. On a worker thread:
+ * touches nothing of c but what it reads. */
+static int model_eval(const struct shape_ctx *c, struct rb_engine *e, const struct rb_tune_point *p,
+		      struct rb_tune_record *r)
 {
-	struct rb_engine *e = &c->t->model;
-	struct rb_tune_record r;
 	int ret;
 
-	record_init(&r, c, RB_TUNE_MODEL, p->text, rb_npu_launch_name(p->launch));
-	if (!cached(c, &r)) {
-		e->opts.plan = p->plan;
-		e->opts.launch = p->launch;
-		ret = e->ops->prepare(e, &c->no_data);
-		if (ret == 0)
-			ret = e->ops->run(e, NULL, &r.median_us);
-		r.ok = ret == 0;
-		if (!r.ok)
-			snprintf(r.reason, sizeof(r.reason), "%s", rb_last_error());
-		ret = keep_unless_transient(c, &r, ret);
-		if (ret)
-			return ret;
-	}
-	*us = r.ok ? r.median_us : NAN;
-	return 0;
+	e->opts.plan = p->plan;
+	e->opts.launch = p->launch;
+	ret = e->ops->prepare(e, &c->no_data);
+	if (ret == 0)
+		ret = e->ops->run(e, NULL, &r->median_us);
+	r->ok = ret == 0;
+	if (!r->ok)
+		snprintf(r->reason, sizeof(r->reason), "%s", rb_last_error());
+	return ret;
 }
 
 static int ensure_inputs(struct shape_ctx *c)
@@ -255,26 +250,159 @@ static long top_of(const struct shape_ctx *c)
 	return c->side_pass && top > SIDE_PASS_TOP ? SIDE_PASS_TOP : top;
 }
 
+/* The model phase on c->t->n_model threads. Workers take the uncached points in turn;
+ * the calling thread keeps every result in the points' order (cache, progress, the
+ * callbacks), so the cache and the ranking are those of one thread. */
+struct model_phase {
+	struct shape_ctx *c;
+	struct rb_tune_record *rec;
+	int *err;
+	bool *ready; /* under lock */
+	size_t next; /* under lock: the next point a worker takes */
+	bool quit;   /* under lock: the keeping thread failed */
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+};
+
+static void *model_worker(void *arg)
+{
+	struct model_phase *m = ((void **)arg)[0];
+	struct rb_engine *e = ((void **)arg)[1];
+	const struct shape_ctx *c = m->c;
+
+	for (;;) {
+		size_t i;
+		bool quit;
+		int err;
+
+		pthread_mutex_lock(&m->lock);
+		while (m->next < c->points.count && m->ready[m->next])
+			m->next++; /* found in the cache */
+		i = m->next++;
+		quit = m->quit;
+		pthread_mutex_unlock(&m->lock);
+		if (i >= c->points.count || quit || stopped(c))
+			break;
+		err = model_eval(c, e, &c->points.items[i], &m->rec[i]);
+		pthread_mutex_lock(&m->lock);
+		m->err[i] = err;
+		m->ready[i] = true;
+		pthread_cond_broadcast(&m->done);
+		pthread_mutex_unlock(&m->lock);
+	}
+	pthread_mutex_lock(&m->lock);
+	pthread_cond_broadcast(&m->done); /* a keeper waiting for a point no one takes */
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* Waits for point i; false when it will never come (stopped). Every point a worker
+ * takes becomes ready, and a worker that stops taking points says so (broadcast). */
+static bool wait_point(struct model_phase *m, size_t i)
+{
+	bool ok;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->ready[i] && !stopped(m->c))
+		pthread_cond_wait(&m->done, &m->lock);
+	ok = m->ready[i];
+	pthread_mutex_unlock(&m->lock);
+	return ok;
+}
+
+/* Keeps the results in order; the cached ones were marked ready up front. */
+static int keep_models(struct model_phase *m, struct ranked *rank, size_t *kept)
+{
+	struct shape_ctx *c = m->c;
+	int ret = 0;
+
+	for (size_t i = 0; ret == 0 && i < c->points.count; i++, c->done++) {
+		struct rb_tune_record *r = &m->rec[i];
+		double us;
+
+		if (!wait_point(m, i))
+			break;
+		if (m->err[i] != INT_MIN)
+			ret = keep_unless_transient(c, r, m->err[i]);
+		us = r->ok ? r->median_us : NAN;
+		if (ret == 0 && isfinite(us))
+			rank[(*kept)++] = (struct ranked){i, us};
+		if (isfinite(us) && !(us >= c->best_model_us)) /* NAN best: the first wins */
+			c->best_model_us = us;
+		progress(c);
+	}
+	pthread_mutex_lock(&m->lock);
+	m->quit = true;
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}
+
+/* Looks every point up in the cache first: those are ready (err INT_MIN: not kept again). */
+static void model_lookup(struct model_phase *m)
+{
+	struct shape_ctx *c = m->c;
+
+	for (size_t i = 0; i < c->points.count; i++) {
+		const struct rb_tune_point *p = &c->points.items[i];
+
+		record_init(&m->rec[i], c, RB_TUNE_MODEL, p->text, rb_npu_launch_name(p->launch));
+		m->ready[i] = cached(c, &m->rec[i]);
+		m->err[i] = m->ready[i] ? INT_MIN : 0;
+	}
+}
+
+static int model_all(struct shape_ctx *c, struct ranked *rank, size_t *kept)
+{
+	struct model_phase m = {.c = c};
+	unsigned n = c->t->n_model, started = 0;
+	pthread_t tid[RB_TUNE_MODEL_THREADS];
+	void *args[RB_TUNE_MODEL_THREADS][2];
+	size_t count = c->points.count ? c->points.count : 1;
+	int ret;
+
+	m.rec = calloc(count, sizeof(*m.rec));
+	m.err = calloc(count, sizeof(*m.err));
+	m.ready = calloc(count, sizeof(*m.ready));
+	if (!m.rec || !m.err || !m.ready) {
+		free(m.rec);
+		free(m.err);
+		free(m.ready);
+		return rb_set_error(-ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.done, NULL);
+	model_lookup(&m);
+	for (unsigned w = 0; w < n; w++) {
+		args[w][0] = &m;
+		args[w][1] = &c->t->model[w];
+		if (pthread_create(&tid[w], NULL, model_worker, args[w]) == 0)
+			started++;
+		else
+			break;
+	}
+	ret = started ? keep_models(&m, rank, kept)
+		      : rb_set_error(-EAGAIN, "cannot start a thread for the timing model");
+	for (unsigned w = 0; w < started; w++)
+		pthread_join(tid[w], NULL);
+	pthread_cond_destroy(&m.done);
+	pthread_mutex_destroy(&m.lock);
+	free(m.rec);
+	free(m.err);
+	free(m.ready);
+	return ret;
+}
+
 /* Models every point; the best `top` (that the model could run) go to the device. */
 static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 {
 	size_t count = c->points.count, kept = 0;
 	struct ranked *rank = calloc(count ? count : 1, sizeof(*rank));
-	int ret = 0;
+	int ret;
 
 	if (!rank) /* not qsort(NULL, ...) below */
 		return rb_set_error(-ENOMEM, "out of memory");
 	phase(c, "model", count);
-	for (size_t i = 0; ret == 0 && i < count && !stopped(c); i++, c->done++) {
-		double us = NAN;
-
-		ret = model_eval(c, &c->points.items[i], &us);
-		if (ret == 0 && isfinite(us))
-			rank[kept++] = (struct ranked){i, us};
-		if (isfinite(us) && !(us >= c->best_model_us)) /* NAN best: the first wins */
-			c->best_model_us = us;
-		progress(c);
-	}
+	ret = model_all(c, rank, &kept);
 	if (ret == 0 && stopped(c))
 		ret = -EINTR;
 	qsort(rank, kept, sizeof(*rank), by_time);

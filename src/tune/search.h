@@ -101,12 +101,19 @@ struct rb_tune_progress {
 };
 
 /* Everything open while tuning. */
+/* Host threads of the model phase: configs are modeled independently, on engines of
+ * their own; the results are kept in the space's order whatever finished first. */
+#define RB_TUNE_MODEL_THREADS 16
+
 struct rb_tune_run {
 	const struct rb_tune_opts *o;
 	struct rb_engine device; /* the --device engine */
-	struct rb_engine model;  /* sim, model_only: the timing model (strategy model) */
-	struct rb_engine cpu;    /* the CPU reference, timed once per shape */
-	bool device_open, model_open, cpu_open, cache_open;
+	/* sim, model_only: the timing model (strategy model), one engine per host thread
+	 * that models configs at once (--threads, at most RB_TUNE_MODEL_THREADS) */
+	struct rb_engine model[RB_TUNE_MODEL_THREADS];
+	unsigned n_model;
+	struct rb_engine cpu; /* the CPU reference, timed once per shape */
+	bool device_open, cpu_open, cache_open;
 	struct rb_tune_header header; /* what the cache was opened with */
 	struct rb_tune_cache cache;
 	size_t shape_index, n_shapes;

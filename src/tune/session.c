@@ -32,6 +32,7 @@ static int open_engines(struct rb_tune_run *t)
 	const struct rb_engine_ops *sim =
 	    rb_engine_find(strstr(o->device->name, "rocket") ? "sim:rocket" : "sim", &scratch);
 	const struct rb_engine_ops *cpu = rb_engine_find("cpu", &scratch);
+	int want;
 
 	if (open_engine(&t->device, o->device, &o->engine, "device") < 0)
 		return -ENODEV;
@@ -43,16 +44,20 @@ static int open_engines(struct rb_tune_run *t)
 	if (o->strategy != RB_TUNE_STRATEGY_MODEL && o->target != RB_TUNE_TARGET_RKNN_BENCH)
 		return 0;
 	mo.sim.model_only = true;
-	if (open_engine(&t->model, sim, &mo, "the timing model") < 0)
-		return -ENODEV;
-	t->model_open = true;
+	mo.sim.threads = 1; /* a model-only run does no arithmetic to share out */
+	want = rb_ref_threads(o->engine.threads);
+	if (want > RB_TUNE_MODEL_THREADS)
+		want = RB_TUNE_MODEL_THREADS;
+	for (t->n_model = 0; t->n_model < (unsigned)want; t->n_model++)
+		if (open_engine(&t->model[t->n_model], sim, &mo, "the timing model") < 0)
+			return -ENODEV;
 	return 0;
 }
 
 static void close_engines(struct rb_tune_run *t)
 {
-	if (t->model_open)
-		rb_engine_close(&t->model);
+	while (t->n_model > 0)
+		rb_engine_close(&t->model[--t->n_model]);
 	if (t->cpu_open)
 		rb_engine_close(&t->cpu);
 	if (t->device_open)

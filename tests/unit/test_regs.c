@@ -354,6 +354,39 @@ static int split_tabs(char *line, char **col, int n)
 
 /* Every fact row is a field of regs.def with the same bits, and every field of regs.def
  * is a fact row: a width or position changed on one side only fails here. */
+/* The lookup tables of regs.c against a plain scan, over every 16-bit offset and
+ * target, and the known-bits mask against the fields one by one. */
+static void test_lookups_match_a_scan(void **state)
+{
+	(void)state;
+	for (unsigned v = 0; v <= UINT16_MAX; v++) {
+		int want_block = -ENOENT, want_target = -ENOENT, want_reg = -ENOENT;
+
+		for (int b = 0; b < RB_BLOCK_COUNT; b++) {
+			const struct rb_block_info *bi = rb_block((enum rb_block_id)b);
+
+			if (want_block < 0 && v >= bi->base && v - bi->base < RB_BLOCK_SPAN)
+				want_block = b;
+			if (want_target < 0 && bi->target != 0 && bi->target == v)
+				want_target = b;
+		}
+		for (int r = 0; r < RB_REG_COUNT && want_reg < 0; r++)
+			if (rb_reg((enum rb_reg_id)r)->offset == v)
+				want_reg = r;
+		assert_int_equal(rb_block_by_offset((uint16_t)v), want_block);
+		assert_int_equal(rb_block_by_target((uint16_t)v), want_target);
+		assert_int_equal(rb_reg_by_offset((uint16_t)v), want_reg);
+	}
+	for (int r = 0; r < RB_REG_COUNT; r++) {
+		const struct rb_reg_info *ri = rb_reg((enum rb_reg_id)r);
+		uint32_t unknown = UINT32_MAX;
+
+		for (unsigned f = 0; f < ri->n_fields; f++)
+			unknown &= ~rb_field_mask((enum rb_field_id)(ri->first_field + f));
+		assert_int_equal(rb_reg_unknown_bits((enum rb_reg_id)r, UINT32_MAX), unknown);
+	}
+}
+
 static void test_regs_match_public_facts(void **state)
 {
 	static bool seen[RB_FIELD_COUNT];
@@ -414,6 +447,7 @@ int main(void)
 	    cmocka_unit_test(test_word_layout),
 	    cmocka_unit_test(test_decode_specials_and_unknowns),
 	    cmocka_unit_test(test_regs_match_public_facts),
+	    cmocka_unit_test(test_lookups_match_a_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
