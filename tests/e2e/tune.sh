@@ -75,9 +75,9 @@ cat >"$TMP/eight.json" <<'EOF'
 EOF
 SLOW="--shape 1x2048x8192 --device sim --strategy exhaustive --space $TMP/eight.json --iters 40 --warmup 0 --verify sample --quiet -o $TMP/k.json"
 cache=$TMP/k.json.cache.jsonl
-wait_lines() { # N: until the cache has N lines (10 s at most)
+wait_lines() { # N [FILE]: until the cache (or FILE) has N lines (10 s at most)
 	i=0
-	while [ "$(cat "$cache" 2>/dev/null | wc -l)" -lt "$1" ] && [ $i -lt 100 ]; do
+	while [ "$(cat "${2:-$cache}" 2>/dev/null | wc -l)" -lt "$1" ] && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -111,6 +111,35 @@ total=$(tail -n +2 "$cache" | wc -l)
 	ok "each config measured once (12, the default among them, + cpu; the rknn_matmul_api pass: its 16 modeled, the best 4 run)" ||
 	not_ok "each config measured once" "$dups duplicates, $total records"
 expect_exit 0 "tuned JSON after the resumed run" -- "$JSONCHECK" "$TMP/k.json" pairs.0.tuned.config
+# The model phase runs on one timing-model engine per thread (--threads): the cache
+# (results in the space's order) and the tuned JSON are the same on 1 and 2 threads.
+for t in 1 2; do
+	expect_exit 0 "tune with the model phase on $t thread(s)" -- $RKNN_BENCH tune --shape 64x512x1024 \
+		--device sim --threads $t --quiet -o "$TMP/thr$t.json"
+	grep -v '"kind":"cpu"' "$TMP/thr$t.json.cache.jsonl" | tail -n +2 >"$TMP/thr$t.records"
+	"$JSONCHECK" "$TMP/thr$t.json" pairs.0.tuned >"$TMP/thr$t.tuned"
+done
+[ "$(wc -l <"$TMP/thr1.records")" -gt 300 ] && cmp -s "$TMP/thr1.records" "$TMP/thr2.records" &&
+	ok "1 and 2 model threads: the same records in the same order" ||
+	not_ok "1 and 2 model threads: the same records in the same order" "$(diff "$TMP/thr1.records" "$TMP/thr2.records" | head -4)"
+cmp -s "$TMP/thr1.tuned" "$TMP/thr2.tuned" && ok "1 and 2 model threads: the same tuned config" ||
+	not_ok "1 and 2 model threads: the same tuned config"
+# SIGINT in the middle of a parallel model phase: exit 130, what was modeled is kept in
+# order, and the rerun models only the rest.
+MODEL="--shape 1x2048x128256 --device sim --threads 2 --verify sample --quiet -o $TMP/mp.json"
+$RKNN_BENCH tune $MODEL >/dev/null 2>"$TMP/mint.err" &
+pid=$!
+wait_lines 40 "$TMP/mp.json.cache.jsonl"
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 130 ] && ok "SIGINT in the model phase: exit 130" || not_ok "SIGINT in the model phase: exit 130" "exit $rc" "$(cat "$TMP/mint.err")"
+l1=$(wc -l <"$TMP/mp.json.cache.jsonl")
+expect_exit 0 "the model phase resumes" -- $RKNN_BENCH tune $MODEL --verbose
+cached=$(grep -c '(cached)' "$TMP/err")
+[ "$l1" -gt 40 ] && [ "$cached" -eq $((l1 - 1)) ] && ok "the resumed model phase reuses every kept result ($cached)" ||
+	not_ok "the resumed model phase reuses every kept result" "$cached cached, $l1 lines"
+
 # A crash mid-write leaves a truncated last line: dropped on resume.
 printf '{"kind":"run","shape":"1x2' >>"$cache"
 expect_exit 0 "a truncated last line is dropped" -- $RKNN_BENCH tune $SLOW
