@@ -2,10 +2,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/fp16.h"
@@ -97,17 +99,13 @@ static void fill_lut16(uint16_t *dst, size_t count, uint64_t seed, const uint16_
 	}
 }
 
-static void fill_exact_f16(uint16_t *a, size_t na, uint16_t *b, size_t nb, uint64_t sa, uint64_t sb)
+/* A: small integers; B: multiples of 1/EXACT_B_STEPS in [-1, 1] (see the top). */
+static void exact_luts(uint16_t *lut_a, uint16_t *lut_b)
 {
-	uint16_t lut_a[2 * EXACT_A_MAX + 1], lut_b[2 * EXACT_B_STEPS + 1];
-	int v;
-
-	for (v = -EXACT_A_MAX; v <= EXACT_A_MAX; v++)
+	for (int v = -EXACT_A_MAX; v <= EXACT_A_MAX; v++)
 		lut_a[v + EXACT_A_MAX] = rb_fp16_from_f32((float)v);
-	for (v = -EXACT_B_STEPS; v <= EXACT_B_STEPS; v++)
+	for (int v = -EXACT_B_STEPS; v <= EXACT_B_STEPS; v++)
 		lut_b[v + EXACT_B_STEPS] = rb_fp16_from_f32((float)v / EXACT_B_STEPS);
-	fill_lut16(a, na, sa, lut_a, ARRAY_SIZE(lut_a));
-	fill_lut16(b, nb, sb, lut_b, ARRAY_SIZE(lut_b));
 }
 
 /* Uniform in [-1, 1]: a 24-bit fraction is exact in fp32, then rounded to fp16 in
@@ -140,26 +138,98 @@ static void fill_i8(int8_t *dst, size_t count, uint64_t seed)
 	}
 }
 
+/* One matrix to fill: element i comes from the stream's state seed + (i + 1)·GAMMA
+ * alone, so any range of it can be filled on its own, with the same values. */
+struct fill_job {
+	enum { FILL_I8, FILL_UNIFORM, FILL_LUT } how;
+	void *dst;
+	size_t count;
+	uint64_t seed;
+	const uint16_t *lut;
+	uint32_t n_lut;
+};
+
+static void fill_range(const struct fill_job *j, size_t lo, size_t len)
+{
+	uint64_t seed = j->seed + (uint64_t)lo * RB_RNG_GAMMA;
+
+	if (j->how == FILL_I8)
+		fill_i8((int8_t *)j->dst + lo, len, seed);
+	else if (j->how == FILL_UNIFORM)
+		fill_uniform_f16((uint16_t *)j->dst + lo, len, seed);
+	else
+		fill_lut16((uint16_t *)j->dst + lo, len, seed, j->lut, j->n_lut);
+}
+
+/* Large matrices (a 2048x128256 B is 263 M elements, seconds on one core) are filled
+ * on every CPU; the ranges are cut at multiples of 64 elements. */
+#define FILL_PARALLEL_MIN (UINT64_C(1) << 22)
+#define FILL_THREADS_MAX  16
+
+struct fill_part {
+	const struct fill_job *job;
+	size_t lo, len;
+	pthread_t tid;
+};
+
+static void *fill_part_main(void *arg)
+{
+	const struct fill_part *p = arg;
+
+	fill_range(p->job, p->lo, p->len);
+	return NULL;
+}
+
+static size_t part_len(const struct fill_job *j, size_t lo, size_t step)
+{
+	return j->count - lo < step ? j->count - lo : step;
+}
+
+/* Part i of n is [i·step, (i + 1)·step); the calling thread fills part 0 and any part
+ * no thread could be started for. */
+static void fill_matrix(const struct fill_job *j)
+{
+	struct fill_part parts[FILL_THREADS_MAX];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = j->count < FILL_PARALLEL_MIN || cpus < 2 ? 1
+		   : cpus > FILL_THREADS_MAX                ? FILL_THREADS_MAX
+							    : (size_t)cpus;
+	size_t step = ((j->count + n - 1) / n + 63) & ~(size_t)63, started = 0;
+
+	for (size_t i = 1; i < n && i * step < j->count; i++) {
+		parts[i] = (struct fill_part){j, i * step, part_len(j, i * step, step), 0};
+		if (pthread_create(&parts[i].tid, NULL, fill_part_main, &parts[i]) != 0)
+			break;
+		started = i;
+	}
+	fill_range(j, 0, part_len(j, 0, step));
+	for (size_t i = started + 1; i < n && i * step < j->count; i++)
+		fill_range(j, i * step, part_len(j, i * step, step));
+	for (size_t i = 1; i <= started; i++)
+		pthread_join(parts[i].tid, NULL);
+}
+
 static void fill(struct rb_inputs *in, uint64_t seed, enum rb_data_kind kind)
 {
 	size_t na = (size_t)(in->shape.m * in->shape.k);
 	size_t nb = (size_t)(in->shape.k * in->shape.n);
+	uint16_t lut_a[2 * EXACT_A_MAX + 1], lut_b[2 * EXACT_B_STEPS + 1];
+	struct fill_job a = {FILL_LUT, in->a, na, 0, lut_a, ARRAY_SIZE(lut_a)};
+	struct fill_job b = {FILL_LUT, in->b, nb, 0, lut_b, ARRAY_SIZE(lut_b)};
 	struct rb_rng rng;
-	uint64_t sa, sb;
 
 	/* Separate streams: B does not depend on M. */
 	rb_rng_init(&rng, seed);
-	sa = rb_rng_next(&rng);
-	sb = rb_rng_next(&rng);
-	if (in->shape.dtype == RB_DTYPE_INT8) {
-		fill_i8(in->a, na, sa);
-		fill_i8(in->b, nb, sb);
-	} else if (kind == RB_DATA_UNIFORM) {
-		fill_uniform_f16(in->a, na, sa);
-		fill_uniform_f16(in->b, nb, sb);
-	} else {
-		fill_exact_f16(in->a, na, in->b, nb, sa, sb);
-	}
+	a.seed = rb_rng_next(&rng);
+	b.seed = rb_rng_next(&rng);
+	if (in->shape.dtype == RB_DTYPE_INT8)
+		a.how = b.how = FILL_I8;
+	else if (kind == RB_DATA_UNIFORM)
+		a.how = b.how = FILL_UNIFORM;
+	else
+		exact_luts(lut_a, lut_b);
+	fill_matrix(&a);
+	fill_matrix(&b);
 }
 
 static atomic_uint_fast64_t next_serial;

@@ -125,6 +125,30 @@ struct rb_dma_range rb_conv_feature_range(const struct rb_conv *cv, uint32_t gro
 	return r;
 }
 
+bool rb_conv_feature_span(const struct rb_conv *cv, struct rb_dma_range *span, uint32_t *pitch)
+{
+	uint32_t groups = rb_conv_feature_groups(cv);
+	struct rb_dma_range first = rb_conv_feature_range(cv, 0);
+	uint64_t step = 0, last;
+
+	if (groups == 0)
+		return false;
+	if (groups > 1) {
+		uint32_t second = rb_conv_feature_range(cv, 1).addr;
+
+		if (second < first.addr)
+			return false; /* group 1 wrapped */
+		step = second - first.addr;
+	}
+	/* group g at first.addr + g·step: no wrap while the 64-bit sum stays below 2^32 */
+	last = first.addr + (uint64_t)(groups - 1) * step;
+	if (last + first.len > UINT64_C(1) << 32)
+		return false;
+	*pitch = (uint32_t)step;
+	*span = (struct rb_dma_range){first.addr, last - first.addr + first.len};
+	return true;
+}
+
 struct rb_dma_range rb_conv_weight_range(const struct rb_conv *cv)
 {
 	struct rb_dma_range r = {.addr = cv->weight_addr, .len = cv->weight_bytes};

@@ -58,6 +58,11 @@ struct rb_dma_range {
 /* §b.2: the feature is read per channel group (surface). */
 uint32_t rb_conv_feature_groups(const struct rb_conv *cv);
 struct rb_dma_range rb_conv_feature_range(const struct rb_conv *cv, uint32_t group);
+/* The range from the first channel group's start to the last one's end, and the pitch
+ * between groups, when no group address wraps around 32 bits: every group then lies
+ * inside it, so one check (or one mapping) of it stands for all groups. false when the
+ * addresses wrap (then only the groups one by one say where the data is). */
+bool rb_conv_feature_span(const struct rb_conv *cv, struct rb_dma_range *span, uint32_t *pitch);
 /* §b.3: WEIGHT_SIZE0 bytes of weights. */
 struct rb_dma_range rb_conv_weight_range(const struct rb_conv *cv);
 /* §b.4: the output is written per sub-surface of C2_out channels; false for a

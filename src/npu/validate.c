@@ -121,8 +121,12 @@ static int outside(const struct walk *w, const char *reg, const char *what, uint
 static int check_dma(const struct walk *w, const struct rb_conv *cv)
 {
 	struct rb_dma_range r;
+	uint32_t pitch, groups = rb_conv_feature_groups(cv);
 
-	for (uint32_t g = 0; !cv->data_reuse && g < rb_conv_feature_groups(cv); g++)
+	/* one buffer holding every group's span: no need to look at them one by one */
+	if (rb_conv_feature_span(cv, &r, &pitch) && inside_a_buffer(w->job, r))
+		groups = 0;
+	for (uint32_t g = 0; !cv->data_reuse && g < groups; g++)
 		if (!inside_a_buffer(w->job, r = rb_conv_feature_range(cv, g)))
 			return outside(w, "CNA.FEATURE_DATA_ADDR", "channel group", g, r);
 	if (!cv->weight_reuse && !inside_a_buffer(w->job, r = rb_conv_weight_range(cv)))

@@ -319,8 +319,17 @@ static void *dma_map(const struct rb_sim_exec *x, uint32_t addr, uint64_t len)
 static int map_feature(const struct rb_sim_exec *x, const struct rb_conv *cv, const uint8_t **surf,
 		       struct rb_sim_fault *f)
 {
-	uint32_t groups = rb_conv_feature_groups(cv);
+	uint32_t groups = rb_conv_feature_groups(cv), pitch;
+	struct rb_dma_range span;
+	const uint8_t *base;
 
+	/* Mapped as one range when one buffer holds every group (the same pointers the
+	 * groups one by one give); else group by group, to name the one outside. */
+	if (rb_conv_feature_span(cv, &span, &pitch) && (base = dma_map(x, span.addr, span.len))) {
+		for (uint32_t g = 0; g < groups; g++)
+			surf[g] = base + (size_t)g * pitch;
+		return 0;
+	}
 	for (uint32_t g = 0; g < groups; g++) {
 		struct rb_dma_range r = rb_conv_feature_range(cv, g);
 

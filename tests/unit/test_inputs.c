@@ -224,6 +224,38 @@ static void test_kind_names(void **state)
 	assert_string_equal(rb_data_kind_name(RB_DATA_UNIFORM), "uniform");
 }
 
+/* B is one stream whatever its shape, and large matrices are filled in parts on every
+ * CPU: B of 8 M elements (parts of 4 M on two CPUs), of 6 M (parts of 3 M) and of 64 K
+ * (one thread) must agree on the elements they share, for every kind of data. */
+static void test_parallel_fill_is_one_stream(void **state)
+{
+	const struct rb_shape shapes[] = {{1, 4096, 2048, RB_DTYPE_FP16},
+					  {1, 3072, 2048, RB_DTYPE_FP16},
+					  {1, 64, 1024, RB_DTYPE_FP16}};
+	const enum rb_dtype dtypes[] = {RB_DTYPE_FP16, RB_DTYPE_FP16, RB_DTYPE_INT8};
+	const enum rb_data_kind kinds[] = {RB_DATA_EXACT, RB_DATA_UNIFORM, RB_DATA_EXACT};
+
+	(void)state;
+	for (size_t k = 0; k < 3; k++) {
+		struct rb_inputs in[3];
+
+		for (size_t i = 0; i < 3; i++) {
+			struct rb_shape sh = shapes[i];
+
+			sh.dtype = dtypes[k];
+			assert_int_equal(rb_inputs_init(&in[i], &sh, 5, kinds[k]), 0);
+		}
+		for (size_t i = 1; i < 3; i++) {
+			size_t shared = (size_t)(shapes[i].k * shapes[i].n) *
+					(dtypes[k] == RB_DTYPE_INT8 ? 1 : 2);
+
+			assert_memory_equal(in[0].b, in[i].b, shared);
+		}
+		for (size_t i = 0; i < 3; i++)
+			rb_inputs_release(&in[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +267,7 @@ int main(void)
 	    cmocka_unit_test(test_alignment_and_output),
 	    cmocka_unit_test(test_bad_shapes),
 	    cmocka_unit_test(test_kind_names),
+	    cmocka_unit_test(test_parallel_fill_is_one_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

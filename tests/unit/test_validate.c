@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "npu/regcmd.h"
 #include "hw/regs.h"
+#include "hw/conv.h"
 #include "npu/validate.h"
 
 /* Three buffers and the regcmd buffer, as the emulated kernel might hand them out. */
@@ -246,9 +247,43 @@ static void test_rocket_needs_dpu_rdma(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+/* The span of the channel groups stands for every group exactly when no group address
+ * wraps around 32 bits; each group lies inside it at first + g·pitch. */
+static void test_feature_span(void **state)
+{
+	struct rb_conv cv = {.c2_in = 8,
+			     .channels = 2048,
+			     .width = 1,
+			     .height = 1,
+			     .feature_addr = 0x10000000u,
+			     .line_stride = 4,
+			     .surf_stride = 0};
+	struct rb_dma_range span;
+	uint32_t pitch, groups = rb_conv_feature_groups(&cv);
+
+	(void)state;
+	assert_true(rb_conv_feature_span(&cv, &span, &pitch));
+	assert_int_equal(span.addr, cv.feature_addr);
+	for (uint32_t g = 0; g < groups; g++) {
+		struct rb_dma_range r = rb_conv_feature_range(&cv, g);
+
+		assert_int_equal(r.addr, span.addr + g * pitch);
+		assert_true(r.addr + r.len <= span.addr + span.len);
+	}
+	assert_int_equal(span.addr + span.len, rb_conv_feature_range(&cv, groups - 1).addr +
+						   rb_conv_feature_range(&cv, groups - 1).len);
+	cv.feature_addr = 0xffffff00u; /* the later groups wrap to address 0 */
+	assert_false(rb_conv_feature_span(&cv, &span, &pitch));
+	cv.feature_addr = 0xfffffff0u; /* one group, ending exactly at 4 GiB */
+	cv.channels = 8;
+	assert_true(rb_conv_feature_span(&cv, &span, &pitch));
+	assert_int_equal(span.len, 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_feature_span),
 	    T(test_encoded_chain_passes),
 	    T(test_unknown_bits),
 	    T(test_banks),
