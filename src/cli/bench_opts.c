@@ -69,7 +69,8 @@ static const struct cli_bench_option {
      "configs/soc/rk3588-lpddr4x.json or rk3588-lpddr5.json, for\n"
      "a board the device tree names; else configs/soc/rk3588.json)"},
     {"threads", required_argument, CLI_OPT_THREADS, BOTH, "device", "--threads N",
-     "CPU threads for the reference (default: one per CPU)"},
+     "CPU threads for the reference, and for tune's timing model\n"
+     "(one engine per thread, at most 16; default: one per CPU)"},
     {"launch", required_argument, CLI_OPT_LAUNCH, CLI_RUN, "device", "--launch MODE",
      "NPU: fences (default: non-blocking submits, one per core),\n"
      "threads (one blocking submit per core per thread) or\n"
