@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -81,7 +80,6 @@ static struct {
 	uint16_t reg_of_word[(1u << 16) / 4];
 	uint32_t known_bits[RB_REG_COUNT];
 } lookup;
-static pthread_once_t lookup_once = PTHREAD_ONCE_INIT;
 
 static int block_by_offset_slow(uint16_t offset)
 {
@@ -109,7 +107,8 @@ static int reg_by_offset_slow(uint16_t offset)
 	return -ENOENT;
 }
 
-static void build_lookup(void)
+/* Built when the program loads, so a lookup costs no check of whether it was. */
+__attribute__((constructor)) static void build_lookup(void)
 {
 	_Static_assert(RB_BLOCK_COUNT < 255 && RB_REG_COUNT < 65535, "ids fit the tables");
 	for (int i = RB_BLOCK_COUNT - 1; i >= 0; i--) /* the first block of a target wins */
@@ -138,7 +137,6 @@ static void build_lookup(void)
 
 int rb_block_by_target(uint16_t target)
 {
-	pthread_once(&lookup_once, build_lookup);
 	return lookup.block_of_target[target] ? lookup.block_of_target[target] - 1 : -ENOENT;
 }
 
@@ -146,14 +144,12 @@ int rb_block_by_offset(uint16_t offset)
 {
 	unsigned page = offset / RB_BLOCK_SPAN;
 
-	pthread_once(&lookup_once, build_lookup);
 	return lookup.block_of_page[page] ? lookup.block_of_page[page] - 1
 					  : block_by_offset_slow(offset);
 }
 
 int rb_reg_by_offset(uint16_t offset)
 {
-	pthread_once(&lookup_once, build_lookup);
 	if (offset % 4)
 		return reg_by_offset_slow(offset);
 	return lookup.reg_of_word[offset / 4] ? lookup.reg_of_word[offset / 4] - 1 : -ENOENT;
@@ -187,7 +183,6 @@ uint32_t rb_field_mask(enum rb_field_id id)
 
 uint32_t rb_reg_unknown_bits(enum rb_reg_id id, uint32_t value)
 {
-	pthread_once(&lookup_once, build_lookup);
 	return value & ~lookup.known_bits[id];
 }
 
