@@ -23,19 +23,21 @@
  *
  * Method: each row is verified before it is timed: ours against the naive loop on its
  * first rows (int8 exactly, fp16 within fp32 summation order), OpenBLAS against ours
- * (the same tolerance; the inputs are the tool's `exact` data, core/inputs.h, so fp32
- * sums do not round), a layout by its inverse (bit-exact), the emulator against the
- * reference. Then one warm-up run of each side, then pairs run alternately (ours,
- * baseline, ours, baseline, ...) until there are at least -r pairs and -s seconds of
- * them (at most 200). The ratio is taken per pair, so a change of load on the machine
- * touches both sides of it alike; the table shows its min and median over the pairs and
- * each side's median time. A target is judged on the median ratio.
+ * (the same tolerance; the inputs are the tool's `exact` data, core/inputs.h, on which
+ * fp32 sums of fp16 products do not round), a layout by its inverse (bit-exact), the
+ * emulator against the reference. Then one warm-up run of each side, then pairs run
+ * alternately (ours, baseline, ours, baseline, ...) until there are at least -r pairs
+ * and -s seconds of them (at most 200). The ratio is taken per pair, so a change of load
+ * on the machine touches both sides of it alike; the table shows its min and median
+ * over the pairs and each side's median time. A target is judged on the median ratio.
  *
- * Output: a Markdown document to stdout (the machine, the table, the targets missed);
- * with -o also to FILE, through a temporary file renamed over it. Progress goes to stderr.
+ * Output: a Markdown document to stdout (the machine, the table, the plans the emulator
+ * rows ran, the targets missed); with -o also to FILE, through a temporary file renamed
+ * over it. Progress goes to stderr.
  *
  * Usage: bench-summary [-t THREADS] [-r PAIRS] [-s SECONDS] [-o FILE] [--quick] [--strict]
- *   -t N      host threads for ours, OpenBLAS and memcpy (0, the default: every online CPU)
+ *   -t N      host threads for each side: the reference, the layouts, the emulator,
+ *             OpenBLAS, memcpy (0, the default: every online CPU)
  *   -r N      at least N pairs per row (default 7)
  *   -s S      at least S seconds of pairs per row (default 0.5)
  *   -o FILE   also write the document to FILE (make bench: bench/results.md)
@@ -121,6 +123,7 @@ struct row {
 	const char *why; /* SKIPPED, BAD, ERROR: the reason */
 	double ours_us, theirs_us, ratio_min, ratio_med;
 	int pairs;
+	char plan[256]; /* emulator rows: the plan config the sim engine ran, or "" */
 };
 
 typedef int (*side_fn)(void *ctx);
@@ -566,6 +569,16 @@ static int emu_setup(struct emulator *x, const struct row *r, int threads)
 	return err;
 }
 
+/* The plan the sim engine made, as `rknn-bench run --config` takes it. */
+static void emu_plan(const struct rb_engine *e, char *buf, size_t size)
+{
+	cJSON *config = e->ops->config ? e->ops->config(e) : NULL;
+	const cJSON *plan = cJSON_GetObjectItemCaseSensitive(config, "plan");
+
+	snprintf(buf, size, "%s", cJSON_IsString(plan) ? plan->valuestring : "unknown");
+	cJSON_Delete(config);
+}
+
 static int run_emulator(const struct options *o, struct row *r)
 {
 	struct emulator x = {0};
@@ -578,6 +591,8 @@ static int run_emulator(const struct options *o, struct row *r)
 		err = emu_sim(&x);
 	if (!err)
 		err = emu_cpu(&x);
+	if (!err)
+		emu_plan(&x.sim, r->plan, sizeof(r->plan));
 	if (!err && !all_near(x.c_sim, x.c_cpu, r->spec->dtype, (size_t)(r->m * r->n), r->k)) {
 		r->outcome = BAD;
 		r->why = "the emulator's C differs from the reference's";
@@ -752,6 +767,22 @@ static void doc_missed(FILE *f, const struct doc *d)
 	fprintf(f, "%s\n", missed ? "." : "Every measured row met its target.");
 }
 
+static void doc_plans(FILE *f, const struct doc *d)
+{
+	fprintf(f, "The plans the emulator rows ran (the planner's default, as `rknn-bench run "
+		   "--config` takes them):\n\n");
+	for (size_t i = 0; i < N_ROWS; i++) {
+		const struct row *r = &d->rows[i];
+		char shape[64];
+
+		if (!r->plan[0])
+			continue;
+		fmt_shape(shape, sizeof(shape), r);
+		fprintf(f, "- %s: `%s`\n", shape, r->plan);
+	}
+	fprintf(f, "\n");
+}
+
 static int doc_write(FILE *f, void *ctx)
 {
 	const struct doc *d = ctx;
@@ -768,7 +799,10 @@ static int doc_write(FILE *f, void *ctx)
 		   "the same 2·M·N·K operations on both sides: ours on fp16 or int8, OpenBLAS on "
 		   "fp32 copies of the same inputs. Emulator rows: host wall time of one run on "
 		   "the tool's default plan (`rknn-bench run --device sim`, not its modeled "
-		   "NPU time) against the CPU reference (`--device cpu`).\n\n");
+		   "NPU time) against the CPU reference (`--device cpu`). Ratio min is the "
+		   "smallest ratio of a pair: on the layout rows the pair best for ours, on "
+		   "the others the worst. A target is judged on the median.\n\n");
+	doc_plans(f, d);
 	doc_missed(f, d);
 	return ferror(f) ? -EIO : 0;
 }
