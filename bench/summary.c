@@ -38,8 +38,8 @@
  * Usage: bench-summary [-t THREADS] [-r PAIRS] [-s SECONDS] [-o FILE] [--quick] [--strict]
  *   -t N      host threads for each side: the reference, the layouts, the emulator,
  *             OpenBLAS, memcpy (0, the default: every online CPU)
- *   -r N      at least N pairs per row (default 7)
- *   -s S      at least S seconds of pairs per row (default 0.5)
+ *   -r N      at least N pairs per row (default 9)
+ *   -s S      at least S seconds of pairs per row (default 1)
  *   -o FILE   also write the document to FILE (make bench: bench/results.md)
  *   --quick   small shapes, one pair, no warm-up: a smoke test of this program (make
  *             check runs it), not a measurement
@@ -683,8 +683,8 @@ static void doc_header(FILE *f, const struct doc *d)
 	fprintf(f, "- rknn-bench %s, commit %s\n", c->tool_version, c->tool_commit);
 	fprintf(f, "- OpenBLAS: %s\n", d->blas);
 	fprintf(f,
-		"- threads: %d for ours, OpenBLAS and memcpy; reference kernels %s, fp16 "
-		"conversion %s\n",
+		"- threads: %d on each side (reference, layouts, emulator, OpenBLAS, memcpy); "
+		"reference kernels %s, fp16 conversion %s\n",
 		d->o->threads, rb_ref_impl(), rb_fp16_impl());
 	fprintf(f, "- date: %s; load average at the start: %s\n", c->date, d->load);
 	fprintf(f,
@@ -875,9 +875,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return -1;
 	}
 	o->threads = rb_ref_threads(threads);
-	o->pairs = pairs > 0 ? pairs : o->quick ? 1 : 7;
+	o->pairs = pairs > 0 ? pairs : o->quick ? 1 : 9;
 	if (o->min_time_s < 0)
-		o->min_time_s = o->quick ? 0 : 0.5;
+		o->min_time_s = o->quick ? 0 : 1.0;
 	return optind == argc ? 0 : -1;
 }
 
