@@ -231,8 +231,8 @@ static void copy_parallel(void *dst, const void *src, size_t bytes, int threads)
 		size_t b = bytes * i / n / 64 * 64,
 		       e = i + 1 == n ? bytes : bytes * (i + 1) / n / 64 * 64;
 
-		part[i] =
-		    (struct copy_part){(char *)dst + b, (const char *)src + b, e - b, 0, false};
+		part[i] = (struct copy_part){
+		    .dst = (char *)dst + b, .src = (const char *)src + b, .bytes = e - b};
 	}
 	for (size_t i = 1; i < n; i++)
 		part[i].started = pthread_create(&part[i].tid, NULL, copy_main, &part[i]) == 0;
@@ -327,8 +327,9 @@ static int gemm_setup(struct gemm *g, const struct row *r, int threads)
 	return 0;
 }
 
-/* Ours against the naive loop on the first rows, then OpenBLAS against ours on all of C. */
-static bool gemm_verify(struct gemm *g)
+/* Ours against the naive loop on the first rows, then OpenBLAS against ours on all of C:
+ * NULL, or what differs. */
+static const char *gemm_verify(struct gemm *g)
 {
 	const struct rb_shape *s = &g->in.shape;
 	int64_t rows = NAIVE_MACS / (s->k * s->n);
@@ -339,13 +340,15 @@ static bool gemm_verify(struct gemm *g)
 	if (s->dtype == RB_DTYPE_INT8) {
 		rb_ref_naive_i8(g->in.a, g->in.b, g->want, rows, s->k, s->n);
 		if (memcmp(g->c, g->want, first * 4) != 0)
-			return false;
+			return "ours differs from the naive loop";
 	} else {
 		rb_ref_naive_f16(g->in.a, g->in.b, g->want, rows, s->k, s->n);
 		if (!all_near(g->c, g->want, s->dtype, first, s->k))
-			return false;
+			return "ours differs from the naive loop";
 	}
-	return all_near(g->c32, g->c, s->dtype, (size_t)(s->m * s->n), s->k);
+	if (!all_near(g->c32, g->c, s->dtype, (size_t)(s->m * s->n), s->k))
+		return "OpenBLAS differs from ours";
+	return NULL;
 }
 
 static int run_gemm(const struct options *o, struct row *r)
@@ -359,9 +362,10 @@ static int run_gemm(const struct options *o, struct row *r)
 		err = gemm_ours(&g);
 	if (!err)
 		err = gemm_blas(&g);
-	if (!err && !gemm_verify(&g)) {
+	if (!err)
+		r->why = gemm_verify(&g);
+	if (!err && r->why) {
 		r->outcome = BAD;
-		r->why = "ours or OpenBLAS differs from the naive loop";
 	} else if (!err) {
 		err = time_pairs(o, gemm_ours, gemm_blas, &g, r);
 	}
@@ -751,7 +755,7 @@ static void doc_row(FILE *f, const struct row *r)
 
 static void doc_missed(FILE *f, const struct doc *d)
 {
-	int missed = 0;
+	int missed = 0, bad = 0;
 
 	for (size_t i = 0; i < N_ROWS; i++) {
 		const struct row *r = &d->rows[i];
@@ -765,6 +769,18 @@ static void doc_missed(FILE *f, const struct doc *d)
 			r->higher_better ? "<" : ">", r->spec->target);
 	}
 	fprintf(f, "%s\n", missed ? "." : "Every measured row met its target.");
+	for (size_t i = 0; i < N_ROWS; i++) {
+		const struct row *r = &d->rows[i];
+		char shape[64];
+
+		if (r->outcome != BAD && r->outcome != ERROR)
+			continue;
+		fmt_shape(shape, sizeof(shape), r);
+		fprintf(f, "%s %s %s (%s)", bad++ ? "," : "\nRows that failed:", r->spec->name,
+			shape, r->why);
+	}
+	if (bad)
+		fprintf(f, ".\n");
 }
 
 static void doc_plans(FILE *f, const struct doc *d)
