@@ -8,7 +8,10 @@
 #                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
 #                     runs it first
 #   make shim         build/shim/librknnrt.so: the rknn_matmul_api on rknn-bench (docs/backend.md)
-#   make bench        build the benchmarks under bench/ (build/bench-*)
+#   make bench        build the benchmarks under bench/ (build/bench-*) and write the table of
+#                     rknn-bench against its baselines (OpenBLAS when pkg-config finds it,
+#                     memcpy, the CPU reference) to bench/results.md; BENCH_BLAS=no leaves
+#                     OpenBLAS out
 #   make calibrate    run the emulator's timing model on the published anchors and
 #                     write bench/calibration.md (fails when a target is missed)
 #   make check-aarch64  cross build for aarch64 and run every test under qemu-aarch64
@@ -190,7 +193,29 @@ $(BUILD)/tests/shim-api: tests/shim/api_test.c src/shim/rknn_matmul_api.h $(SHIM
 	$(call quiet,CC,$@)$(CC) -Isrc $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM) \
 		-Wl,-rpath,'$$ORIGIN/../shim' -pthread
 
+# make bench: builds the benchmarks, then bench-summary measures rknn-bench against a
+# baseline per row in one run and writes the table to bench/results.md (bench/summary.c).
+# OpenBLAS, the baseline of its GEMM and GEMV rows, is optional and bench-only: found by
+# pkg-config, or not used with BENCH_BLAS=no (those rows then say skipped).
+# BENCH_ARGS go to bench-summary (e.g. BENCH_ARGS='-t 1').
+ifeq ($(origin BENCH_BLAS),undefined)
+BENCH_BLAS := $(shell $(PKG_CONFIG) --exists openblas 2>/dev/null && echo yes || echo no)
+endif
+ifeq ($(BENCH_BLAS),yes)
+BLAS_CFLAGS := -DRB_HAVE_OPENBLAS $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null)
+endif
+# Changes only when the OpenBLAS flags do, so BENCH_BLAS=no rebuilds bench-summary.
+BLAS_STAMP := $(BUILD)/gen/bench-blas.txt
+$(BLAS_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(BLAS_CFLAGS) $(BLAS_LIBS)' >$@.tmp; if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/obj/bench/summary.o: $(BLAS_STAMP)
+$(BUILD)/obj/bench/summary.o: ALL_CFLAGS += $(BLAS_CFLAGS)
+$(BUILD)/bench-summary: LDLIBS += $(BLAS_LIBS)
+
 bench: $(BENCHES)
+	$(RUNNER) $(BUILD)/bench-summary $(BENCH_ARGS) -o bench/results.md
 
 calibrate: $(BUILD)/bench-calibrate
 	$(BUILD)/bench-calibrate -o bench/calibration.md
@@ -218,7 +243,7 @@ deps-check:
 	@sh scripts/deps-check.sh .
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
-		$(BUILD)/tests/consumer $(BUILD)/bench-calibrate \
+		$(BUILD)/tests/consumer $(BUILD)/bench-calibrate $(BUILD)/bench-summary \
 		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) $(BUILD)/tests/prime-probe \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \

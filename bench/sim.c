@@ -59,14 +59,16 @@ struct buf {
 	void *host;
 };
 
-/* The bench-local IOMMU: four buffers. */
+/* The bench-local IOMMU: four buffers, one address space for every core. */
 struct mmu {
 	struct buf b[4];
 };
 
-static void *mmu_map(void *ctx, uint32_t iova, uint64_t len)
+static void *mmu_map(void *ctx, int core, uint32_t iova, uint64_t len)
 {
 	struct mmu *m = ctx;
+
+	(void)core;
 
 	for (int i = 0; i < 4; i++) {
 		struct buf *b = &m->b[i];

@@ -1,0 +1,39 @@
+# End-to-end test of build/bench-summary, the table of `make bench` (bench/summary.c),
+# with --quick (small shapes, one pair): every row verifies and is measured, or says it
+# was skipped (no OpenBLAS in the build); -o writes what stdout shows; bad usage exits 2.
+. tests/e2e/lib.sh
+SUMMARY=${BUILD:-build}/bench-summary
+
+expect_exit 0 "--quick -o: exit 0" -- built "$SUMMARY" --quick -t 2 -o "$TMP/results.md"
+cp "$TMP/out" "$TMP/stdout"
+expect_grep '^\| row \| shape \| ours \| ours, median \| baseline \|' "$TMP/stdout" "the table's header"
+rows=$(grep -cE '^\| (GEMM|GEMV|pack|unpack|emulator) ' "$TMP/stdout")
+[ "$rows" -eq 10 ] && ok "10 rows" || not_ok "10 rows" "$rows"
+bad=$(grep -E '^\| (GEMM|GEMV|pack|unpack|emulator) ' "$TMP/stdout" | grep -vE '\| (met|\*\*missed\*\*|skipped) \|$')
+[ -z "$bad" ] && ok "every row met, missed or skipped its target" ||
+	not_ok "every row met, missed or skipped its target" "$bad"
+if grep -q '^- OpenBLAS: not found' "$TMP/stdout"; then
+	[ "$(grep -c 'skipped: OpenBLAS not found (apt-get install libopenblas-dev)' "$TMP/stdout")" -eq 3 ] &&
+		ok "without OpenBLAS its 3 rows say how to get it" ||
+		not_ok "without OpenBLAS its 3 rows say how to get it"
+else
+	[ "$(grep -cE '^\| (GEMM|GEMV) .*\| cblas_sgem[mv] fp32 \| [0-9.]+ (us|ms) \|' "$TMP/stdout")" -eq 3 ] &&
+		ok "with OpenBLAS its 3 rows are measured" || not_ok "with OpenBLAS its 3 rows are measured"
+fi
+expect_grep '^- CPU: .+, [0-9]+ CPUs$' "$TMP/stdout" "names the CPU and its count"
+expect_grep '^- rknn-bench [0-9.]+, commit ' "$TMP/stdout" "names the commit"
+expect_grep '^\*\*--quick: ' "$TMP/stdout" "says --quick numbers are no measurements"
+cmp -s "$TMP/stdout" "$TMP/results.md" && ok "-o writes what stdout shows" ||
+	not_ok "-o writes what stdout shows"
+[ -z "$(find "$TMP" -name 'results.md?*')" ] && ok "no temporary file left" ||
+	not_ok "no temporary file left" "$(ls "$TMP")"
+
+expect_exit 2 "a bad option: exit 2" -- built "$SUMMARY" --bogus
+expect_grep '^usage: bench-summary' "$TMP/err" "prints the usage"
+expect_exit 2 "-r 0: exit 2" -- built "$SUMMARY" --quick -r 0
+expect_exit 2 "an unwritable -o: exit 2" -- built "$SUMMARY" --quick -o "$TMP/no/such/dir/r.md"
+expect_grep "cannot write '$TMP/no/such/dir/r.md'" "$TMP/err" "names the file it cannot write"
+# --quick misses targets (its shapes are too small to reach them): --strict fails then.
+if grep -q '\*\*missed\*\*' "$TMP/stdout"; then
+	expect_exit 1 "--strict with a missed target: exit 1" -- built "$SUMMARY" --quick --strict
+fi
