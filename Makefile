@@ -243,7 +243,7 @@ deps-check:
 	@sh scripts/deps-check.sh .
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
-		$(BUILD)/tests/consumer $(BUILD)/bench-calibrate $(BUILD)/bench-summary \
+		$(BUILD)/tests/consumer $(BENCHES) \
 		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) $(BUILD)/tests/prime-probe \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
