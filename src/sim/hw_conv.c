@@ -442,7 +442,7 @@ static int compute(const struct rb_sim_exec *x, const struct rb_conv *cv, const 
 	    .kb = cv->kb,
 	    .c2_out = cv->c2_out,
 	    .size_e = {cv->size_e[0], cv->size_e[1], cv->size_e[2]},
-	    .threads = x->npu->threads,
+	    .threads = x->core->threads,
 	};
 	int ret = map_feature(x, cv, a, f);
 

@@ -3,6 +3,7 @@
  * offset and bit position comes from regs.def; the PC lives in hw_pc.c, the
  * execution of a task in hw_conv.c and hw_gemm.c. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,13 +411,58 @@ static void time_cores(struct rb_sim_npu *npu, uint32_t core_mask, const uint64_
 		results[index[j]].elapsed_ns = tc[j].elapsed_ns;
 }
 
-/* The cores execute one after the other on the host (each task's arithmetic is
- * threaded); their time comes after, from the timing model, as if together. */
+/* One core's run on a host thread of its own. */
+struct core_run {
+	struct rb_sim_npu *npu;
+	struct rb_sim_core *c;
+	struct rb_sim_core_result *res;
+	int err;
+	pthread_t tid;
+};
+
+static void *core_run_main(void *arg)
+{
+	struct core_run *r = arg;
+
+	r->err = rb_sim_pc_run(r->npu, r->c, r->res) < 0 ? -ENOMEM : 0;
+	return NULL;
+}
+
+/* The cores' runs share nothing but what they read (the programs, the IOMMU, A and B)
+ * and write disjoint outputs, and a core's result does not depend on the host threads
+ * (hw_gemm.c), so cores with work run at once on host threads, sharing the CPUs out;
+ * a core whose thread cannot be started runs on the calling thread. Model-only runs do
+ * no arithmetic: they stay on the calling thread. */
+static int run_cores(struct rb_sim_npu *npu, struct core_run *runs, int n)
+{
+	bool parallel = n > 1 && npu->threads > 1 && !npu->model_only;
+	int share = parallel && npu->threads / n > 1 ? npu->threads / n : 1, err = 0;
+	bool started[RB_SIM_MAX_CORES] = {false};
+
+	for (int i = 0; i < n; i++)
+		runs[i].c->threads = parallel ? share : npu->threads;
+	for (int i = 1; parallel && i < n; i++)
+		started[i] = pthread_create(&runs[i].tid, NULL, core_run_main, &runs[i]) == 0;
+	for (int i = 0; i < n; i++)
+		if (!started[i])
+			core_run_main(&runs[i]);
+	for (int i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(runs[i].tid, NULL);
+		if (runs[i].err && !err)
+			err = runs[i].err;
+	}
+	return err;
+}
+
+/* The cores execute on the host (above); their time comes after, from the timing
+ * model, as if together. */
 int rb_sim_npu_run_at(struct rb_sim_npu *npu, uint32_t core_mask,
 		      const uint64_t start_ns[RB_SIM_MAX_CORES],
 		      struct rb_sim_core_result results[RB_SIM_MAX_CORES])
 {
-	int err = 0;
+	struct core_run runs[RB_SIM_MAX_CORES];
+	int n = 0, err;
 
 	if (core_mask >> npu->cores)
 		return -EINVAL;
@@ -427,11 +473,10 @@ int rb_sim_npu_run_at(struct rb_sim_npu *npu, uint32_t core_mask,
 		if (!(core_mask & (1u << i)))
 			continue;
 		memset(&results[i], 0, sizeof(results[i]));
-		if (!c->start.pending)
-			continue; /* RB_SIM_IDLE */
-		if (rb_sim_pc_run(npu, c, &results[i]) < 0 && !err)
-			err = -ENOMEM;
+		if (c->start.pending) /* else RB_SIM_IDLE */
+			runs[n++] = (struct core_run){npu, c, &results[i], 0, 0};
 	}
+	err = run_cores(npu, runs, n);
 	time_cores(npu, core_mask, start_ns, results);
 	return err;
 }

@@ -59,6 +59,7 @@ struct rb_sim_start {
 
 struct rb_sim_core {
 	int index;
+	int threads; /* host threads for this core's arithmetic in the current run */
 	uint32_t regs[RB_BLOCK_COUNT][2][RB_SIM_REG_WORDS];
 	struct rb_sim_pp pp[RB_BLOCK_COUNT];
 	uint32_t raw_irq;      /* INTERRUPT_RAW_STATUS */

@@ -157,12 +157,54 @@ static void test_reference_kept_per_shape(void **state)
 	rb_inputs_release(&in);
 }
 
+/* The emulated cores run at once on host threads, each core's arithmetic on its share
+ * of them (sim/npu.c): on 1, 2 and 3 host threads, and on both kernels, C is the same to
+ * the bit (uniform data, where summation order shows) and so is the modeled time. */
+static void test_host_threads_change_nothing(void **state)
+{
+	const struct rb_shape s = {96, 512, 1536, RB_DTYPE_FP16};
+	const struct rb_engine_ops *kernels[] = {&rb_engine_sim, &rb_engine_sim_rocket};
+	size_t bytes = (size_t)(s.m * s.n) * sizeof(float);
+	struct rb_inputs in;
+
+	(void)state;
+	assert_int_equal(rb_inputs_init(&in, &s, 9, RB_DATA_UNIFORM), 0);
+	for (size_t k = 0; k < 2; k++) {
+		float *first = calloc(1, bytes), *c = calloc(1, bytes);
+		double first_us = 0;
+
+		assert_non_null(first);
+		assert_non_null(c);
+		for (int threads = 1; threads <= 3; threads++) {
+			struct rb_engine_opts opts;
+			struct rb_engine e;
+			double us = 0;
+
+			rb_engine_opts_init(&opts);
+			opts.sim.threads = threads;
+			assert_int_equal(rb_engine_open(&e, kernels[k], &opts), 0);
+			assert_int_equal(e.ops->prepare(&e, &in), 0);
+			assert_int_equal(e.ops->run(&e, threads == 1 ? first : c, &us), 0);
+			if (threads == 1)
+				first_us = us;
+			else
+				assert_memory_equal(c, first, bytes);
+			assert_true(us == first_us);
+			rb_engine_close(&e);
+		}
+		free(first);
+		free(c);
+	}
+	rb_inputs_release(&in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_modeled_runs_repeat_exactly),
 	    cmocka_unit_test(test_modeled_time_computed_once),
 	    cmocka_unit_test(test_reference_kept_per_shape),
+	    cmocka_unit_test(test_host_threads_change_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
