@@ -90,6 +90,31 @@ enum {
 /* GEMV slices are multiples of this many columns, so threads never share a line of B. */
 #define GEMV_ALIGN 64
 
+typedef void (*kernel_fn)(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr,
+			  int nr, int accumulate);
+
+/* Each of these computes c[0..w) = sum_p a[p] · B[p][0..w) for one column chunk of B
+ * (row stride ldb), in the order p = 0, 1, ... for every column. */
+typedef void (*gemv_fn)(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
+			float *scratch);
+
+struct gemm_ops;
+typedef void (*pack_fn)(const struct gemm_ops *o, void *dst, const void *src, int64_t ld,
+			int64_t rows, int64_t cols, float *row);
+
+/* One set of kernels with the blocking and packed layout they read. A packed strip of
+ * A holds mr rows, one of B nr columns; K is padded to a multiple of kgrain, each packed
+ * element takes pel bytes, and an A strip ends with a_tail bytes per row. */
+struct gemm_ops {
+	size_t in_size; /* bytes of one element of A and B */
+	int mr, nr, kc, mc, nc;
+	int kgrain, pel, a_tail;
+	pack_fn pack_a; /* rows = mc, cols = kc */
+	pack_fn pack_b; /* rows = kc, cols = nc */
+	kernel_fn kernel;
+	gemv_fn gemv;
+};
+
 static atomic_int force_portable;
 
 void rb_ref_force_portable(int on)
@@ -204,70 +229,87 @@ int32_t rb_ref_dot_i8(const int8_t *a, const int8_t *b, int64_t k, int64_t n, in
  * Both are zero-padded to whole strips, so kernels always compute full tiles. The
  * fp16 variants convert a whole row of the source first, with the F16C/NEON array
  * converter, then scatter it. */
-static void pack_a_f16(void *dst, const void *src, int64_t lda, int64_t mc, int64_t kc, float *row)
+static void pack_a_f16(const struct gemm_ops *o, void *dst, const void *src, int64_t lda,
+		       int64_t mc, int64_t kc, float *row)
 {
 	float *out = dst;
-	int64_t rows = div_up(mc, MR) * MR;
+	int64_t mr = o->mr, rows = div_up(mc, mr) * mr;
 
 	for (int64_t r = 0; r < rows; r++) {
-		float *strip = out + (r / MR) * kc * MR + r % MR;
+		float *strip = out + (r / mr) * kc * mr + r % mr;
 
 		if (r < mc)
 			rb_fp16_to_f32_array(row, (const uint16_t *)src + r * lda, (size_t)kc);
 		else
 			memset(row, 0, (size_t)kc * sizeof(*row));
 		for (int64_t p = 0; p < kc; p++)
-			strip[p * MR] = row[p];
+			strip[p * mr] = row[p];
 	}
 }
 
 /* int8 is packed as fp32 too: the int8 kernel runs on the FMA units (see there). */
-static void pack_a_i8(void *dst, const void *src, int64_t lda, int64_t mc, int64_t kc, float *row)
+static void pack_a_i8(const struct gemm_ops *o, void *dst, const void *src, int64_t lda,
+		      int64_t mc, int64_t kc, float *row)
 {
 	float *out = dst;
-	int64_t rows = div_up(mc, MR) * MR;
+	int64_t mr = o->mr, rows = div_up(mc, mr) * mr;
 
 	(void)row;
 	for (int64_t r = 0; r < rows; r++) {
-		float *strip = out + (r / MR) * kc * MR + r % MR;
+		float *strip = out + (r / mr) * kc * mr + r % mr;
 		const int8_t *in = (const int8_t *)src + r * lda;
 
 		for (int64_t p = 0; p < kc; p++)
-			strip[p * MR] = r < mc ? (float)in[p] : 0.0f;
+			strip[p * mr] = r < mc ? (float)in[p] : 0.0f;
 	}
 }
 
 /* Row p of a packed B panel: whole strips are fixed-size copies the compiler inlines. */
-static void scatter_b_row(float *dst, const float *row, int64_t kc, int64_t p, int64_t nc)
+static inline __attribute__((always_inline)) void
+scatter_b_row_nr(float *dst, const float *row, int64_t kc, int64_t p, int64_t nc, int64_t nr)
 {
 	int64_t j = 0;
 
-	for (; j + NR <= nc; j += NR)
-		memcpy(dst + (j / NR) * kc * NR + p * NR, row + j, NR * sizeof(*row));
+	for (; j + nr <= nc; j += nr)
+		memcpy(dst + (j / nr) * kc * nr + p * nr, row + j, (size_t)nr * sizeof(*row));
 	if (j < nc) {
-		float *at = dst + (j / NR) * kc * NR + p * NR;
+		float *at = dst + (j / nr) * kc * nr + p * nr;
 
 		memcpy(at, row + j, (size_t)(nc - j) * sizeof(*row));
-		memset(at + (nc - j), 0, (size_t)(NR - (nc - j)) * sizeof(*row));
+		memset(at + (nc - j), 0, (size_t)(nr - (nc - j)) * sizeof(*row));
 	}
 }
 
-static void pack_b_f16(void *dst, const void *src, int64_t ldb, int64_t kc, int64_t nc, float *row)
+/* Specialised on the strip widths in use, so the strip copies stay inlined. */
+static void scatter_b_row(float *dst, const float *row, int64_t kc, int64_t p, int64_t nc,
+			  int64_t nr)
+{
+	if (nr == NR)
+		scatter_b_row_nr(dst, row, kc, p, nc, NR);
+	else if (nr == 32)
+		scatter_b_row_nr(dst, row, kc, p, nc, 32);
+	else
+		scatter_b_row_nr(dst, row, kc, p, nc, nr);
+}
+
+static void pack_b_f16(const struct gemm_ops *o, void *dst, const void *src, int64_t ldb,
+		       int64_t kc, int64_t nc, float *row)
 {
 	for (int64_t p = 0; p < kc; p++) {
 		rb_fp16_to_f32_array(row, (const uint16_t *)src + p * ldb, (size_t)nc);
-		scatter_b_row(dst, row, kc, p, nc);
+		scatter_b_row(dst, row, kc, p, nc, o->nr);
 	}
 }
 
-static void pack_b_i8(void *dst, const void *src, int64_t ldb, int64_t kc, int64_t nc, float *row)
+static void pack_b_i8(const struct gemm_ops *o, void *dst, const void *src, int64_t ldb,
+		      int64_t kc, int64_t nc, float *row)
 {
 	for (int64_t p = 0; p < kc; p++) {
 		const int8_t *in = (const int8_t *)src + p * ldb;
 
 		for (int64_t j = 0; j < nc; j++)
 			row[j] = (float)in[j];
-		scatter_b_row(dst, row, kc, p, nc);
+		scatter_b_row(dst, row, kc, p, nc, o->nr);
 	}
 }
 
@@ -409,9 +451,6 @@ static inline __attribute__((always_inline)) void kernel_i32_body(int64_t kc, co
 	store_tile_i32(c, ldc, iacc, mr, nr, accumulate);
 }
 
-typedef void (*kernel_fn)(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr,
-			  int nr, int accumulate);
-
 static void kernel_f32_portable(int64_t kc, const void *a, const void *b, void *c, int64_t ldc,
 				int mr, int nr, int accumulate)
 {
@@ -441,11 +480,6 @@ __attribute__((target("avx2,fma"))) static void kernel_i32_avx2(int64_t kc, cons
 #endif
 
 /* ---- M = 1: stream B once ---------------------------------------------------------- */
-
-/* Each of these computes c[0..w) = sum_p a[p] · B[p][0..w) for one column chunk of B
- * (row stride ldb), in the order p = 0, 1, ... for every column. */
-typedef void (*gemv_fn)(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
-			float *scratch);
 
 static inline __attribute__((always_inline)) void axpy_f32_body(float *restrict acc, float s,
 								const float *restrict x, int64_t w)
@@ -760,14 +794,6 @@ static void gemv_f16_neon(const void *a, const void *b, int64_t ldb, int64_t k, 
 
 /* ---- blocked driver ------------------------------------------------------------------ */
 
-struct gemm_ops {
-	size_t in_size; /* bytes of one element of A and B */
-	void (*pack_a)(void *dst, const void *src, int64_t lda, int64_t mc, int64_t kc, float *row);
-	void (*pack_b)(void *dst, const void *src, int64_t ldb, int64_t kc, int64_t nc, float *row);
-	kernel_fn kernel;
-	gemv_fn gemv;
-};
-
 struct gemm_args {
 	const struct gemm_ops *ops;
 	const void *a, *b;
@@ -791,17 +817,30 @@ static const char *elem_at(const void *base, int64_t index, size_t size)
 	return (const char *)base + (size_t)index * size;
 }
 
+/* Bytes of one packed strip of A or B, kc deep. */
+static size_t strip_a_bytes(const struct gemm_ops *o, int64_t kc)
+{
+	return (size_t)(o->mr * (div_up(kc, o->kgrain) * o->kgrain * o->pel + o->a_tail));
+}
+
+static size_t strip_b_bytes(const struct gemm_ops *o, int64_t kc)
+{
+	return (size_t)(o->nr * div_up(kc, o->kgrain) * o->kgrain * o->pel);
+}
+
 static void macro_kernel(const struct gemm_args *g, const struct gemm_task *t, int64_t ic,
 			 int64_t mc, int64_t pc, int64_t kc, int64_t jc, int64_t nc)
 {
+	const struct gemm_ops *o = g->ops;
 	const char *pa = t->pa, *pb = t->pb;
 	char *c = (char *)g->c + (size_t)(ic * g->n + jc) * 4;
+	size_t sa = strip_a_bytes(o, kc), sb = strip_b_bytes(o, kc);
 
-	for (int64_t jr = 0; jr < nc; jr += NR) {
-		for (int64_t ir = 0; ir < mc; ir += MR) {
-			g->ops->kernel(kc, pa + (size_t)(ir * kc) * 4, pb + (size_t)(jr * kc) * 4,
-				       c + (size_t)(ir * g->n + jr) * 4, g->n,
-				       (int)min64(MR, mc - ir), (int)min64(NR, nc - jr), pc > 0);
+	for (int64_t jr = 0; jr < nc; jr += o->nr) {
+		for (int64_t ir = 0; ir < mc; ir += o->mr) {
+			o->kernel(kc, pa + (size_t)(ir / o->mr) * sa, pb + (size_t)(jr / o->nr) * sb,
+				  c + (size_t)(ir * g->n + jr) * 4, g->n,
+				  (int)min64(o->mr, mc - ir), (int)min64(o->nr, nc - jr), pc > 0);
 		}
 	}
 }
@@ -810,21 +849,22 @@ static void *run_blocked(void *arg)
 {
 	struct gemm_task *t = arg;
 	const struct gemm_args *g = t->args;
-	size_t es = g->ops->in_size;
+	const struct gemm_ops *o = g->ops;
+	size_t es = o->in_size;
 
-	for (int64_t jc = t->n0; jc < t->n1; jc += NC) {
-		int64_t nc = min64(NC, t->n1 - jc);
+	for (int64_t jc = t->n0; jc < t->n1; jc += o->nc) {
+		int64_t nc = min64(o->nc, t->n1 - jc);
 
-		for (int64_t pc = 0; pc < g->k; pc += KC) {
-			int64_t kc = min64(KC, g->k - pc);
+		for (int64_t pc = 0; pc < g->k; pc += o->kc) {
+			int64_t kc = min64(o->kc, g->k - pc);
 
-			g->ops->pack_b(t->pb, elem_at(g->b, pc * g->n + jc, es), g->n, kc, nc,
-				       t->row);
-			for (int64_t ic = t->m0; ic < t->m1; ic += MC) {
-				int64_t mc = min64(MC, t->m1 - ic);
+			o->pack_b(o, t->pb, elem_at(g->b, pc * g->n + jc, es), g->n, kc, nc,
+				  t->row);
+			for (int64_t ic = t->m0; ic < t->m1; ic += o->mc) {
+				int64_t mc = min64(o->mc, t->m1 - ic);
 
-				g->ops->pack_a(t->pa, elem_at(g->a, ic * g->k + pc, es), g->k, mc,
-					       kc, t->row);
+				o->pack_a(o, t->pa, elem_at(g->a, ic * g->k + pc, es), g->k, mc,
+					  kc, t->row);
 				macro_kernel(g, t, ic, mc, pc, kc, jc, nc);
 			}
 		}
@@ -868,13 +908,14 @@ static void *alloc_aligned(size_t size)
 	return aligned_alloc(64, size ? size : 64);
 }
 
-static int alloc_task(struct gemm_task *t, int64_t k, int gemv)
+static int alloc_task(struct gemm_task *t, const struct gemm_ops *o, int64_t k, int gemv)
 {
-	int64_t rows = min64(MC, t->m1 - t->m0), cols = min64(NC, t->n1 - t->n0);
-	size_t pa = gemv ? 0 : (size_t)(div_up(rows, MR) * MR * min64(KC, k)) * 4;
-	size_t pb = gemv ? 0 : (size_t)(div_up(cols, NR) * NR * min64(KC, k)) * 4;
+	int64_t rows = min64(o->mc, t->m1 - t->m0), cols = min64(o->nc, t->n1 - t->n0);
+	int64_t kc = min64(o->kc, k);
+	size_t pa = gemv ? 0 : (size_t)div_up(rows, o->mr) * strip_a_bytes(o, kc);
+	size_t pb = gemv ? 0 : (size_t)div_up(cols, o->nr) * strip_b_bytes(o, kc);
 	/* One converted row: of a GEMV chunk, of B's panel or of A's block. */
-	int64_t row_len = gemv ? min64(GEMV_CHUNK, t->n1 - t->n0) : cols > KC ? cols : KC;
+	int64_t row_len = gemv ? min64(GEMV_CHUNK, t->n1 - t->n0) : cols > kc ? cols : kc;
 	size_t row = (size_t)row_len * 4;
 
 	pa = (pa + 63) & ~(size_t)63;
@@ -900,10 +941,11 @@ static void free_tasks(struct gemm_task *tasks, int count)
  * multiply-adds. Redundant packing is what a bad split pays for. */
 static double split_cost(const struct gemm_args *g, int tm, int tn)
 {
-	double rows = (double)(div_up(div_up(g->m, MR), tm) * MR);
-	double cols = (double)(div_up(div_up(g->n, NR), tn) * NR);
+	const struct gemm_ops *o = g->ops;
+	double rows = (double)(div_up(div_up(g->m, o->mr), tm) * o->mr);
+	double cols = (double)(div_up(div_up(g->n, o->nr), tn) * o->nr);
 	double k = (double)g->k;
-	double packed = rows * k * (double)div_up((int64_t)cols, NC) + cols * k;
+	double packed = rows * k * (double)div_up((int64_t)cols, o->nc) + cols * k;
 
 	return rows * cols * k + 16 * packed;
 }
@@ -917,7 +959,7 @@ static void choose_grid(const struct gemm_args *g, int threads, int *tm, int *tn
 		int cn = threads / rm;
 		double cost;
 
-		if (rm > div_up(g->m, MR) || cn > div_up(g->n, NR))
+		if (rm > div_up(g->m, g->ops->mr) || cn > div_up(g->n, g->ops->nr))
 			continue;
 		cost = split_cost(g, rm, cn);
 		if (best < 0 || cost < best) {
@@ -965,9 +1007,9 @@ static struct gemm_task *plan_tasks(const struct gemm_args *g, int threads, int 
 		return NULL;
 	for (int i = 0; i < tm * tn; i++) {
 		tasks[i].args = g;
-		share(g->m, MR, tm, i / tn, &tasks[i].m0, &tasks[i].m1);
-		share(g->n, gemv ? GEMV_ALIGN : NR, tn, i % tn, &tasks[i].n0, &tasks[i].n1);
-		if (alloc_task(&tasks[i], g->k, gemv)) {
+		share(g->m, g->ops->mr, tm, i / tn, &tasks[i].m0, &tasks[i].m1);
+		share(g->n, gemv ? GEMV_ALIGN : g->ops->nr, tn, i % tn, &tasks[i].n0, &tasks[i].n1);
+		if (alloc_task(&tasks[i], g->ops, g->k, gemv)) {
 			free_tasks(tasks, i + 1);
 			return NULL;
 		}
@@ -1002,10 +1044,15 @@ static int run_gemm(const struct gemm_args *g, int threads)
 	return 0;
 }
 
+/* Blocking and layout of the generic kernels (filled in per dtype). */
+static const struct gemm_ops generic_ops = {
+    .mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC, .kgrain = 1, .pel = 4, .a_tail = 0};
+
 static void pick_f16_ops(struct gemm_ops *ops)
 {
 	int avx2 = use_avx2();
 
+	*ops = generic_ops;
 	ops->in_size = sizeof(uint16_t);
 	ops->pack_a = pack_a_f16;
 	ops->pack_b = pack_b_f16;
@@ -1050,9 +1097,14 @@ int rb_ref_gemm_f16(const uint16_t *a, const uint16_t *b, float *c, int64_t m, i
 int rb_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int64_t k, int64_t n,
 		   int threads)
 {
-	struct gemm_ops ops = {sizeof(int8_t), pack_a_i8, pack_b_i8, kernel_i32_portable,
-			       gemv_i8_portable};
+	struct gemm_ops ops = generic_ops;
 	struct gemm_args g = {&ops, a, b, c, m, k, n};
+
+	ops.in_size = sizeof(int8_t);
+	ops.pack_a = pack_a_i8;
+	ops.pack_b = pack_b_i8;
+	ops.kernel = kernel_i32_portable;
+	ops.gemv = gemv_i8_portable;
 
 #if defined(RB_REF_X86)
 	if (use_avx2()) {
