@@ -115,31 +115,82 @@ struct gemm_ops {
 	gemv_fn gemv;
 };
 
-static atomic_int force_portable;
+/* Kernel families, best last. On aarch64 only IMPL_PORTABLE and IMPL_NEON apply. */
+enum impl { IMPL_AUTO, IMPL_PORTABLE, IMPL_AVX2, IMPL_AVX512, IMPL_NEON };
 
-void rb_ref_force_portable(int on)
-{
-	atomic_store(&force_portable, on != 0);
-}
+static atomic_int forced_impl; /* IMPL_AUTO: the best this CPU has */
 
-static int use_avx2(void)
+static enum impl best_impl(void)
 {
 #if defined(RB_REF_X86)
-	if (atomic_load_explicit(&force_portable, memory_order_relaxed))
-		return 0;
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma"))
+		return IMPL_AVX512;
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return IMPL_AVX2;
+	return IMPL_PORTABLE;
+#elif defined(RB_REF_NEON)
+	return IMPL_NEON;
+#else
+	return IMPL_PORTABLE;
+#endif
+}
+
+static enum impl use_impl(void)
+{
+	int forced = atomic_load_explicit(&forced_impl, memory_order_relaxed);
+
+	return forced != IMPL_AUTO ? (enum impl)forced : best_impl();
+}
+
+/* The int8 AVX-512 kernel needs VNNI on top; without it int8 uses the AVX2 kernels. */
+static int use_vnni(void)
+{
+#if defined(RB_REF_X86)
+	return use_impl() == IMPL_AVX512 && __builtin_cpu_supports("avx512vnni");
 #else
 	return 0;
 #endif
 }
 
+static int use_avx2(void)
+{
+	return use_impl() == IMPL_AVX2 || use_impl() == IMPL_AVX512;
+}
+
+static const char *const impl_names[] = {
+    [IMPL_PORTABLE] = "portable", [IMPL_AVX2] = "avx2+fma", [IMPL_AVX512] = "avx512",
+    [IMPL_NEON] = "neon"};
+
 const char *rb_ref_impl(void)
 {
-#if defined(RB_REF_NEON)
-	return "neon";
-#else
-	return use_avx2() ? "avx2+fma" : "portable";
-#endif
+	if (use_vnni())
+		return "avx512+vnni";
+	return impl_names[use_impl()];
+}
+
+void rb_ref_force_portable(int on)
+{
+	atomic_store(&forced_impl, on ? IMPL_PORTABLE : IMPL_AUTO);
+}
+
+int rb_ref_force_impl(const char *name)
+{
+	if (!name) {
+		atomic_store(&forced_impl, IMPL_AUTO);
+		return 0;
+	}
+	for (int i = IMPL_PORTABLE; i <= IMPL_NEON; i++) {
+		if (strcmp(name, impl_names[i]) != 0)
+			continue;
+		/* A family this CPU lacks, or one that is not built here. */
+		if (i != IMPL_PORTABLE && i != (int)best_impl() &&
+		    !(i == IMPL_AVX2 && best_impl() == IMPL_AVX512))
+			return -ENOTSUP;
+		atomic_store(&forced_impl, i);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int rb_ref_threads(int threads)
@@ -220,6 +271,17 @@ int32_t rb_ref_dot_i8(const int8_t *a, const int8_t *b, int64_t k, int64_t n, in
 	for (int64_t p = 0; p < k; p++)
 		acc += (uint32_t)a[i * k + p] * (uint32_t)b[p * n + j];
 	return (int32_t)acc;
+}
+
+/* Bytes of one packed strip of A or B, kc deep. */
+static size_t strip_a_bytes(const struct gemm_ops *o, int64_t kc)
+{
+	return (size_t)(o->mr * (div_up(kc, o->kgrain) * o->kgrain * o->pel + o->a_tail));
+}
+
+static size_t strip_b_bytes(const struct gemm_ops *o, int64_t kc)
+{
+	return (size_t)(o->nr * div_up(kc, o->kgrain) * o->kgrain * o->pel);
 }
 
 /* ---- packing ------------------------------------------------------------------ */
@@ -788,6 +850,191 @@ static void gemv_f16_neon(const void *a, const void *b, int64_t ldb, int64_t k, 
 }
 #endif
 
+#if defined(RB_REF_X86)
+/* ---- AVX-512 ---------------------------------------------------------------------------
+ *
+ * 12×32 tiles: 24 of the 32 zmm registers hold C, two hold a row of the B strip and the
+ * A values are broadcast straight from memory by the multiply-adds. Edges are handled
+ * with lane masks when C is stored, so the kernels always run full tiles over the
+ * zero-padded packed strips. */
+enum { MR5 = 12, NR5 = 32 };
+
+#define AVX512 "avx512f,avx512bw,avx512vl,avx2,fma,f16c"
+
+/* Lanes of the two 16-lane halves of a row that hold one of the first nr columns. */
+__attribute__((target(AVX512))) static inline void row_masks(int nr, __mmask16 m[2])
+{
+	m[0] = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
+	m[1] = nr >= 32 ? (__mmask16)0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
+}
+
+__attribute__((target(AVX512))) static void
+kernel_f32_avx512(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr, int nr,
+		  int accumulate)
+{
+	const float *pa = a, *pb = b;
+	__m512 acc[MR5][2];
+	__mmask16 m[2];
+
+#pragma GCC unroll 12
+	for (int r = 0; r < MR5; r++)
+		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+	for (int64_t p = 0; p < kc; p++, pa += MR5, pb += NR5) {
+		__m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+
+#pragma GCC unroll 12
+		for (int r = 0; r < MR5; r++) {
+			__m512 av = _mm512_set1_ps(pa[r]);
+
+			acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+			acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+		}
+	}
+	row_masks(nr, m);
+#pragma GCC unroll 12
+	for (int r = 0; r < MR5; r++) {
+		float *row = (float *)c + r * ldc;
+
+		if (r >= mr)
+			break;
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++) {
+			__m512 v = acc[r][h];
+
+			if (accumulate)
+				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m[h], row + 16 * h));
+			_mm512_mask_storeu_ps(row + 16 * h, m[h], v);
+		}
+	}
+}
+
+/* int8 on VNNI: vpdpbusd multiplies unsigned bytes by signed bytes, four k at a time,
+ * and adds the four products to an int32 lane without saturating (modulo 2^32, like the
+ * other paths). B is packed as b + 128 (unsigned), so each sum over-counts
+ * 128 · sum_p a[p]; the packed A strip ends with that amount negated per row (its
+ * "tail"), which starts the accumulators. Packed A: per group of four k, MR5 int32 words
+ * of four bytes of a row; packed B: per group, NR5 columns of four bytes. K is padded
+ * with zero bytes of A, which cancel whatever B holds there. */
+__attribute__((target(AVX512 ",avx512vnni"))) static void
+kernel_i8_vnni(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr, int nr,
+	       int accumulate)
+{
+	int64_t groups = div_up(kc, 4);
+	const int32_t *pa = a, *tail = pa + groups * MR5;
+	const __m512i *pb = b;
+	__m512i acc[MR5][2];
+	__mmask16 m[2];
+
+#pragma GCC unroll 12
+	for (int r = 0; r < MR5; r++)
+		acc[r][0] = acc[r][1] = _mm512_set1_epi32(tail[r]);
+	for (int64_t g = 0; g < groups; g++, pa += MR5, pb += 2) {
+		__m512i b0 = _mm512_loadu_si512(pb), b1 = _mm512_loadu_si512(pb + 1);
+
+#pragma GCC unroll 12
+		for (int r = 0; r < MR5; r++) {
+			__m512i av = _mm512_set1_epi32(pa[r]);
+
+			acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, av);
+			acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
+		}
+	}
+	row_masks(nr, m);
+#pragma GCC unroll 12
+	for (int r = 0; r < MR5; r++) {
+		int32_t *row = (int32_t *)c + r * ldc;
+
+		if (r >= mr)
+			break;
+#pragma GCC unroll 2
+		for (int h = 0; h < 2; h++) {
+			__m512i v = acc[r][h];
+
+			if (accumulate)
+				v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(m[h], row + 16 * h));
+			_mm512_mask_storeu_epi32(row + 16 * h, m[h], v);
+		}
+	}
+}
+
+/* Packed A for kernel_i8_vnni (see there): the words of each row, then its tail. */
+static void pack_a_i8_vnni(const struct gemm_ops *o, void *dst, const void *src, int64_t lda,
+			   int64_t mc, int64_t kc, float *row)
+{
+	int64_t groups = div_up(kc, 4), rows = div_up(mc, MR5) * MR5;
+	size_t strip = strip_a_bytes(o, kc);
+
+	(void)row;
+	for (int64_t r = 0; r < rows; r++) {
+		uint8_t *out = (uint8_t *)dst + (size_t)(r / MR5) * strip + (r % MR5) * 4;
+		const int8_t *in = (const int8_t *)src + r * lda;
+		int8_t word[4];
+		uint32_t sum = 0;
+
+		for (int64_t g = 0; g < groups; g++) {
+			for (int q = 0; q < 4; q++) {
+				int64_t p = 4 * g + q;
+
+				word[q] = r < mc && p < kc ? in[p] : 0;
+				sum += (uint32_t)word[q];
+			}
+			memcpy(out + g * MR5 * 4, word, 4);
+		}
+		sum *= 0u - 128u;
+		memcpy(out + groups * MR5 * 4, &sum, 4);
+	}
+}
+
+/* Sixteen columns of four rows of B, interleaved by column and offset by 128. */
+static inline void interleave4x16(uint8_t *out, const int8_t *in, int64_t ldb)
+{
+	const __m128i bias = _mm_set1_epi8((char)0x80);
+	__m128i x0 = _mm_xor_si128(_mm_loadu_si128((const void *)in), bias);
+	__m128i x1 = _mm_xor_si128(_mm_loadu_si128((const void *)(in + ldb)), bias);
+	__m128i x2 = _mm_xor_si128(_mm_loadu_si128((const void *)(in + 2 * ldb)), bias);
+	__m128i x3 = _mm_xor_si128(_mm_loadu_si128((const void *)(in + 3 * ldb)), bias);
+	__m128i lo01 = _mm_unpacklo_epi8(x0, x1), hi01 = _mm_unpackhi_epi8(x0, x1);
+	__m128i lo23 = _mm_unpacklo_epi8(x2, x3), hi23 = _mm_unpackhi_epi8(x2, x3);
+
+	_mm_storeu_si128((void *)out, _mm_unpacklo_epi16(lo01, lo23));
+	_mm_storeu_si128((void *)(out + 16), _mm_unpackhi_epi16(lo01, lo23));
+	_mm_storeu_si128((void *)(out + 32), _mm_unpacklo_epi16(hi01, hi23));
+	_mm_storeu_si128((void *)(out + 48), _mm_unpackhi_epi16(hi01, hi23));
+}
+
+/* The same for the ragged edges: rows past kc and columns past nc become zero. */
+static void interleave_edge(uint8_t *out, const int8_t *in, int64_t ldb, int64_t rows,
+			    int64_t cols)
+{
+	for (int64_t j = 0; j < 16; j++)
+		for (int64_t q = 0; q < 4; q++)
+			out[j * 4 + q] = q < rows && j < cols ? (uint8_t)(in[q * ldb + j] ^ 0x80) : 0;
+}
+
+static void pack_b_i8_vnni(const struct gemm_ops *o, void *dst, const void *src, int64_t ldb,
+			   int64_t kc, int64_t nc, float *row)
+{
+	int64_t groups = div_up(kc, 4);
+	size_t strip = strip_b_bytes(o, kc);
+
+	(void)row;
+	for (int64_t g = 0; g < groups; g++) {
+		const int8_t *in = (const int8_t *)src + 4 * g * ldb;
+		int64_t rows = min64(4, kc - 4 * g);
+
+		for (int64_t j = 0; j < div_up(nc, NR5) * NR5; j += 16) {
+			uint8_t *out = (uint8_t *)dst + (size_t)(j / NR5) * strip +
+				       (size_t)g * NR5 * 4 + (size_t)(j % NR5) * 4;
+
+			if (rows == 4 && j + 16 <= nc)
+				interleave4x16(out, in + j, ldb);
+			else
+				interleave_edge(out, in + j, ldb, rows, nc - j);
+		}
+	}
+}
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -815,17 +1062,6 @@ struct gemm_task {
 static const char *elem_at(const void *base, int64_t index, size_t size)
 {
 	return (const char *)base + (size_t)index * size;
-}
-
-/* Bytes of one packed strip of A or B, kc deep. */
-static size_t strip_a_bytes(const struct gemm_ops *o, int64_t kc)
-{
-	return (size_t)(o->mr * (div_up(kc, o->kgrain) * o->kgrain * o->pel + o->a_tail));
-}
-
-static size_t strip_b_bytes(const struct gemm_ops *o, int64_t kc)
-{
-	return (size_t)(o->nr * div_up(kc, o->kgrain) * o->kgrain * o->pel);
 }
 
 static void macro_kernel(const struct gemm_args *g, const struct gemm_task *t, int64_t ic,
@@ -1048,6 +1284,17 @@ static int run_gemm(const struct gemm_args *g, int threads)
 static const struct gemm_ops generic_ops = {
     .mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC, .kgrain = 1, .pel = 4, .a_tail = 0};
 
+#if defined(RB_REF_X86)
+/* KC: a KC×NR5 strip of B (24 KiB fp32, 16 KiB int8) stays in L1 while the kernel
+ * sweeps the MC×KC block of A (L2) across it. */
+enum { KC5_F32 = 192, MC5_F32 = 20 * MR5, KC5_I8 = 512, MC5_I8 = 16 * MR5 };
+
+static const struct gemm_ops vnni_ops = {
+    .in_size = sizeof(int8_t), .mr = MR5, .nr = NR5, .kc = KC5_I8, .mc = MC5_I8, .nc = NC,
+    .kgrain = 4, .pel = 1, .a_tail = 4, .pack_a = pack_a_i8_vnni, .pack_b = pack_b_i8_vnni,
+    .kernel = kernel_i8_vnni, .gemv = gemv_i8_avx2};
+#endif
+
 static void pick_f16_ops(struct gemm_ops *ops)
 {
 	int avx2 = use_avx2();
@@ -1061,6 +1308,13 @@ static void pick_f16_ops(struct gemm_ops *ops)
 #if defined(RB_REF_X86)
 	if (avx2)
 		ops->kernel = kernel_f32_avx2;
+	if (use_impl() == IMPL_AVX512) {
+		ops->mr = MR5;
+		ops->nr = NR5;
+		ops->kc = KC5_F32;
+		ops->mc = MC5_F32;
+		ops->kernel = kernel_f32_avx512;
+	}
 	if (avx2 && strcmp(rb_fp16_impl(), "f16c") == 0)
 		ops->gemv = gemv_f16_f16c;
 #elif defined(RB_REF_NEON)
@@ -1111,6 +1365,8 @@ int rb_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int6
 		ops.kernel = kernel_i32_avx2;
 		ops.gemv = gemv_i8_avx2;
 	}
+	if (use_vnni())
+		ops = vnni_ops;
 #elif defined(RB_REF_NEON)
 	ops.gemv = gemv_i8_neon;
 #endif
