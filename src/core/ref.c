@@ -109,6 +109,9 @@ struct gemm_ops {
 	size_t in_size; /* bytes of one element of A and B */
 	int mr, nr, kc, mc, nc;
 	int kgrain, pel, a_tail;
+	/* Loop order of the macro-kernel. 0: a strip of B stays in L1 while the kernel sweeps
+	 * the block of A; 1: a strip of A stays in L1 while it sweeps the panel of B (L2). */
+	int a_in_l1;
 	pack_fn pack_a; /* rows = mc, cols = kc */
 	pack_fn pack_b; /* rows = kc, cols = nc */
 	kernel_fn kernel;
@@ -858,14 +861,21 @@ static void gemv_f16_neon(const void *a, const void *b, int64_t ldb, int64_t k, 
  * with lane masks when C is stored, so the kernels always run full tiles over the
  * zero-padded packed strips. */
 enum { MR5 = 12, NR5 = 32 };
+/* fp32 tiles are 14×32 (28 accumulators): 12×32, 8×48 and 6×64 were 3-10% slower on
+ * the VM of issue 15. */
+enum { MRF = 14, NVF = 2, NRF = 16 * NVF };
 
 #define AVX512 "avx512f,avx512bw,avx512vl,avx2,fma,f16c"
 
-/* Lanes of the two 16-lane halves of a row that hold one of the first nr columns. */
-__attribute__((target(AVX512))) static inline void row_masks(int nr, __mmask16 m[2])
+/* Lanes of each 16-lane part of a row that hold one of the first nr columns. */
+__attribute__((target(AVX512))) static inline void row_masks(int nr, __mmask16 *m, int parts)
 {
-	m[0] = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
-	m[1] = nr >= 32 ? (__mmask16)0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
+	for (int h = 0; h < parts; h++) {
+		int lanes = nr - 16 * h;
+
+		m[h] = lanes >= 16 ? (__mmask16)0xffff
+				   : lanes > 0 ? (__mmask16)((1u << lanes) - 1) : (__mmask16)0;
+	}
 }
 
 __attribute__((target(AVX512))) static void
@@ -873,37 +883,69 @@ kernel_f32_avx512(int64_t kc, const void *a, const void *b, void *c, int64_t ldc
 		  int accumulate)
 {
 	const float *pa = a, *pb = b;
-	__m512 acc[MR5][2];
-	__mmask16 m[2];
+	__m512 acc[MRF][NVF];
+	__mmask16 m[NVF];
 
-#pragma GCC unroll 12
-	for (int r = 0; r < MR5; r++)
-		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-	for (int64_t p = 0; p < kc; p++, pa += MR5, pb += NR5) {
-		__m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+#pragma GCC unroll 16
+	for (int r = 0; r < MRF; r++)
+#pragma GCC unroll 4
+		for (int h = 0; h < NVF; h++)
+			acc[r][h] = _mm512_setzero_ps();
+	for (int64_t p = 0; p < kc; p++, pa += MRF, pb += NRF) {
+		__m512 bv[NVF];
 
-#pragma GCC unroll 12
-		for (int r = 0; r < MR5; r++) {
+#pragma GCC unroll 4
+		for (int h = 0; h < NVF; h++)
+			bv[h] = _mm512_loadu_ps(pb + 16 * h);
+#pragma GCC unroll 16
+		for (int r = 0; r < MRF; r++) {
 			__m512 av = _mm512_set1_ps(pa[r]);
 
-			acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-			acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+#pragma GCC unroll 4
+			for (int h = 0; h < NVF; h++)
+				acc[r][h] = _mm512_fmadd_ps(av, bv[h], acc[r][h]);
 		}
 	}
-	row_masks(nr, m);
-#pragma GCC unroll 12
-	for (int r = 0; r < MR5; r++) {
+	row_masks(nr, m, NVF);
+#pragma GCC unroll 16
+	for (int r = 0; r < MRF; r++) {
 		float *row = (float *)c + r * ldc;
 
 		if (r >= mr)
 			break;
-#pragma GCC unroll 2
-		for (int h = 0; h < 2; h++) {
+#pragma GCC unroll 4
+		for (int h = 0; h < NVF; h++) {
 			__m512 v = acc[r][h];
 
 			if (accumulate)
 				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m[h], row + 16 * h));
 			_mm512_mask_storeu_ps(row + 16 * h, m[h], v);
+		}
+	}
+}
+
+/* Packed B for kernel_f32_avx512: whole strips converted straight into place. */
+__attribute__((target(AVX512))) static void pack_b_f16_avx512(const struct gemm_ops *o, void *dst,
+							      const void *src, int64_t ldb,
+							      int64_t kc, int64_t nc, float *row)
+{
+	float *out = dst;
+	int64_t full = nc / NRF * NRF;
+
+	for (int64_t p = 0; p < kc; p++) {
+		const uint16_t *in = (const uint16_t *)src + p * ldb;
+
+		for (int64_t j = 0; j < full; j += NRF) {
+			float *at = out + (j / NRF) * kc * NRF + p * NRF;
+
+#pragma GCC unroll 4
+			for (int h = 0; h < NVF; h++)
+				_mm512_storeu_ps(at + 16 * h, _mm512_cvtph_ps(_mm256_loadu_si256(
+								  (const void *)(in + j + 16 * h))));
+		}
+		if (full < nc) {
+			rb_fp16_to_f32_array(row, in + full, (size_t)(nc - full));
+			scatter_b_row(out + (full / NRF) * kc * NRF, row, kc, p, nc - full, o->nr);
 		}
 	}
 }
@@ -939,7 +981,7 @@ kernel_i8_vnni(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, i
 			acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
 		}
 	}
-	row_masks(nr, m);
+	row_masks(nr, m, 2);
 #pragma GCC unroll 12
 	for (int r = 0; r < MR5; r++) {
 		int32_t *row = (int32_t *)c + r * ldc;
@@ -1072,13 +1114,20 @@ static void macro_kernel(const struct gemm_args *g, const struct gemm_task *t, i
 	char *c = (char *)g->c + (size_t)(ic * g->n + jc) * 4;
 	size_t sa = strip_a_bytes(o, kc), sb = strip_b_bytes(o, kc);
 
-	for (int64_t jr = 0; jr < nc; jr += o->nr) {
-		for (int64_t ir = 0; ir < mc; ir += o->mr) {
-			o->kernel(kc, pa + (size_t)(ir / o->mr) * sa, pb + (size_t)(jr / o->nr) * sb,
-				  c + (size_t)(ir * g->n + jr) * 4, g->n,
-				  (int)min64(o->mr, mc - ir), (int)min64(o->nr, nc - jr), pc > 0);
-		}
+	if (o->a_in_l1) {
+		for (int64_t ir = 0; ir < mc; ir += o->mr)
+			for (int64_t jr = 0; jr < nc; jr += o->nr)
+				o->kernel(kc, pa + (size_t)(ir / o->mr) * sa,
+					  pb + (size_t)(jr / o->nr) * sb, c + (size_t)(ir * g->n + jr) * 4,
+					  g->n, (int)min64(o->mr, mc - ir), (int)min64(o->nr, nc - jr),
+					  pc > 0);
+		return;
 	}
+	for (int64_t jr = 0; jr < nc; jr += o->nr)
+		for (int64_t ir = 0; ir < mc; ir += o->mr)
+			o->kernel(kc, pa + (size_t)(ir / o->mr) * sa, pb + (size_t)(jr / o->nr) * sb,
+				  c + (size_t)(ir * g->n + jr) * 4, g->n, (int)min64(o->mr, mc - ir),
+				  (int)min64(o->nr, nc - jr), pc > 0);
 }
 
 static void *run_blocked(void *arg)
@@ -1285,13 +1334,22 @@ static const struct gemm_ops generic_ops = {
     .mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC, .kgrain = 1, .pel = 4, .a_tail = 0};
 
 #if defined(RB_REF_X86)
-/* KC: a KC×NR5 strip of B (24 KiB fp32, 16 KiB int8) stays in L1 while the kernel
- * sweeps the MC×KC block of A (L2) across it. */
-enum { KC5_F32 = 192, MC5_F32 = 20 * MR5, KC5_I8 = 512, MC5_I8 = 16 * MR5 };
+/* fp32: a 12×384 strip of A (18 KiB) stays in L1 while the kernel sweeps a 384×512 panel
+ * of B (768 KiB, L2) across it. The deep KC halves the passes over C against KC = 192
+ * with B's strip in L1 (each pass reads and writes all of C): on the 2-core AVX-512 VM of
+ * issue 15, 512x2048x8192 took 92 ms instead of 150. int8: a KC×NR5 strip of B (16 KiB)
+ * stays in L1 while the kernel sweeps the MC×KC block of A (L2). */
+enum {
+	KC5_F32 = 384,
+	MC5_F32 = 20 * MRF,
+	NC5_F32 = 512,
+	KC5_I8 = 512,
+	MC5_I8 = 16 * MR5,
+};
 
 static const struct gemm_ops vnni_ops = {
     .in_size = sizeof(int8_t), .mr = MR5, .nr = NR5, .kc = KC5_I8, .mc = MC5_I8, .nc = NC,
-    .kgrain = 4, .pel = 1, .a_tail = 4, .pack_a = pack_a_i8_vnni, .pack_b = pack_b_i8_vnni,
+    .kgrain = 4, .pel = 1, .a_tail = 4, .a_in_l1 = 0, .pack_a = pack_a_i8_vnni, .pack_b = pack_b_i8_vnni,
     .kernel = kernel_i8_vnni, .gemv = gemv_i8_avx2};
 #endif
 
@@ -1309,11 +1367,14 @@ static void pick_f16_ops(struct gemm_ops *ops)
 	if (avx2)
 		ops->kernel = kernel_f32_avx2;
 	if (use_impl() == IMPL_AVX512) {
-		ops->mr = MR5;
-		ops->nr = NR5;
+		ops->mr = MRF;
+		ops->nr = NRF;
 		ops->kc = KC5_F32;
 		ops->mc = MC5_F32;
 		ops->kernel = kernel_f32_avx512;
+		ops->pack_b = pack_b_f16_avx512;
+		ops->nc = NC5_F32;
+		ops->a_in_l1 = 1;
 	}
 	if (avx2 && strcmp(rb_fp16_impl(), "f16c") == 0)
 		ops->gemv = gemv_f16_f16c;
