@@ -161,9 +161,10 @@ static int use_avx2(void)
 	return use_impl() == IMPL_AVX2 || use_impl() == IMPL_AVX512;
 }
 
-static const char *const impl_names[] = {
-    [IMPL_PORTABLE] = "portable", [IMPL_AVX2] = "avx2+fma", [IMPL_AVX512] = "avx512",
-    [IMPL_NEON] = "neon"};
+static const char *const impl_names[] = {[IMPL_PORTABLE] = "portable",
+					 [IMPL_AVX2] = "avx2+fma",
+					 [IMPL_AVX512] = "avx512",
+					 [IMPL_NEON] = "neon"};
 
 const char *rb_ref_impl(void)
 {
@@ -313,8 +314,8 @@ static void pack_a_f16(const struct gemm_ops *o, void *dst, const void *src, int
 }
 
 /* int8 is packed as fp32 too: the int8 kernel runs on the FMA units (see there). */
-static void pack_a_i8(const struct gemm_ops *o, void *dst, const void *src, int64_t lda,
-		      int64_t mc, int64_t kc, float *row)
+static void pack_a_i8(const struct gemm_ops *o, void *dst, const void *src, int64_t lda, int64_t mc,
+		      int64_t kc, float *row)
 {
 	float *out = dst;
 	int64_t mr = o->mr, rows = div_up(mc, mr) * mr;
@@ -366,8 +367,8 @@ static void pack_b_f16(const struct gemm_ops *o, void *dst, const void *src, int
 	}
 }
 
-static void pack_b_i8(const struct gemm_ops *o, void *dst, const void *src, int64_t ldb,
-		      int64_t kc, int64_t nc, float *row)
+static void pack_b_i8(const struct gemm_ops *o, void *dst, const void *src, int64_t ldb, int64_t kc,
+		      int64_t nc, float *row)
 {
 	for (int64_t p = 0; p < kc; p++) {
 		const int8_t *in = (const int8_t *)src + p * ldb;
@@ -874,13 +875,14 @@ __attribute__((target(AVX512))) static inline void row_masks(int nr, __mmask16 *
 		int lanes = nr - 16 * h;
 
 		m[h] = lanes >= 16 ? (__mmask16)0xffff
-				   : lanes > 0 ? (__mmask16)((1u << lanes) - 1) : (__mmask16)0;
+		       : lanes > 0 ? (__mmask16)((1u << lanes) - 1)
+				   : (__mmask16)0;
 	}
 }
 
-__attribute__((target(AVX512))) static void
-kernel_f32_avx512(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr, int nr,
-		  int accumulate)
+__attribute__((target(AVX512))) static void kernel_f32_avx512(int64_t kc, const void *a,
+							      const void *b, void *c, int64_t ldc,
+							      int mr, int nr, int accumulate)
 {
 	const float *pa = a, *pb = b;
 	__m512 acc[MRF][NVF];
@@ -940,8 +942,8 @@ __attribute__((target(AVX512))) static void pack_b_f16_avx512(const struct gemm_
 
 #pragma GCC unroll 4
 			for (int h = 0; h < NVF; h++)
-				_mm512_storeu_ps(at + 16 * h, _mm512_cvtph_ps(_mm256_loadu_si256(
-								  (const void *)(in + j + 16 * h))));
+				_mm512_storeu_ps(at + 16 * h, _mm512_cvtph_ps(_mm256_loadu_si256((
+								  const void *)(in + j + 16 * h))));
 		}
 		if (full < nc) {
 			rb_fp16_to_f32_array(row, in + full, (size_t)(nc - full));
@@ -957,9 +959,10 @@ __attribute__((target(AVX512))) static void pack_b_f16_avx512(const struct gemm_
  * "tail"), which starts the accumulators. Packed A: per group of four k, MR5 int32 words
  * of four bytes of a row; packed B: per group, NR5 columns of four bytes. K is padded
  * with zero bytes of A, which cancel whatever B holds there. */
-__attribute__((target(AVX512 ",avx512vnni"))) static void
-kernel_i8_vnni(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, int mr, int nr,
-	       int accumulate)
+__attribute__((target(AVX512 ",avx512vnni"))) static void kernel_i8_vnni(int64_t kc, const void *a,
+									 const void *b, void *c,
+									 int64_t ldc, int mr,
+									 int nr, int accumulate)
 {
 	int64_t groups = div_up(kc, 4);
 	const int32_t *pa = a, *tail = pa + groups * MR5;
@@ -993,7 +996,8 @@ kernel_i8_vnni(int64_t kc, const void *a, const void *b, void *c, int64_t ldc, i
 			__m512i v = acc[r][h];
 
 			if (accumulate)
-				v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(m[h], row + 16 * h));
+				v = _mm512_add_epi32(v,
+						     _mm512_maskz_loadu_epi32(m[h], row + 16 * h));
 			_mm512_mask_storeu_epi32(row + 16 * h, m[h], v);
 		}
 	}
@@ -1045,12 +1049,12 @@ static inline void interleave4x16(uint8_t *out, const int8_t *in, int64_t ldb)
 }
 
 /* The same for the ragged edges: rows past kc and columns past nc become zero. */
-static void interleave_edge(uint8_t *out, const int8_t *in, int64_t ldb, int64_t rows,
-			    int64_t cols)
+static void interleave_edge(uint8_t *out, const int8_t *in, int64_t ldb, int64_t rows, int64_t cols)
 {
 	for (int64_t j = 0; j < 16; j++)
 		for (int64_t q = 0; q < 4; q++)
-			out[j * 4 + q] = q < rows && j < cols ? (uint8_t)(in[q * ldb + j] ^ 0x80) : 0;
+			out[j * 4 + q] =
+			    q < rows && j < cols ? (uint8_t)(in[q * ldb + j] ^ 0x80) : 0;
 }
 
 static void pack_b_i8_vnni(const struct gemm_ops *o, void *dst, const void *src, int64_t ldb,
@@ -1118,16 +1122,18 @@ static void macro_kernel(const struct gemm_args *g, const struct gemm_task *t, i
 		for (int64_t ir = 0; ir < mc; ir += o->mr)
 			for (int64_t jr = 0; jr < nc; jr += o->nr)
 				o->kernel(kc, pa + (size_t)(ir / o->mr) * sa,
-					  pb + (size_t)(jr / o->nr) * sb, c + (size_t)(ir * g->n + jr) * 4,
-					  g->n, (int)min64(o->mr, mc - ir), (int)min64(o->nr, nc - jr),
+					  pb + (size_t)(jr / o->nr) * sb,
+					  c + (size_t)(ir * g->n + jr) * 4, g->n,
+					  (int)min64(o->mr, mc - ir), (int)min64(o->nr, nc - jr),
 					  pc > 0);
 		return;
 	}
 	for (int64_t jr = 0; jr < nc; jr += o->nr)
 		for (int64_t ir = 0; ir < mc; ir += o->mr)
-			o->kernel(kc, pa + (size_t)(ir / o->mr) * sa, pb + (size_t)(jr / o->nr) * sb,
-				  c + (size_t)(ir * g->n + jr) * 4, g->n, (int)min64(o->mr, mc - ir),
-				  (int)min64(o->nr, nc - jr), pc > 0);
+			o->kernel(kc, pa + (size_t)(ir / o->mr) * sa,
+				  pb + (size_t)(jr / o->nr) * sb, c + (size_t)(ir * g->n + jr) * 4,
+				  g->n, (int)min64(o->mr, mc - ir), (int)min64(o->nr, nc - jr),
+				  pc > 0);
 }
 
 static void *run_blocked(void *arg)
@@ -1148,8 +1154,8 @@ static void *run_blocked(void *arg)
 			for (int64_t ic = t->m0; ic < t->m1; ic += o->mc) {
 				int64_t mc = min64(o->mc, t->m1 - ic);
 
-				o->pack_a(o, t->pa, elem_at(g->a, ic * g->k + pc, es), g->k, mc,
-					  kc, t->row);
+				o->pack_a(o, t->pa, elem_at(g->a, ic * g->k + pc, es), g->k, mc, kc,
+					  t->row);
 				macro_kernel(g, t, ic, mc, pc, kc, jc, nc);
 			}
 		}
@@ -1347,10 +1353,20 @@ enum {
 	MC5_I8 = 16 * MR5,
 };
 
-static const struct gemm_ops vnni_ops = {
-    .in_size = sizeof(int8_t), .mr = MR5, .nr = NR5, .kc = KC5_I8, .mc = MC5_I8, .nc = NC,
-    .kgrain = 4, .pel = 1, .a_tail = 4, .a_in_l1 = 0, .pack_a = pack_a_i8_vnni, .pack_b = pack_b_i8_vnni,
-    .kernel = kernel_i8_vnni, .gemv = gemv_i8_avx2};
+static const struct gemm_ops vnni_ops = {.in_size = sizeof(int8_t),
+					 .mr = MR5,
+					 .nr = NR5,
+					 .kc = KC5_I8,
+					 .mc = MC5_I8,
+					 .nc = NC,
+					 .kgrain = 4,
+					 .pel = 1,
+					 .a_tail = 4,
+					 .a_in_l1 = 0,
+					 .pack_a = pack_a_i8_vnni,
+					 .pack_b = pack_b_i8_vnni,
+					 .kernel = kernel_i8_vnni,
+					 .gemv = gemv_i8_avx2};
 #endif
 
 static void pick_f16_ops(struct gemm_ops *ops)
@@ -1379,7 +1395,8 @@ static void pick_f16_ops(struct gemm_ops *ops)
 	if (avx2 && strcmp(rb_fp16_impl(), "f16c") == 0)
 		ops->gemv = gemv_f16_f16c;
 #elif defined(RB_REF_NEON)
-	ops->gemv = gemv_f16_neon;
+	if (use_impl() == IMPL_NEON)
+		ops->gemv = gemv_f16_neon;
 #endif
 	(void)avx2;
 }
@@ -1429,7 +1446,8 @@ int rb_ref_gemm_i8(const int8_t *a, const int8_t *b, int32_t *c, int64_t m, int6
 	if (use_vnni())
 		ops = vnni_ops;
 #elif defined(RB_REF_NEON)
-	ops.gemv = gemv_i8_neon;
+	if (use_impl() == IMPL_NEON)
+		ops.gemv = gemv_i8_neon;
 #endif
 	return run_gemm(&g, threads);
 }
