@@ -1136,6 +1136,32 @@ static void macro_kernel(const struct gemm_args *g, const struct gemm_task *t, i
 				  pc > 0);
 }
 
+/* For kernels with A's strip in L1: A's block is packed once per KC step and every
+ * panel of B swept past it, so with MC >= the task's rows each operand is packed once. */
+static void run_blocked_a_outer(struct gemm_task *t)
+{
+	const struct gemm_args *g = t->args;
+	const struct gemm_ops *o = g->ops;
+	size_t es = o->in_size;
+
+	for (int64_t pc = 0; pc < g->k; pc += o->kc) {
+		int64_t kc = min64(o->kc, g->k - pc);
+
+		for (int64_t ic = t->m0; ic < t->m1; ic += o->mc) {
+			int64_t mc = min64(o->mc, t->m1 - ic);
+
+			o->pack_a(o, t->pa, elem_at(g->a, ic * g->k + pc, es), g->k, mc, kc, t->row);
+			for (int64_t jc = t->n0; jc < t->n1; jc += o->nc) {
+				int64_t nc = min64(o->nc, t->n1 - jc);
+
+				o->pack_b(o, t->pb, elem_at(g->b, pc * g->n + jc, es), g->n, kc, nc,
+					  t->row);
+				macro_kernel(g, t, ic, mc, pc, kc, jc, nc);
+			}
+		}
+	}
+}
+
 static void *run_blocked(void *arg)
 {
 	struct gemm_task *t = arg;
@@ -1143,6 +1169,10 @@ static void *run_blocked(void *arg)
 	const struct gemm_ops *o = g->ops;
 	size_t es = o->in_size;
 
+	if (o->a_in_l1) {
+		run_blocked_a_outer(t);
+		return NULL;
+	}
 	for (int64_t jc = t->n0; jc < t->n1; jc += o->nc) {
 		int64_t nc = min64(o->nc, t->n1 - jc);
 
@@ -1347,7 +1377,7 @@ static const struct gemm_ops generic_ops = {
  * stays in L1 while the kernel sweeps the MC×KC block of A (L2). */
 enum {
 	KC5_F32 = 384,
-	MC5_F32 = 20 * MRF,
+	MC5_F32 = 64 * MRF,
 	NC5_F32 = 512,
 	KC5_I8 = 512,
 	MC5_I8 = 16 * MR5,
