@@ -1427,10 +1427,6 @@ static void pick_f16_ops(struct gemm_ops *ops)
 		ops->pack_b = pack_b_f16_avx512;
 		ops->nc = NC5_F32;
 		ops->a_in_l1 = 1;
-		if (getenv("TKC"))
-			ops->kc = atoi(getenv("TKC"));
-		if (getenv("TNC"))
-			ops->nc = atoi(getenv("TNC"));
 	}
 	if (avx2 && strcmp(rb_fp16_impl(), "f16c") == 0)
 		ops->gemv = gemv_f16_f16c;
