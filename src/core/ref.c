@@ -3,10 +3,11 @@
  * The blocked path follows the usual three-level scheme: a KC×NC panel of B and an
  * MC×KC block of A are packed (converted to fp32, for int8 too) into buffers laid
  * out in the order the MR×NR micro-kernel reads them, so the kernel
- * streams both with unit stride from L1/L2. The micro-kernels use GCC vector
- * extensions; on x86 an AVX2/FMA build of the same source is picked at run time, so
- * no -march flag is needed. Each thread owns a rectangle of C and its own buffers:
- * no locks, no barriers.
+ * streams both with unit stride from L1/L2. The generic micro-kernels use GCC vector
+ * extensions; on x86 an AVX2/FMA build of the same source, or AVX-512 kernels with their
+ * own blocking (fp32 FMA for fp16, VNNI for int8, packed as bytes), are picked at run
+ * time, so no -march flag is needed. Each thread owns a rectangle of C and its own
+ * buffers: no locks, no barriers.
  *
  * M = 1 is a matrix-vector product limited by reading B once; it gets its own path
  * that converts B's rows on the fly and gives each thread a slice of N.
@@ -14,8 +15,9 @@
  * int8: sums are accumulated in 32-bit unsigned arithmetic, i.e. modulo 2^32 like a
  * hardware int32 accumulator, and without C's signed-overflow undefined behaviour.
  * |a·b| <= 2^14, so the result is the exact sum for K <= 2^17 = 131072; beyond that
- * it wraps as int32 hardware does. (The blocked kernel computes KC-deep partial sums
- * in fp32, exactly: see kernel_i32_body.) */
+ * it wraps as int32 hardware does. (The generic blocked kernel computes KC-deep partial
+ * sums in fp32, exactly: see kernel_i32_body; the VNNI one adds in int32 lanes modulo
+ * 2^32: see kernel_i8_vnni.) */
 #include "core/ref.h"
 
 #include <errno.h>
@@ -1268,7 +1270,8 @@ static double split_cost(const struct gemm_args *g, int tm, int tn)
 	double rows = (double)(div_up(div_up(g->m, o->mr), tm) * o->mr);
 	double cols = (double)(div_up(div_up(g->n, o->nr), tn) * o->nr);
 	double k = (double)g->k;
-	double packed = rows * k * (double)div_up((int64_t)cols, o->nc) + cols * k;
+	double packed = o->a_in_l1 ? rows * k + cols * k * (double)div_up((int64_t)rows, o->mc)
+				   : rows * k * (double)div_up((int64_t)cols, o->nc) + cols * k;
 
 	return rows * cols * k + 16 * packed;
 }
