@@ -1375,18 +1375,19 @@ static const struct gemm_ops generic_ops = {
     .mr = MR, .nr = NR, .kc = KC, .mc = MC, .nc = NC, .kgrain = 1, .pel = 4, .a_tail = 0};
 
 #if defined(RB_REF_X86)
-/* Both AVX-512 kernels keep a strip of A (fp32 14×384, 21 KiB; int8 12×512 bytes) near
- * the core while they sweep a panel of B that fits L2 (384×512 fp32 or 512×1024 bytes,
- * 768 and 512 KiB), and pack A's block once per KC step (MC covers most tasks' rows).
- * The deep KC halves the passes over C against KC = 192 with B's strip in L1 (each pass
- * reads and writes all of C). On the 2-core AVX-512 VM of issue 15 (one thread, a busy
- * machine: take the ratios, not the times) 512x2048x8192 fp16 went from 150 ms to about
- * 90 ms with this layout, and int8 from 66 to 44 ms against A's block in L2 and B's strip
- * in L1. */
+/* Both AVX-512 kernels keep a strip of A (fp32 14×512, 28 KiB; int8 12×512 bytes) near
+ * the core while they sweep a panel of B that fits L2 (512×256 fp32 or 512×1024 bytes,
+ * 512 KiB each), and pack A's block once per KC step (MC covers most tasks' rows). The
+ * deep KC cuts the passes over C (each reads and writes all of C) to a quarter of those
+ * of KC = 128. On the 2-core AVX-512 VM of issue 15 (a busy machine: take the ratios,
+ * not the times), one thread: 512x2048x8192 fp16 went from 150 ms with 12×32 tiles, KC
+ * 192 and B's strip in L1 to about 90 ms with this layout (KC 384-512 and NC 128-512
+ * within 10% of each other, 512×256 best), int8 from 66 to 44 ms against A's block in L2
+ * and B's strip in L1. */
 enum {
-	KC5_F32 = 384,
+	KC5_F32 = 512,
 	MC5_F32 = 64 * MRF,
-	NC5_F32 = 512,
+	NC5_F32 = 256,
 	KC5_I8 = 512,
 	MC5_I8 = 85 * MR5,
 	NC5_I8 = 1024,
