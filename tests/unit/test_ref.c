@@ -22,14 +22,15 @@ struct dims {
 };
 
 /* Edges of every block size (generic kernels: MR 6, NR 16, KC 256, MC 96, NC 2048;
- * AVX-512 fp32: MR 14, NR 32, KC 384, MC 280, NC 512; VNNI: MR 12, NR 32, K in groups of
- * 4, KC 512, MC 192), GEMV shapes (one wider than two GEMV chunks of 32768 columns, with
+ * AVX-512 fp32: MR 14, NR 32, KC 512, MC 896, NC 256; VNNI: MR 12, NR 32, K in groups of
+ * 4, KC 512, MC 1020, NC 1024), GEMV shapes (one wider than two GEMV chunks of 32768 columns, with
  * a tail), and shapes bigger than a block in every dimension. */
 static const struct dims shapes[] = {
     {1, 1, 1},     {1, 7, 3},       {3, 17, 33},   {17, 65, 129},  {2, 3, 5},      {7, 1, 19},
     {6, 256, 16},  {5, 257, 17},    {13, 31, 1},   {1, 2048, 200}, {1, 33, 4099},  {1, 5, 70},
     {1, 300, 129}, {97, 260, 2065}, {200, 40, 48}, {1, 9, 70001},  {14, 384, 32},  {15, 385, 33},
     {29, 2, 545},  {12, 513, 31},   {25, 6, 64},   {43, 770, 97},  {300, 35, 513}, {13, 1027, 47},
+    {1023, 6, 35}, {899, 5, 1030},
 };
 
 #define N_SHAPES   (sizeof(shapes) / sizeof(shapes[0]))
