@@ -901,6 +901,11 @@ __attribute__((target(AVX512))) static void kernel_f32_avx512(int64_t kc, const 
 #pragma GCC unroll 4
 		for (int h = 0; h < NVF; h++)
 			bv[h] = _mm512_loadu_ps(pb + 16 * h);
+		/* B comes from L2: asking 8 steps ahead was 5-8% faster than the hardware
+		 * prefetchers alone (16 ahead about the same; issue 15's VM). Past the end of
+		 * the strip this touches the next one, which is read next anyway. */
+		_mm_prefetch((const char *)(pb + 8 * NRF), _MM_HINT_T0);
+		_mm_prefetch((const char *)(pb + 8 * NRF + 16), _MM_HINT_T0);
 #pragma GCC unroll 16
 		for (int r = 0; r < MRF; r++) {
 			__m512 av = _mm512_set1_ps(pa[r]);
