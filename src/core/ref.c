@@ -983,6 +983,10 @@ __attribute__((target(AVX512 ",avx512vnni"))) static void kernel_i8_vnni(int64_t
 	for (int64_t g = 0; g < groups; g++, pa += MR5, pb += 2) {
 		__m512i b0 = _mm512_loadu_si512(pb), b1 = _mm512_loadu_si512(pb + 1);
 
+		/* As in kernel_f32_avx512: 8 groups ahead, about 6% faster. */
+		_mm_prefetch((const char *)(pb + 16), _MM_HINT_T0);
+		_mm_prefetch((const char *)(pb + 17), _MM_HINT_T0);
+
 #pragma GCC unroll 12
 		for (int r = 0; r < MR5; r++) {
 			__m512i av = _mm512_set1_epi32(pa[r]);
