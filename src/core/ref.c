@@ -859,13 +859,13 @@ static void gemv_f16_neon(const void *a, const void *b, int64_t ldb, int64_t k, 
 #if defined(RB_REF_X86)
 /* ---- AVX-512 ---------------------------------------------------------------------------
  *
- * 12×32 tiles: 24 of the 32 zmm registers hold C, two hold a row of the B strip and the
- * A values are broadcast straight from memory by the multiply-adds. Edges are handled
- * with lane masks when C is stored, so the kernels always run full tiles over the
+ * MR×32 tiles: MR rows of two zmm registers hold C (12 rows for int8, 14 for fp32), two
+ * more hold a k-step of the B strip, and each A value is broadcast from memory. Edges are
+ * handled with lane masks when C is stored, so the kernels always run full tiles over the
  * zero-padded packed strips. */
 enum { MR5 = 12, NR5 = 32 };
 /* fp32 tiles are 14×32 (28 accumulators): 12×32, 8×48 and 6×64 were 3-10% slower on
- * the VM of issue 15. */
+ * the VM of issue 15 (two threads, 512x2048x8192). */
 enum { MRF = 14, NVF = 2, NRF = 16 * NVF };
 
 #define AVX512 "avx512f,avx512bw,avx512vl,avx2,fma,f16c"
