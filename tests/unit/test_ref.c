@@ -322,6 +322,32 @@ static void test_threads(void **state)
 	assert_true(strlen(rb_ref_impl()) > 0);
 }
 
+/* The AVX-512 and AVX2 GEMV paths add every column's products in the same order with
+ * fused multiply-adds: same bits on real-valued data too (K = 303 takes the 8-row, 4-row
+ * and 1-row steps, N = 4099 the column tails). */
+static void test_gemv_families_agree(void **state)
+{
+	const int64_t k = 303, n = 4099;
+	uint16_t *a = malloc((size_t)k * 2), *b = malloc((size_t)(k * n) * 2);
+	float *c512 = malloc((size_t)n * 4), *c2 = malloc((size_t)n * 4);
+
+	(void)state;
+	assert_true(a && b && c512 && c2);
+	fill_f16_real(a, (size_t)k);
+	fill_f16_real(b, (size_t)(k * n));
+	if (rb_ref_force_impl("avx512") == 0 && rb_ref_force_impl("avx2+fma") == 0) {
+		assert_int_equal(rb_ref_gemm_f16(a, b, c2, 1, k, n, 2), 0);
+		assert_int_equal(rb_ref_force_impl("avx512"), 0);
+		assert_int_equal(rb_ref_gemm_f16(a, b, c512, 1, k, n, 2), 0);
+		assert_memory_equal(c512, c2, (size_t)n * 4);
+	}
+	assert_int_equal(rb_ref_force_impl(NULL), 0);
+	free(a);
+	free(b);
+	free(c512);
+	free(c2);
+}
+
 /* Forcing names the family in use, refuses unknown names, and NULL restores the best. */
 static void test_force_impl(void **state)
 {
@@ -369,6 +395,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_dims),
 	    cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_force_impl),
+	    cmocka_unit_test(test_gemv_families_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
