@@ -35,11 +35,16 @@ int rb_ref_gemm(const struct rb_shape *shape, const void *a, const void *b, void
  * Small products use fewer threads than this. */
 int rb_ref_threads(int threads);
 
-/* Which kernels the fast path uses: "avx2+fma", "neon" or "portable". */
+/* Which kernels the fast path uses: "avx512+vnni" (int8 on VNNI), "avx512" (int8 on
+ * the AVX2 kernels), "avx2+fma", "neon" or "portable". */
 const char *rb_ref_impl(void);
 /* For tests and benchmarks: nonzero makes the fast path use its portable kernels (the
  * same results for int8; for fp16 the same up to fp32 rounding, as the portable
  * kernels may not fuse multiply-adds), zero restores the automatic choice. */
 void rb_ref_force_portable(int on);
+/* Same for any family rb_ref_impl() can name ("avx512" stands for both AVX-512 names);
+ * NULL restores the automatic choice. Returns 0, -ENOTSUP when this CPU or build lacks
+ * the family, or -EINVAL for an unknown name. */
+int rb_ref_force_impl(const char *name);
 
 #endif

@@ -1,5 +1,7 @@
 /* Tests of the CPU reference GEMM: the blocked, threaded path against the naive
- * triple loop on many odd shapes, with every kernel variant this machine has. */
+ * triple loop on many odd shapes, with every kernel family this machine has (each test
+ * runs once per family, forced with rb_ref_force_impl, and is skipped where the CPU
+ * lacks it). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -8,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +21,16 @@ struct dims {
 	int64_t m, k, n;
 };
 
-/* Edges of every block size (MR 6, NR 16, KC 256, MC 96, NC 2048), GEMV shapes (one
- * wider than two GEMV chunks of 32768 columns, with a tail), and one shape bigger than a
- * block in every dimension. */
+/* Edges of every block size (generic kernels: MR 6, NR 16, KC 256, MC 96, NC 2048;
+ * AVX-512 fp32: MR 14, NR 32, KC 512, MC 896, NC 256; VNNI: MR 12, NR 32, K in groups of
+ * 4, KC 512, MC 1020, NC 1024), GEMV shapes (one wider than two GEMV chunks of 32768 columns, with
+ * a tail), and shapes bigger than a block in every dimension. */
 static const struct dims shapes[] = {
-    {1, 1, 1},     {1, 7, 3},       {3, 17, 33},   {17, 65, 129},  {2, 3, 5},     {7, 1, 19},
-    {6, 256, 16},  {5, 257, 17},    {13, 31, 1},   {1, 2048, 200}, {1, 33, 4099}, {1, 5, 70},
-    {1, 300, 129}, {97, 260, 2065}, {200, 40, 48}, {1, 9, 70001},
+    {1, 1, 1},     {1, 7, 3},       {3, 17, 33},   {17, 65, 129},  {2, 3, 5},      {7, 1, 19},
+    {6, 256, 16},  {5, 257, 17},    {13, 31, 1},   {1, 2048, 200}, {1, 33, 4099},  {1, 5, 70},
+    {1, 300, 129}, {97, 260, 2065}, {200, 40, 48}, {1, 9, 70001},  {14, 384, 32},  {15, 385, 33},
+    {29, 2, 545},  {12, 513, 31},   {25, 6, 64},   {43, 770, 97},  {300, 35, 513}, {13, 1027, 47},
+    {1023, 6, 35}, {899, 5, 1030},
 };
 
 #define N_SHAPES   (sizeof(shapes) / sizeof(shapes[0]))
@@ -149,7 +155,15 @@ static void run_i8_shape(const struct dims *d)
 	free(got);
 }
 
-/* Each test runs once with the best kernels and once with the portable ones. */
+/* Nonzero while the family a test was set up for is missing here: the test skips. */
+static int family_missing;
+
+#define SKIP_IF_MISSING()                                                                          \
+	do {                                                                                       \
+		if (family_missing)                                                                \
+			skip();                                                                    \
+	} while (0)
+
 static int setup_portable(void **state)
 {
 	(void)state;
@@ -157,16 +171,31 @@ static int setup_portable(void **state)
 	return 0;
 }
 
-static int teardown_portable(void **state)
+static int setup_avx2(void **state)
 {
 	(void)state;
-	rb_ref_force_portable(0);
+	family_missing = rb_ref_force_impl("avx2+fma") != 0;
 	return 0;
+}
+
+static int setup_avx512(void **state)
+{
+	(void)state;
+	family_missing = rb_ref_force_impl("avx512") != 0;
+	return 0;
+}
+
+static int teardown_auto(void **state)
+{
+	(void)state;
+	family_missing = 0;
+	return rb_ref_force_impl(NULL);
 }
 
 static void test_f16_exact_ints(void **state)
 {
 	(void)state;
+	SKIP_IF_MISSING();
 	for (size_t i = 0; i < N_SHAPES; i++)
 		run_f16_shape(&shapes[i], 1);
 }
@@ -174,6 +203,7 @@ static void test_f16_exact_ints(void **state)
 static void test_f16_real(void **state)
 {
 	(void)state;
+	SKIP_IF_MISSING();
 	for (size_t i = 0; i < N_SHAPES; i++)
 		run_f16_shape(&shapes[i], 0);
 }
@@ -181,6 +211,7 @@ static void test_f16_real(void **state)
 static void test_i8_exact(void **state)
 {
 	(void)state;
+	SKIP_IF_MISSING();
 	for (size_t i = 0; i < N_SHAPES; i++)
 		run_i8_shape(&shapes[i]);
 }
@@ -192,6 +223,7 @@ static void test_i8_extremes_and_wrap(void **state)
 	static const struct dims d[] = {{1, 131073, 3}, {7, 131073, 2}, {9, 4096, 20}};
 
 	(void)state;
+	SKIP_IF_MISSING();
 	for (size_t s = 0; s < sizeof(d) / sizeof(d[0]); s++) {
 		size_t na = (size_t)(d[s].m * d[s].k), nb = (size_t)(d[s].k * d[s].n);
 		size_t nc = (size_t)(d[s].m * d[s].n);
@@ -290,23 +322,80 @@ static void test_threads(void **state)
 	assert_true(strlen(rb_ref_impl()) > 0);
 }
 
-#define BOTH(fn)                                                                                   \
-	cmocka_unit_test(fn),                                                                      \
+/* The AVX-512 and AVX2 GEMV paths add every column's products in the same order with
+ * fused multiply-adds: same bits on real-valued data too (K = 303 takes the 8-row, 4-row
+ * and 1-row steps, N = 4099 the column tails). */
+static void test_gemv_families_agree(void **state)
+{
+	const int64_t k = 303, n = 4099;
+	uint16_t *a = malloc((size_t)k * 2), *b = malloc((size_t)(k * n) * 2);
+	float *c512 = malloc((size_t)n * 4), *c2 = malloc((size_t)n * 4);
+
+	(void)state;
+	assert_true(a && b && c512 && c2);
+	fill_f16_real(a, (size_t)k);
+	fill_f16_real(b, (size_t)(k * n));
+	if (rb_ref_force_impl("avx512") == 0 && rb_ref_force_impl("avx2+fma") == 0) {
+		assert_int_equal(rb_ref_gemm_f16(a, b, c2, 1, k, n, 2), 0);
+		assert_int_equal(rb_ref_force_impl("avx512"), 0);
+		assert_int_equal(rb_ref_gemm_f16(a, b, c512, 1, k, n, 2), 0);
+		assert_memory_equal(c512, c2, (size_t)n * 4);
+	}
+	assert_int_equal(rb_ref_force_impl(NULL), 0);
+	free(a);
+	free(b);
+	free(c512);
+	free(c2);
+}
+
+/* Forcing names the family in use, refuses unknown names, and NULL restores the best. */
+static void test_force_impl(void **state)
+{
+	char best[32];
+
+	(void)state;
+	snprintf(best, sizeof(best), "%s", rb_ref_impl());
+	assert_int_equal(rb_ref_force_impl("portable"), 0);
+	assert_string_equal(rb_ref_impl(), "portable");
+	assert_int_equal(rb_ref_force_impl("no-such-kernels"), -EINVAL);
+	assert_string_equal(rb_ref_impl(), "portable");
+#if defined(__x86_64__) || defined(__i386__)
+	assert_int_equal(rb_ref_force_impl("neon"), -ENOTSUP);
+	if (rb_ref_force_impl("avx2+fma") == 0)
+		assert_string_equal(rb_ref_impl(), "avx2+fma");
+	if (rb_ref_force_impl("avx512") == 0)
+		assert_non_null(strstr(rb_ref_impl(), "avx512"));
+#else
+	assert_int_equal(rb_ref_force_impl("avx2+fma"), -ENOTSUP);
+#endif
+	assert_int_equal(rb_ref_force_impl(NULL), 0);
+	assert_string_equal(rb_ref_impl(), best);
+	rb_ref_force_portable(1);
+	assert_string_equal(rb_ref_impl(), "portable");
+	rb_ref_force_portable(0);
+	assert_string_equal(rb_ref_impl(), best);
+}
+
+#define EVERY_FAMILY(fn)                                                                           \
+	cmocka_unit_test(fn), {#fn "_portable", fn, setup_portable, teardown_auto, NULL},          \
+	    {#fn "_avx2", fn, setup_avx2, teardown_auto, NULL},                                    \
 	{                                                                                          \
-#fn "_portable", fn, setup_portable, teardown_portable, NULL                       \
+#fn "_avx512", fn, setup_avx512, teardown_auto, NULL                               \
 	}
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    BOTH(test_f16_exact_ints),
-	    BOTH(test_f16_real),
-	    BOTH(test_i8_exact),
-	    BOTH(test_i8_extremes_and_wrap),
+	    EVERY_FAMILY(test_f16_exact_ints),
+	    EVERY_FAMILY(test_f16_real),
+	    EVERY_FAMILY(test_i8_exact),
+	    EVERY_FAMILY(test_i8_extremes_and_wrap),
 	    cmocka_unit_test(test_dot_matches_naive),
 	    cmocka_unit_test(test_dispatch_by_dtype),
 	    cmocka_unit_test(test_bad_dims),
 	    cmocka_unit_test(test_threads),
+	    cmocka_unit_test(test_force_impl),
+	    cmocka_unit_test(test_gemv_families_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
