@@ -1,4 +1,5 @@
-/* Tests of the fast paths of src/core/layout.c on shapes big enough to take them.
+/* Tests of the fast paths of src/core/layout.c on shapes big enough to take them
+ * (streaming unpack of C; strips, prefetches and chunked threads of the B pack).
  *
  * The unit tests of test_layout.c use small shapes, which the streaming unpack of C
  * (x86, >= 8 MiB of C, rows a whole number of 64-byte lines) never sees. Here every
@@ -112,10 +113,62 @@ static void test_unpack_c_stream(void **state)
 		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
 }
 
+/* The oracle for B: element (n, k) of B packed in K slices of ks channels (layout.h),
+ * kg kernels per block. */
+static size_t oracle_b(int64_t n, int64_t k, int64_t kp, int64_t np, int64_t ks, int64_t kg)
+{
+	int64_t k0 = k / ks * ks, len = kp - k0 < ks ? kp - k0 : ks, kk = k - k0;
+
+	return (size_t)(k0 * np + (n / kg) * (kg * len) + (kk / 32) * (kg * 32) + (n % kg) * 32 +
+			kk % 32);
+}
+
+static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np, int64_t ks,
+		    int threads)
+{
+	size_t es = dtype == RB_DTYPE_FP16 ? 2 : 1, bytes = (size_t)(kp * np) * es;
+	int64_t kg = rb_layout_kernel_group(dtype);
+	uint8_t *b = (uint8_t *)random_words((size_t)(k * n) * es / 4 + 1);
+	uint8_t *w = malloc(bytes);
+	int bad = 0;
+
+	assert_non_null(w);
+	memset(w, 0xa5, bytes);
+	assert_int_equal(rb_layout_pack_b_sliced(w, b, dtype, k, n, kp, np, ks, threads), 0);
+	for (int64_t nn = 0; nn < np; nn++) {
+		for (int64_t kk = 0; kk < kp; kk++) {
+			const uint8_t *got = w + oracle_b(nn, kk, kp, np, ks, kg) * es;
+			uint8_t want[2] = {0, 0};
+
+			if (kk < k && nn < n)
+				memcpy(want, b + (size_t)(kk * n + nn) * es, es);
+			if (memcmp(got, want, es) && bad++ < 5)
+				print_error("B (n %lld, k %lld) differs\n", (long long)nn,
+					    (long long)kk);
+		}
+	}
+	assert_int_equal(bad, 0);
+	free(b);
+	free(w);
+}
+
+/* Several strips (8 KiB of columns) with a partial last one, N not a multiple of the
+ * kernel group, K not a multiple of 32, padding past both, slices of 640 channels. */
+static void test_pack_b_odd(void **state)
+{
+	(void)state;
+	check_b(RB_DTYPE_FP16, 1000, 5007, 1024, 5024, 1024, 1);
+	check_b(RB_DTYPE_FP16, 1000, 5007, 1056, 5040, 640, 2);
+	check_b(RB_DTYPE_FP16, 61, 9000, 64, 9008, 64, 0);
+	check_b(RB_DTYPE_INT8, 999, 9001, 1024, 9024, 640, 2);
+	check_b(RB_DTYPE_INT8, 1000, 8193, 1000 / 32 * 32 + 32, 8224, 4096, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unpack_c_stream),
+	    cmocka_unit_test(test_pack_b_odd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
