@@ -142,7 +142,7 @@ static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64
 
 			if (kk < k && nn < n)
 				memcpy(want, b + (size_t)(kk * n + nn) * es, es);
-			if (memcmp(got, want, es) && bad++ < 5)
+			if (memcmp(got, want, es) != 0 && bad++ < 5)
 				print_error("B (n %lld, k %lld) differs\n", (long long)nn,
 					    (long long)kk);
 		}
