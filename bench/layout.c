@@ -8,7 +8,9 @@
  * conversion is undone by its inverse and compared with its input (the shapes need no
  * padding, so the round trip is exact).
  *
- * The min is printed too: on a shared machine it is the least disturbed sample.
+ * ratio is memcpy's time over the conversion's (1: as fast as memcpy; 0.8: 1.25× its
+ * time), min_rat the same for the fastest samples: on a shared machine the min is the
+ * least disturbed sample. The conversion runs with THREADS threads, memcpy on one.
  *
  * Usage: bench-layout [-t THREADS] [-s MIN_SECONDS] [-f FILTER]
  * (THREADS <= 0: online CPUs; FILTER: run only the rows whose "shape op" contains it) */
