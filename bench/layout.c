@@ -8,7 +8,12 @@
  * conversion is undone by its inverse and compared with its input (the shapes need no
  * padding, so the round trip is exact).
  *
- * Usage: bench-layout [-t THREADS] [-s MIN_SECONDS]   (THREADS <= 0: online CPUs) */
+ * ratio is memcpy's time over the conversion's (1: as fast as memcpy; 0.8: 1.25× its
+ * time), min_rat the same for the fastest samples: on a shared machine the min is the
+ * least disturbed sample. The conversion runs with THREADS threads, memcpy on one.
+ *
+ * Usage: bench-layout [-t THREADS] [-s MIN_SECONDS] [-f FILTER]
+ * (THREADS <= 0: online CPUs; FILTER: run only the rows whose "shape op" contains it) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,7 @@
 struct options {
 	int threads;
 	double min_time;
+	const char *filter;
 };
 
 struct bench_case {
@@ -115,15 +121,20 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Median seconds of one run, after one warm-up run (which also faults the pages in). */
-static double time_job(const struct job *j, double min_time)
+struct timing {
+	double median, min;
+};
+
+/* Median and min seconds of one run, after one warm-up run (which also faults the pages
+ * in); median -1 when the run fails. */
+static struct timing time_job(const struct job *j, double min_time)
 {
 	static double samples[MAX_SAMPLES];
 	double total = 0.0;
 	int n = 0;
 
 	if (run_once(j))
-		return -1.0;
+		return (struct timing){-1.0, -1.0};
 	while (n < MAX_SAMPLES && (n < MIN_SAMPLES || total < min_time)) {
 		double t0 = now_s();
 
@@ -132,7 +143,8 @@ static double time_job(const struct job *j, double min_time)
 		total += samples[n++];
 	}
 	qsort(samples, (size_t)n, sizeof(samples[0]), cmp_double);
-	return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+	return (struct timing){n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]),
+			       samples[0]};
 }
 
 static void *filled(size_t bytes)
@@ -151,8 +163,12 @@ static int bench_op(const struct bench_case *c, enum op op, const char *name, si
 {
 	struct job j = {.op = op, .bc = c, .bytes = bytes, .threads = o->threads};
 	struct job copy = {.op = OP_MEMCPY, .bc = c, .bytes = bytes};
-	double t, tc;
+	struct timing t = {-1.0, -1.0}, tc;
+	char label[64];
 
+	snprintf(label, sizeof(label), "%s %s", c->name, name);
+	if (o->filter && !strstr(label, o->filter))
+		return 0;
 	j.src = filled(bytes);
 	j.dst = malloc(bytes);
 	if (!j.src || !j.dst) {
@@ -163,17 +179,19 @@ static int bench_op(const struct bench_case *c, enum op op, const char *name, si
 	}
 	copy.src = j.src;
 	copy.dst = j.dst;
-	t = verify(&j) ? -1.0 : time_job(&j, o->min_time);
+	if (!verify(&j))
+		t = time_job(&j, o->min_time);
 	tc = time_job(&copy, o->min_time);
-	if (t > 0)
-		printf("%-20s %-9s %12zu %11.1f %8.2f %11.2f %7.2f\n", c->name, name, bytes,
-		       t * 1e6, (double)bytes / t * 1e-9, (double)bytes / tc * 1e-9, tc / t);
+	if (t.median > 0)
+		printf("%-20s %-9s %12zu %11.1f %10.1f %8.2f %11.2f %7.2f %7.2f\n", c->name, name,
+		       bytes, t.median * 1e6, t.min * 1e6, (double)bytes / t.median * 1e-9,
+		       (double)bytes / tc.median * 1e-9, tc.median / t.median, tc.min / t.min);
 	else
 		fprintf(stderr, "bench-layout: %s %s failed or did not round-trip\n", c->name,
 			name);
 	free((void *)j.src);
 	free(j.dst);
-	return t > 0 ? 0 : -EINVAL;
+	return t.median > 0 ? 0 : -EINVAL;
 }
 
 static int bench_case(const struct bench_case *c, const struct options *o)
@@ -192,7 +210,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int opt;
 	char *end;
 
-	while ((opt = getopt(argc, argv, "t:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:f:h")) != -1) {
 		errno = 0;
 		if (opt == 't') {
 			long v = strtol(optarg, &end, 10);
@@ -204,6 +222,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->min_time = strtod(optarg, &end);
 			if (errno || *end || !(o->min_time >= 0))
 				return -1;
+		} else if (opt == 'f') {
+			o->filter = optarg;
 		} else {
 			return -1;
 		}
@@ -217,13 +237,13 @@ int main(int argc, char **argv)
 	int err = 0;
 
 	if (parse_options(argc, argv, &o)) {
-		fprintf(stderr, "usage: bench-layout [-t THREADS] [-s MIN_SECONDS]\n");
+		fprintf(stderr, "usage: bench-layout [-t THREADS] [-s MIN_SECONDS] [-f FILTER]\n");
 		return 2;
 	}
 	printf("# threads %d (%ld online CPUs), median of >= %d samples and >= %.2f s\n", o.threads,
 	       sysconf(_SC_NPROCESSORS_ONLN), MIN_SAMPLES, o.min_time);
-	printf("%-20s %-9s %12s %11s %8s %11s %7s\n", "shape", "op", "bytes", "median_us", "GB/s",
-	       "memcpy_GB/s", "ratio");
+	printf("%-20s %-9s %12s %11s %10s %8s %11s %7s %7s\n", "shape", "op", "bytes", "median_us",
+	       "min_us", "GB/s", "memcpy_GB/s", "ratio", "min_rat");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		err |= bench_case(&cases[i], &o);
 	return err ? 1 : 0;

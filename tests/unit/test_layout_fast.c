@@ -1,0 +1,175 @@
+/* Tests of the fast paths of src/core/layout.c on shapes big enough to take them
+ * (streaming unpack of C; strips, prefetches and chunked threads of the B pack).
+ *
+ * The unit tests of test_layout.c use small shapes, which the streaming unpack of C
+ * (x86, >= 8 MiB of C, rows a whole number of 64-byte lines) never sees. Here every
+ * result is compared element by element with a plain loop over the layout formulas
+ * of layout.h (the oracle), on odd shapes: tiles starting inside a 64-byte line, a
+ * partial last channel group, thread splits by rows and by channel groups. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/layout.h"
+
+#define SENTINEL 0xdeadbeefu
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint32_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)rng_state;
+}
+
+static uint32_t *random_words(size_t count)
+{
+	uint32_t *p = malloc(count * 4 + 4);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < count; i++)
+		p[i] = rnd();
+	return p;
+}
+
+/* The oracle: C[i][j] for the tile, from the cube formula of layout.h (C2 = 4). */
+static uint32_t oracle_c(const uint32_t *cube, const struct rb_layout_c_tile *t, int64_t i,
+			 int64_t j)
+{
+	int64_t h = i - t->cube_m0, c = j - t->n0;
+
+	return cube[(c / 4) * (t->cube_rows * 4) + h * 4 + c % 4];
+}
+
+static int count_bad(const uint32_t *c, const uint32_t *cube, int64_t M, int64_t N,
+		     const struct rb_layout_c_tile *t)
+{
+	int bad = 0;
+
+	for (int64_t i = 0; i < M; i++) {
+		for (int64_t j = 0; j < N; j++) {
+			bool in = i >= t->m0 && i < t->m1 && j >= t->n0 && j < t->n1;
+			uint32_t want = in ? oracle_c(cube, t, i, j) : SENTINEL;
+
+			if (c[i * N + j] != want && bad++ < 5)
+				print_error("C (%lld, %lld): got 0x%x, want 0x%x\n", (long long)i,
+					    (long long)j, c[i * N + j], want);
+		}
+	}
+	return bad;
+}
+
+/* Unpacks the tile into a 64-byte aligned M×N C pre-filled with SENTINEL, then with
+ * C shifted by `shift` elements (a start off the 16-byte grid takes the staged path). */
+static void check_c(int64_t M, int64_t N, const struct rb_layout_c_tile *t, int threads)
+{
+	size_t cube_words = rb_layout_c_bytes(4, t->cube_rows, t->n1 - t->n0) / 4;
+	uint32_t *cube = random_words(cube_words);
+	size_t bytes = (size_t)(M * N + 16) * 4;
+	uint32_t *buf = aligned_alloc(64, bytes);
+
+	assert_non_null(buf);
+	for (int shift = 0; shift <= 1; shift++) {
+		uint32_t *c = buf + shift;
+
+		for (size_t i = 0; i < (size_t)(M * N); i++)
+			c[i] = SENTINEL;
+		assert_int_equal(rb_layout_unpack_c(c, N, cube, 4, t, threads), 0);
+		assert_int_equal(count_bad(c, cube, M, N, t), 0);
+	}
+	free(cube);
+	free(buf);
+}
+
+static void test_unpack_c_stream(void **state)
+{
+	static const struct {
+		int64_t M, N;
+		struct rb_layout_c_tile t;
+		int threads;
+	} cases[] = {
+	    /* whole C, rows of 2048 floats: every line whole */
+	    {1100, 2048, {0, 1100, 0, 2048, 0, 1100}, 1},
+	    {1100, 2048, {0, 1100, 0, 2048, 0, 1100}, 2},
+	    /* starts 1, 2 and 3 atoms into a line, partial last group */
+	    {1100, 2048, {1, 1099, 4, 2046, 0, 1100}, 2},
+	    {1100, 2048, {3, 1097, 8, 2047, 3, 1094}, 1},
+	    {1100, 2048, {0, 1100, 12, 2045, 0, 1100}, 3},
+	    /* few rows: threads split the channel groups */
+	    {20, 112000, {0, 20, 4, 111997, 0, 20}, 2},
+	    {18, 128016, {1, 18, 36, 128011, 1, 17}, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
+}
+
+/* The oracle for B: element (n, k) of B packed in K slices of ks channels (layout.h),
+ * kg kernels per block. */
+static size_t oracle_b(int64_t n, int64_t k, int64_t kp, int64_t np, int64_t ks, int64_t kg)
+{
+	int64_t k0 = k / ks * ks, len = kp - k0 < ks ? kp - k0 : ks, kk = k - k0;
+
+	return (size_t)(k0 * np + (n / kg) * (kg * len) + (kk / 32) * (kg * 32) + (n % kg) * 32 +
+			kk % 32);
+}
+
+static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np, int64_t ks,
+		    int threads)
+{
+	size_t es = dtype == RB_DTYPE_FP16 ? 2 : 1, bytes = (size_t)(kp * np) * es;
+	int64_t kg = rb_layout_kernel_group(dtype);
+	uint8_t *b = (uint8_t *)random_words((size_t)(k * n) * es / 4 + 1);
+	uint8_t *w = malloc(bytes);
+	int bad = 0;
+
+	assert_non_null(w);
+	memset(w, 0xa5, bytes);
+	assert_int_equal(rb_layout_pack_b_sliced(w, b, dtype, k, n, kp, np, ks, threads), 0);
+	for (int64_t nn = 0; nn < np; nn++) {
+		for (int64_t kk = 0; kk < kp; kk++) {
+			const uint8_t *got = w + oracle_b(nn, kk, kp, np, ks, kg) * es;
+			uint8_t want[2] = {0, 0};
+
+			if (kk < k && nn < n)
+				memcpy(want, b + (size_t)(kk * n + nn) * es, es);
+			if (memcmp(got, want, es) != 0 && bad++ < 5)
+				print_error("B (n %lld, k %lld) differs\n", (long long)nn,
+					    (long long)kk);
+		}
+	}
+	assert_int_equal(bad, 0);
+	free(b);
+	free(w);
+}
+
+/* Several strips (8 KiB of columns) with a partial last one, N not a multiple of the
+ * kernel group, K not a multiple of 32, padding past both, slices of 640 channels. */
+static void test_pack_b_odd(void **state)
+{
+	(void)state;
+	check_b(RB_DTYPE_FP16, 1000, 5007, 1024, 5024, 1024, 1);
+	check_b(RB_DTYPE_FP16, 1000, 5007, 1056, 5040, 640, 2);
+	check_b(RB_DTYPE_FP16, 61, 9000, 64, 9008, 64, 0);
+	check_b(RB_DTYPE_INT8, 999, 9001, 1024, 9024, 640, 2);
+	check_b(RB_DTYPE_INT8, 1000, 8193, 1000 / 32 * 32 + 32, 8224, 4096, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_unpack_c_stream),
+	    cmocka_unit_test(test_pack_b_odd),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
