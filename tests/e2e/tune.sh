@@ -75,9 +75,9 @@ cat >"$TMP/eight.json" <<'EOF'
 EOF
 SLOW="--shape 1x2048x8192 --device sim --strategy exhaustive --space $TMP/eight.json --iters 40 --warmup 0 --verify sample --quiet -o $TMP/k.json"
 cache=$TMP/k.json.cache.jsonl
-wait_lines() { # N [FILE]: until the cache (or FILE) has N lines (10 s at most)
+wait_lines() { # N: until the cache has N lines (10 s at most)
 	i=0
-	while [ "$(cat "${2:-$cache}" 2>/dev/null | wc -l)" -lt "$1" ] && [ $i -lt 100 ]; do
+	while [ "$(cat "$cache" 2>/dev/null | wc -l)" -lt "$1" ] && [ $i -lt 100 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -125,11 +125,16 @@ done
 cmp -s "$TMP/thr1.tuned" "$TMP/thr2.tuned" && ok "1 and 2 model threads: the same tuned config" ||
 	not_ok "1 and 2 model threads: the same tuned config"
 # SIGINT in the middle of a parallel model phase: exit 130, what was modeled is kept in
-# order, and the rerun models only the rest.
+# order, and the rerun models only the rest. (The phase has 459 points: a few records in,
+# it is under way on any machine, sanitizers included.)
 MODEL="--shape 1x2048x128256 --device sim --threads 2 --verify sample --quiet -o $TMP/mp.json"
 $RKNN_BENCH tune $MODEL >/dev/null 2>"$TMP/mint.err" &
 pid=$!
-wait_lines 40 "$TMP/mp.json.cache.jsonl"
+i=0
+while [ "$(cat "$TMP/mp.json.cache.jsonl" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 kill -INT $pid
 wait $pid
 rc=$?
@@ -137,7 +142,7 @@ rc=$?
 l1=$(wc -l <"$TMP/mp.json.cache.jsonl")
 expect_exit 0 "the model phase resumes" -- $RKNN_BENCH tune $MODEL --verbose
 cached=$(grep -c '(cached)' "$TMP/err")
-[ "$l1" -gt 40 ] && [ "$cached" -eq $((l1 - 1)) ] && ok "the resumed model phase reuses every kept result ($cached)" ||
+[ "$l1" -ge 4 ] && [ "$cached" -eq $((l1 - 1)) ] && ok "the resumed model phase reuses every kept result ($cached)" ||
 	not_ok "the resumed model phase reuses every kept result" "$cached cached, $l1 lines"
 
 # A crash mid-write leaves a truncated last line: dropped on resume.
