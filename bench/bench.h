@@ -26,4 +26,19 @@ static inline int bench_parse_threads(int argc, char **argv, int *threads)
 	return 0;
 }
 
+static inline int bench_cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The median of v[0..n) (the mean of the two middle ones for n even); sorts v, so v[0]
+ * is then the min. */
+static inline double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 #endif

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "core/layout.h"
 
 #define MAX_SAMPLES 2000
@@ -114,13 +115,6 @@ static int verify(const struct job *j)
 	return ok ? 0 : -EINVAL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 struct timing {
 	double median, min;
 };
@@ -142,9 +136,9 @@ static struct timing time_job(const struct job *j, double min_time)
 		samples[n] = now_s() - t0;
 		total += samples[n++];
 	}
-	qsort(samples, (size_t)n, sizeof(samples[0]), cmp_double);
-	return (struct timing){n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]),
-			       samples[0]};
+	double median = bench_median(samples, n); /* sorts: samples[0] is the min */
+
+	return (struct timing){median, samples[0]};
 }
 
 static void *filled(size_t bytes)

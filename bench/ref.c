@@ -62,19 +62,6 @@ static uint32_t next_rand(void)
 	return (uint32_t)(rng >> 32);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void fill_operands(struct operands *op)
 {
 	size_t na = (size_t)(op->s.m * op->s.k), nb = (size_t)(op->s.k * op->s.n);
@@ -161,7 +148,7 @@ static int time_blocked(const struct operands *op, int threads, double *median_u
 		total += samples[n++];
 	}
 	if (!err)
-		*median_us = median(samples, n);
+		*median_us = bench_median(samples, n);
 	return err;
 }
 
@@ -175,7 +162,7 @@ static double time_naive(const struct operands *op, int64_t rows)
 		run_naive(op, rows);
 		samples[i] = rb_now_us() - t0;
 	}
-	return median(samples, NAIVE_SAMPLES);
+	return bench_median(samples, NAIVE_SAMPLES);
 }
 
 /* memcpy of `bytes` from one buffer to another, in GB/s of bytes copied. */
@@ -200,7 +187,7 @@ static double memcpy_gbs(size_t bytes)
 	}
 	free(src);
 	free(dst);
-	return (double)bytes / median(samples, 15) / 1e3;
+	return (double)bytes / bench_median(samples, 15) / 1e3;
 }
 
 static int64_t naive_rows(const struct bench_shape *s)

@@ -103,19 +103,6 @@ static uint32_t next_rand(void)
 	return (uint32_t)(rng >> 32);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static size_t bpe(const struct bench *b)
 {
 	return b->dtype == RB_DTYPE_INT8 ? 1 : 2;
@@ -341,8 +328,8 @@ static int time_both(struct bench *b)
 		n++;
 	}
 	if (!err) {
-		b->sim_us = median(sim, n);
-		b->ref_us = median(ref, n);
+		b->sim_us = bench_median(sim, n);
+		b->ref_us = bench_median(ref, n);
 	}
 	return err;
 }

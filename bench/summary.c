@@ -61,6 +61,7 @@
 #include <cblas.h>
 #endif
 
+#include "bench.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/fp16.h"
@@ -130,20 +131,6 @@ typedef int (*side_fn)(void *ctx);
 
 /* --- statistics and timing -------------------------------------------------------- */
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return (a > b) - (a < b);
-}
-
-/* Sorts v. */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One warm-up run of each side, then pairs ours, theirs until o->pairs and o->min_time_s. */
 static int time_pairs(const struct options *o, side_fn ours, side_fn theirs, void *ctx,
 		      struct row *r)
@@ -172,10 +159,10 @@ static int time_pairs(const struct options *o, side_fn ours, side_fn theirs, voi
 	for (int i = 0; i < n; i++)
 		ratio[i] = r->higher_better ? t_theirs[i] / t_ours[i] : t_ours[i] / t_theirs[i];
 	r->pairs = n;
-	r->ours_us = median(t_ours, n);
-	r->theirs_us = median(t_theirs, n);
-	r->ratio_med = median(ratio, n);
-	r->ratio_min = ratio[0]; /* sorted by median() */
+	r->ours_us = bench_median(t_ours, n);
+	r->theirs_us = bench_median(t_theirs, n);
+	r->ratio_med = bench_median(ratio, n);
+	r->ratio_min = ratio[0]; /* sorted by bench_median() */
 	r->outcome = MEASURED;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #ifndef RKNN_BENCH_SHAPE_H
 #define RKNN_BENCH_SHAPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,7 +66,9 @@ int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, 
 int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *shape,
 			     const char *name, const char *config);
 
-const char *rb_dtype_name(enum rb_dtype dtype);           /* "fp16", "int8" */
+const char *rb_dtype_name(enum rb_dtype dtype); /* "fp16", "int8" */
+/* Same dimensions and dtype. */
+bool rb_shape_equal(const struct rb_shape *a, const struct rb_shape *b);
 int rb_dtype_parse(const char *text, enum rb_dtype *out); /* 0 or -EINVAL */
 /* Bytes of one element of A/B, and of C. */
 size_t rb_dtype_in_size(enum rb_dtype dtype);

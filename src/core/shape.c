@@ -145,7 +145,7 @@ void rb_shape_list_release(struct rb_shape_list *list)
 	rb_shape_list_init(list);
 }
 
-static bool shape_equal(const struct rb_shape *a, const struct rb_shape *b)
+bool rb_shape_equal(const struct rb_shape *a, const struct rb_shape *b)
 {
 	return a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype;
 }
@@ -171,7 +171,7 @@ static struct rb_shape_entry *find_shape(const struct rb_shape_list *list,
 					 const struct rb_shape *shape, const char *config)
 {
 	for (size_t i = 0; i < list->count; i++)
-		if (shape_equal(&list->entries[i].shape, shape) &&
+		if (rb_shape_equal(&list->entries[i].shape, shape) &&
 		    config_equal(list->entries[i].config, config))
 			return &list->entries[i];
 	return NULL;
@@ -276,9 +276,9 @@ int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *
 		return rb_set_error(-EINVAL, "shape %s needs a non-empty name",
 				    fmt_shape(a, sizeof(a), shape));
 	e = find_name(list, name, shape);
-	if (e && shape_equal(&e->shape, shape) && config_equal(e->config, config))
+	if (e && rb_shape_equal(&e->shape, shape) && config_equal(e->config, config))
 		return 0;
-	if (e && !shape_equal(&e->shape, shape))
+	if (e && !rb_shape_equal(&e->shape, shape))
 		return rb_set_error(-EINVAL,
 				    "name %s is already used by shape %s, not %s (a name may "
 				    "repeat only with another M)",
@@ -676,7 +676,7 @@ static int add_pair(struct parse_ctx *c, size_t i, const struct rb_shape *s, con
 	size_t first;
 	int rc;
 
-	if (e && !shape_equal(&e->shape, s)) {
+	if (e && !rb_shape_equal(&e->shape, s)) {
 		rb_json_quote(q, sizeof(q), name, SIZE_MAX, '"');
 		fmt_shape(was, sizeof(was), &e->shape);
 		fmt_shape(now, sizeof(now), s);

@@ -192,14 +192,11 @@ static int encode_programs(struct rb_npu_job *job)
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *p, const struct rb_inputs *in)
 {
-	const struct rb_shape *s = &p->shape;
-
 	if (!keep || !keep->source || !in || !in->b || keep->source != in->serial ||
 	    dev->model_only)
 		return false;
-	return keep->bo.size == p->b_bytes && keep->shape.m == s->m && keep->shape.k == s->k &&
-	       keep->shape.n == s->n && keep->shape.dtype == s->dtype && keep->k_pad == p->k_pad &&
-	       keep->n_pad == p->n_pad && keep->k_slice == p->k_slice;
+	return keep->bo.size == p->b_bytes && rb_shape_equal(&keep->shape, &p->shape) &&
+	       keep->k_pad == p->k_pad && keep->n_pad == p->n_pad && keep->k_slice == p->k_slice;
 }
 
 /* B from *keep when it holds this layout of in's B (job->b_source says so), else new. */

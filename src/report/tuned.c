@@ -39,11 +39,6 @@ static void profile_ceilings(struct rb_page_roofline *r, const char *soc_label)
 			 (long long)soc->cores);
 }
 
-static bool same_shape(const struct rb_shape *a, const struct rb_shape *b)
-{
-	return a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype;
-}
-
 /* One point per tuned shape: intensity = GFLOP/s over GB/s of A+B+C. */
 static int tuned_points(struct rb_page *page, const struct rb_tuned_db *db, const char *path)
 {
@@ -59,7 +54,7 @@ static int tuned_points(struct rb_page *page, const struct rb_tuned_db *db, cons
 		for (size_t j = 0; j < i; j++) {
 			const struct rb_tuned_config *o = rb_tuned_at(db, j);
 
-			seen = seen || (same_shape(&o->shape, &t->shape) &&
+			seen = seen || (rb_shape_equal(&o->shape, &t->shape) &&
 					strcmp(o->device, t->device) == 0);
 		}
 		if (seen || !(t->gbps > 0))

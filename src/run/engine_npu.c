@@ -120,11 +120,6 @@ static int npu_check(struct rb_engine *e, const struct rb_shape *shape)
 	return ret == -ENOMEM ? ret : ret < 0 ? -EINVAL : 0; /* host memory may come back */
 }
 
-static bool same_shape(const struct rb_shape *a, const struct rb_shape *b)
-{
-	return a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype;
-}
-
 /* The timing model is asked for every launch mode of a config in turn: without data,
  * the job of the last config serves the next one when only the launch mode differs,
  * which saves planning, encoding and validating the programs again. */
@@ -132,7 +127,7 @@ static bool reuse_model_job(struct rb_engine *e, const struct rb_inputs *in)
 {
 	struct npu_engine *ne = e->priv;
 
-	if (!ne->job || !ne->dev.model_only || !same_shape(&ne->plan.shape, &in->shape) ||
+	if (!ne->job || !ne->dev.model_only || !rb_shape_equal(&ne->plan.shape, &in->shape) ||
 	    !rb_plan_config_equal(&ne->job_config, &e->opts.plan))
 		return false;
 	e->in = in;

@@ -264,10 +264,17 @@ struct model_phase {
 	pthread_cond_t done;
 };
 
+/* A worker: the phase it helps and its own timing-model engine. */
+struct model_worker_arg {
+	struct model_phase *m;
+	struct rb_engine *e;
+	pthread_t tid;
+};
+
 static void *model_worker(void *arg)
 {
-	struct model_phase *m = ((void **)arg)[0];
-	struct rb_engine *e = ((void **)arg)[1];
+	struct model_phase *m = ((struct model_worker_arg *)arg)->m;
+	struct rb_engine *e = ((struct model_worker_arg *)arg)->e;
 	const struct shape_ctx *c = m->c;
 
 	for (;;) {
@@ -355,8 +362,7 @@ static int model_all(struct shape_ctx *c, struct ranked *rank, size_t *kept)
 {
 	struct model_phase m = {.c = c};
 	unsigned n = c->t->n_model, started = 0;
-	pthread_t tid[RB_TUNE_MODEL_THREADS];
-	void *args[RB_TUNE_MODEL_THREADS][2];
+	struct model_worker_arg workers[RB_TUNE_MODEL_THREADS];
 	size_t count = c->points.count ? c->points.count : 1;
 	int ret;
 
@@ -373,17 +379,15 @@ static int model_all(struct shape_ctx *c, struct ranked *rank, size_t *kept)
 	pthread_cond_init(&m.done, NULL);
 	model_lookup(&m);
 	for (unsigned w = 0; w < n; w++) {
-		args[w][0] = &m;
-		args[w][1] = &c->t->model[w];
-		if (pthread_create(&tid[w], NULL, model_worker, args[w]) == 0)
-			started++;
-		else
+		workers[w] = (struct model_worker_arg){&m, &c->t->model[w], 0};
+		if (pthread_create(&workers[w].tid, NULL, model_worker, &workers[w]) != 0)
 			break;
+		started++;
 	}
 	ret = started ? keep_models(&m, rank, kept)
 		      : rb_set_error(-EAGAIN, "cannot start a thread for the timing model");
 	for (unsigned w = 0; w < started; w++)
-		pthread_join(tid[w], NULL);
+		pthread_join(workers[w].tid, NULL);
 	pthread_cond_destroy(&m.done);
 	pthread_mutex_destroy(&m.lock);
 	free(m.rec);
