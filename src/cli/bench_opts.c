@@ -36,7 +36,8 @@ static const struct cli_bench_option {
      "device; exhaustive: every config on the device; random:\n"
      "--max-evals configs drawn with --seed"},
     {"top", required_argument, CLI_OPT_TOP, CLI_TUNE, "search", "--top K",
-     "configs the model strategy runs on the device (default 8)"},
+     "configs the model strategy runs on the device (default 8);\n"
+     "on sim only until none left can beat the best verified"},
     {"max-evals", required_argument, CLI_OPT_MAX_EVALS, CLI_TUNE, "search", "--max-evals N",
      "configs the random strategy runs (default 64)"},
     {"space", required_argument, CLI_OPT_SPACE, CLI_TUNE, "search", "--space FILE",

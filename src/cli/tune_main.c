@@ -47,7 +47,12 @@ static void print_estimate(const struct rb_tune_run *t)
 	}
 	fprintf(stderr, "%stuning %zu shapes, %zu to %zu configs each (%zu in all): ",
 		t->work ? "" : "rknn-bench: ", shapes, lo, hi, all);
-	if (o->strategy == RB_TUNE_STRATEGY_MODEL)
+	if (o->strategy == RB_TUNE_STRATEGY_MODEL && o->device->modeled)
+		fprintf(stderr,
+			"all modeled, the best %ld of each in turn, until none can beat "
+			"the best verified, run",
+			o->top);
+	else if (o->strategy == RB_TUNE_STRATEGY_MODEL)
 		fprintf(stderr, "all modeled, the best %ld of each run", o->top);
 	else if (o->strategy == RB_TUNE_STRATEGY_RANDOM)
 		fprintf(stderr, "%ld of each run", o->max_evals);

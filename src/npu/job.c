@@ -314,15 +314,14 @@ int rb_npu_job_set_launch(struct rb_npu_job *job, enum rb_npu_launch launch)
 int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const struct rb_plan *plan,
 		   const struct rb_inputs *in, enum rb_npu_launch launch)
 {
-	return rb_npu_job_new_keeping(out, dev, plan, in, launch, NULL);
+	return rb_npu_job_new_keeping(out, dev, plan, in, launch, NULL, 0);
 }
 
 int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, const struct rb_inputs *in,
-			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep)
+			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words)
 {
 	struct rb_npu_job *job = calloc(1, sizeof(*job));
-	size_t words = 0;
 	int ret;
 
 	*out = NULL;
@@ -335,7 +334,7 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 	ret = dev->ops->check_launch(launch);
 	if (ret == 0)
 		ret = plan_submits(job);
-	if (ret == 0)
+	if (ret == 0 && words == 0)
 		ret = rb_npu_job_program_words(plan, &words);
 	if (ret == 0)
 		ret = create_buffers(job, words, in, keep);

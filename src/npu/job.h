@@ -47,10 +47,12 @@ struct rb_npu_packed_b {
 	uint64_t source; /* rb_inputs.serial of the B packed; 0: holds nothing */
 };
 /* rb_npu_job_new, taking *keep's buffer instead of packing B again when it holds this
- * plan's layout of in's B (keep->source becomes 0); else *keep is left as it was. */
+ * plan's layout of in's B (keep->source becomes 0); else *keep is left as it was.
+ * words: the regcmd words of plan's programs when the caller counted them already
+ * (rb_npu_job_bytes: counting encodes every program once), else 0. */
 int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, const struct rb_inputs *in,
-			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep);
+			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words);
 /* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *plan, const struct rb_inputs *in);
@@ -82,6 +84,7 @@ int rb_npu_job_program_words(const struct rb_plan *plan, size_t *words);
  * like the kernel does (job_limits.c). */
 struct rb_npu_job_bytes {
 	uint64_t a, b, c, regcmd, tasks, total;
+	size_t words; /* of the regcmd buffer, not rounded */
 };
 
 int rb_npu_job_bytes(const struct rb_plan *plan, struct rb_npu_job_bytes *bytes);

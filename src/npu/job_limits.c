@@ -25,6 +25,7 @@ int rb_npu_job_bytes(const struct rb_plan *plan, struct rb_npu_job_bytes *b)
 
 	if (ret < 0)
 		return ret;
+	b->words = words;
 	b->a = pages(plan->a_bytes);
 	b->b = pages(plan->b_bytes);
 	b->c = pages(plan->c_bytes);

@@ -82,7 +82,8 @@ static void npu_unprepare(struct npu_engine *ne)
  * emulator's budget and the memory the machine has left (system memory on a board,
  * host memory under emulation), together with the reference and output C still to be
  * filled (A and B, filled already, are no longer available). */
-static int check_limits(const struct rb_engine *e, const struct rb_plan *plan, bool inputs)
+static int check_limits(const struct rb_engine *e, const struct rb_plan *plan, bool inputs,
+			size_t *words)
 {
 	const struct rb_shape *s = &plan->shape;
 	uint64_t budget = e->ops->modeled ? e->opts.sim.mem_budget : 0;
@@ -96,6 +97,7 @@ static int check_limits(const struct rb_engine *e, const struct rb_plan *plan, b
 
 	if (ret < 0)
 		return ret;
+	*words = b.words;
 	snprintf(what, sizeof(what), "shape %" PRId64 "x%" PRId64 "x%" PRId64 " %s", s->m, s->k,
 		 s->n, rb_dtype_name(s->dtype));
 	c = rb_mul_sat(rb_mul_sat((uint64_t)s->m, (uint64_t)s->n), rb_dtype_out_size(s->dtype));
@@ -111,11 +113,12 @@ static int check_limits(const struct rb_engine *e, const struct rb_plan *plan, b
 static int npu_check(struct rb_engine *e, const struct rb_shape *shape)
 {
 	struct rb_plan plan;
+	size_t words;
 	int ret = rb_plan_init(&plan, shape, &e->opts.plan);
 
 	if (ret < 0)
 		return -EINVAL;
-	ret = check_limits(e, &plan, false);
+	ret = check_limits(e, &plan, false, &words);
 	rb_plan_release(&plan);
 	return ret == -ENOMEM ? ret : ret < 0 ? -EINVAL : 0; /* host memory may come back */
 }
@@ -137,6 +140,7 @@ static bool reuse_model_job(struct rb_engine *e, const struct rb_inputs *in)
 static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 {
 	struct npu_engine *ne = e->priv;
+	size_t words = 0;
 	int ret;
 
 	rb_engine_plan_for_device(&e->opts.plan, &ne->dev);
@@ -151,12 +155,12 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 	ne->planned = true;
 	if (!rb_npu_packed_b_fits(&ne->kept_b, &ne->dev, &ne->plan, in))
 		rb_npu_packed_b_release(&ne->dev, &ne->kept_b); /* before memory is counted */
-	ret = check_limits(e, &ne->plan, true);
+	ret = check_limits(e, &ne->plan, true, &words);
 	if (ret < 0)
 		return ret == -ENOMEM ? ret : -EINVAL;
 	rb_perfctr_enter(e->perf, RB_PHASE_PACK_B);
-	ret =
-	    rb_npu_job_new_keeping(&ne->job, &ne->dev, &ne->plan, in, e->opts.launch, &ne->kept_b);
+	ret = rb_npu_job_new_keeping(&ne->job, &ne->dev, &ne->plan, in, e->opts.launch, &ne->kept_b,
+				     words);
 	rb_perfctr_enter(e->perf, RB_PHASE_NONE);
 	/* A config error found while building the programs is still the input's fault; host
 	 * memory running out is neither the input's nor the device's. */

@@ -40,12 +40,18 @@ static const struct pp_block pp_blocks[] = {
 
 #define N_PP_BLOCKS (sizeof(pp_blocks) / sizeof(pp_blocks[0]))
 
-static const struct pp_block *pp_of(int block)
+/* pp_blocks by block id (NULL: one register group), asked for every word written. */
+static const struct pp_block *pp_by_block[RB_BLOCK_COUNT];
+
+__attribute__((constructor)) static void index_pp_blocks(void)
 {
 	for (size_t i = 0; i < N_PP_BLOCKS; i++)
-		if ((int)pp_blocks[i].block == block)
-			return &pp_blocks[i];
-	return NULL;
+		pp_by_block[pp_blocks[i].block] = &pp_blocks[i];
+}
+
+static const struct pp_block *pp_of(int block)
+{
+	return pp_by_block[block];
 }
 
 static uint16_t reg_offset(enum rb_reg_id id)

@@ -319,9 +319,9 @@ struct board_pick {
 static void sum_counts(cJSON *into, const cJSON *from)
 {
 	static const char *const counts[] = {"configs_in_space", "configs_modeled", "configs_run",
-					     "configs_failed"};
+					     "configs_failed", "configs_not_run"};
 
-	for (size_t k = 0; k < 4; k++) {
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
 		cJSON *v = cJSON_GetObjectItemCaseSensitive(into, counts[k]);
 
 		if (cJSON_IsNumber(v) && isfinite(num(from, counts[k])))

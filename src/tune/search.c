@@ -396,8 +396,9 @@ static int model_all(struct shape_ctx *c, struct ranked *rank, size_t *kept)
 	return ret;
 }
 
-/* Models every point; the best `top` (that the model could run) go to the device. */
-static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
+/* Models every point; the best `top` (that the model could run) go to the device, in
+ * modeled order, each with its modeled time. */
+static int pick_model(struct shape_ctx *c, struct ranked *order, size_t *n)
 {
 	size_t count = c->points.count, kept = 0;
 	struct ranked *rank = calloc(count ? count : 1, sizeof(*rank));
@@ -411,14 +412,14 @@ static int pick_model(struct shape_ctx *c, size_t *order, size_t *n)
 		ret = -EINTR;
 	qsort(rank, kept, sizeof(*rank), by_time);
 	*n = kept < (size_t)top_of(c) ? kept : (size_t)top_of(c);
-	for (size_t i = 0; i < *n; i++)
-		order[i] = rank[i].index;
+	memcpy(order, rank, *n * sizeof(*order));
 	c->best->n_model = count;
 	free(rank);
 	return ret;
 }
 
-static int pick(struct shape_ctx *c, size_t *order, size_t *n)
+/* The points to run, in order; a modeled time only from the model strategy (else NAN). */
+static int pick(struct shape_ctx *c, struct ranked *order, size_t *n)
 {
 	const struct rb_tune_opts *o = c->t->o;
 	size_t count = c->points.count;
@@ -428,7 +429,7 @@ static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 		return pick_model(c, order, n);
 	if (o->strategy == RB_TUNE_STRATEGY_EXHAUSTIVE) {
 		for (size_t i = 0; i < count; i++)
-			order[i] = i;
+			order[i] = (struct ranked){i, NAN};
 		*n = count;
 		return 0;
 	}
@@ -436,7 +437,8 @@ static int pick(struct shape_ctx *c, size_t *order, size_t *n)
 	if (!shuffled)
 		return rb_set_error(-ENOMEM, "out of memory");
 	*n = count < (size_t)o->max_evals ? count : (size_t)o->max_evals;
-	memcpy(order, shuffled, *n * sizeof(*order));
+	for (size_t i = 0; i < *n; i++)
+		order[i] = (struct ranked){shuffled[i], NAN};
 	free(shuffled);
 	return 0;
 }
@@ -500,13 +502,26 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	}
 }
 
+/* On a modeled device a run's time is the timing model's (the device is the model,
+ * with data): candidates come in modeled order, so once the best verified time is no
+ * more than the next candidate's modeled time, no later candidate can win (ties go to
+ * the earlier) and running them would only verify configs that are not chosen. This
+ * holds only while every candidate run so far timed exactly as modeled; the first that
+ * does not makes the rest run as on a real device. */
+static bool settled(const struct shape_ctx *c, const struct ranked *next, bool as_modeled)
+{
+	return c->t->device.ops->modeled && as_modeled && c->best->found &&
+	       c->best->median_us <= next->us;
+}
+
 /* The default config first: always timed (the baseline of speedup_vs_default), and a
  * candidate that wins ties when the space holds it; then the candidates. */
-static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
+static int run_candidates(struct shape_ctx *c, const struct ranked *order, size_t n)
 {
 	struct rb_tune_point def;
 	struct rb_tune_record r;
 	size_t def_index;
+	bool as_modeled = true;
 	int ret;
 
 	default_point(c, &def, &def_index);
@@ -519,13 +534,21 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 	if (ret == 0 && def_index != SIZE_MAX) /* a candidate only when it is in the space */
 		consider(c, &def, &r);
 	for (size_t i = 0; ret == 0 && i < n && !stopped(c); i++) {
+		const struct rb_tune_point *p = &c->points.items[order[i].index];
+
+		if (settled(c, &order[i], as_modeled)) {
+			c->best->n_settled = n - i;
+			break;
+		}
 		c->done++;
 		progress(c);
-		if (order[i] == def_index)
+		if (order[i].index == def_index)
 			continue;
-		ret = run_eval(c, &c->points.items[order[i]], &r);
+		ret = run_eval(c, p, &r);
 		if (ret == 0)
-			consider(c, &c->points.items[order[i]], &r);
+			consider(c, p, &r);
+		if (ret == 0 && r.ok && r.median_us != order[i].us)
+			as_modeled = false;
 	}
 	c->best->default_won = c->best->found && def_index != SIZE_MAX &&
 			       c->best->point.index == c->points.items[def_index].index;
@@ -536,7 +559,7 @@ static int run_candidates(struct shape_ctx *c, const size_t *order, size_t n)
 
 static int tune_points(struct shape_ctx *c)
 {
-	size_t *order = calloc(c->points.count + 1, sizeof(*order));
+	struct ranked *order = calloc(c->points.count + 1, sizeof(*order));
 	size_t n = 0;
 	int ret;
 

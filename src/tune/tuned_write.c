@@ -157,6 +157,7 @@ static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_context
 	cJSON_AddNumberToObject(m, "configs_modeled", (double)b->n_model);
 	cJSON_AddNumberToObject(m, "configs_run", (double)b->n_run);
 	cJSON_AddNumberToObject(m, "configs_failed", (double)b->n_failed);
+	cJSON_AddNumberToObject(m, "configs_not_run", (double)b->n_settled);
 	if (t->work && b->found) { /* merge breaks ties between slices as one tune would */
 		cJSON_AddNumberToObject(m, "config_index", (double)b->point.index);
 		cJSON_AddBoolToObject(m, "default_won", b->default_won);

@@ -107,8 +107,8 @@ head -c "$(wc -c <"$TMP/after-kill")" "$cache" | cmp -s - "$TMP/after-kill" &&
 	ok "the cache is append-only" || not_ok "the cache is append-only"
 dups=$(tail -n +2 "$cache" | sed 's/"status".*//' | sort | uniq -d | wc -l)
 total=$(tail -n +2 "$cache" | wc -l)
-[ "$dups" -eq 0 ] && [ "$total" -eq 33 ] &&
-	ok "each config measured once (12, the default among them, + cpu; the rknn_matmul_api pass: its 16 modeled, the best 4 run)" ||
+[ "$dups" -eq 0 ] && [ "$total" -eq 30 ] &&
+	ok "each config measured once (12, the default among them, + cpu; the rknn_matmul_api pass: its 16 modeled, its best run: on a modeled device no other can beat it)" ||
 	not_ok "each config measured once" "$dups duplicates, $total records"
 expect_exit 0 "tuned JSON after the resumed run" -- "$JSONCHECK" "$TMP/k.json" pairs.0.tuned.config
 # The model phase runs on one timing-model engine per thread (--threads): the cache
@@ -124,6 +124,25 @@ done
 	not_ok "1 and 2 model threads: the same records in the same order" "$(diff "$TMP/thr1.records" "$TMP/thr2.records" | head -4)"
 cmp -s "$TMP/thr1.tuned" "$TMP/thr2.tuned" && ok "1 and 2 model threads: the same tuned config" ||
 	not_ok "1 and 2 model threads: the same tuned config"
+# On a modeled device a candidate's run takes its modeled time, so the candidates (in
+# modeled order) stop once none can beat the best verified: every run took exactly its
+# model's time, the tuned time is the fastest modeled one, and the rest are counted.
+awk -F'"' '{ key = $12 "|" $16; us = $0; sub(/.*"median_us":/, "", us); sub(/,.*/, "", us) }
+	$4 == "model" && $0 ~ /"status":"ok"/ { model[key] = us; if (best == "" || us + 0 < best + 0) best = us }
+	$4 == "run" && $0 ~ /"status":"ok"/ { runs++; if (!(key in model) || model[key] != us) bad++ }
+	END { printf "%d %d %s\n", runs, bad, best }' "$TMP/thr1.records" >"$TMP/thr1.check"
+read -r runs bad best <"$TMP/thr1.check"
+[ "$runs" -ge 1 ] && [ "$bad" -eq 0 ] && ok "every run on sim took its modeled time ($runs runs)" ||
+	not_ok "every run on sim took its modeled time" "$runs runs, $bad differ"
+tuned_us=$(json "$TMP/thr1.json" pairs.0.measured.median_us)
+awk -v a="$tuned_us" -v b="$best" 'BEGIN { exit !(a + 0 == b + 0) }' &&
+	ok "the tuned time is the fastest modeled ($best us)" ||
+	not_ok "the tuned time is the fastest modeled" "tuned $tuned_us, fastest modeled $best"
+not_run=$(json "$TMP/thr1.json" pairs.0.measured.configs_not_run)
+ran=$(json "$TMP/thr1.json" pairs.0.measured.configs_run)
+[ "$not_run" -gt 0 ] && [ $((ran + not_run)) -ge 8 ] &&
+	ok "candidates that cannot win are not run, and counted ($ran run, $not_run not)" ||
+	not_ok "candidates that cannot win are not run, and counted" "$ran run, $not_run not run"
 # SIGINT in the middle of a parallel model phase: exit 130, what was modeled is kept in
 # order, and the rerun models only the rest. (The phase has 459 points: a few records in,
 # it is under way on any machine, sanitizers included.)
