@@ -9,6 +9,8 @@
 # JOBS tests run at once (default: the number of CPUs). Most tests use one core, and each
 # works in its own temporary folder, so on two cores the suite takes about half the wall
 # time; the report comes in a fixed order whatever finished first.
+# TEST_TIMES=FILE: the wall time of every test, "MILLISECONDS NAME" per line, is written
+# to FILE too (scripts/test-times.sh compares two commits with it).
 # RUNNER runs the built programs of another architecture, e.g. RUNNER="qemu-aarch64 -L /"
 # (make check-aarch64): every program of $BUILD is then reached through a wrapper script,
 # so the tests themselves stay unchanged.
@@ -26,10 +28,10 @@ if [ "${1:-}" = --one ]; then
 	results=$2 name=$3
 	shift 3
 	out=$results/$name.out
-	start=$(date +%s)
+	start=$(date +%s%N)
 	"$@" >"$out" 2>&1
 	rc=$?
-	echo "$(($(date +%s) - start)) $name" >"$results/$name.time"
+	echo "$((($(date +%s%N) - start) / 1000000)) $name" >"$results/$name.time"
 	{
 		grep -E '^not ok ' "$out" | grep -v "$SKIPPED" | sed "s|^|FAIL $name: |"
 		if [ "$rc" -ne 0 ] && ! grep -E '^not ok ' "$out" | grep -qv "$SKIPPED"; then
@@ -96,7 +98,8 @@ done <"$queue"
 [ -z "${E2E+set}" ] || echo "end-to-end scripts: only E2E=\"$E2E\""
 # The slowest tests, so a suite that grows past its time budget shows where.
 echo "slowest (wall seconds, $JOBS at once):"
-cat "$results"/*.time | sort -rn | head -n 8 | sed 's/^/  /'
+cat "$results"/*.time | sort -rn | head -n 8 | awk '{ printf "  %.1f %s\n", $1 / 1000, $2 }'
+[ -z "${TEST_TIMES:-}" ] || cat "$results"/*.time >"$TEST_TIMES"
 passed=$(grep -c ': ok ' "$log")
 skipped=$(grep -c ': not ok [0-9]* # SKIP' "$log")
 failed=$(($(grep -c 'not ok' "$log") - skipped))
