@@ -174,8 +174,8 @@ static void fill_range(const struct fill_job *j, size_t lo, size_t len, void *ds
  * every CPU, with at least FILL_PER_THREAD elements per thread (a thread costs tens of
  * microseconds; a million elements, about a millisecond): a block of several rows is
  * cut into runs of rows, a single row into ranges cut at multiples of 64 elements. */
-#define FILL_PER_THREAD   (UINT64_C(1) << 20)
-#define FILL_THREADS_MAX  16
+#define FILL_PER_THREAD  (UINT64_C(1) << 20)
+#define FILL_THREADS_MAX 16
 
 /* Rows [r0, r1), columns [c0, c1) of a block. */
 struct fill_part {
@@ -212,12 +212,13 @@ static struct fill_part part_of(const struct fill_job *j, size_t i, size_t n)
 
 	if (j->rows > 1) {
 		step = (j->rows + n - 1) / n;
-		return (struct fill_part){j, min_size(i * step, j->rows),
-					  min_size((i + 1) * step, j->rows), 0, j->cols, 0};
+		return (struct fill_part){
+		    j, min_size(i * step, j->rows), min_size((i + 1) * step, j->rows), 0, j->cols,
+		    0};
 	}
 	step = ((j->cols + n - 1) / n + 63) & ~(size_t)63;
-	return (struct fill_part){j, 0, j->rows, min_size(i * step, j->cols),
-				  min_size((i + 1) * step, j->cols), 0};
+	return (struct fill_part){
+	    j, 0, j->rows, min_size(i * step, j->cols), min_size((i + 1) * step, j->cols), 0};
 }
 
 static size_t fill_threads(const struct fill_job *j, int threads)
@@ -333,7 +334,8 @@ static int inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint6
 	in->b_streamed = streamed;
 	fill_whole(matrix_job(shape->dtype, kind, seed_a, false, lut), in->a, bytes_a / elem);
 	if (!streamed)
-		fill_whole(matrix_job(shape->dtype, kind, seed_b, true, lut), in->b, bytes_b / elem);
+		fill_whole(matrix_job(shape->dtype, kind, seed_b, true, lut), in->b,
+			   bytes_b / elem);
 	return 0;
 }
 

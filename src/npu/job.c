@@ -325,8 +325,8 @@ static int pack_b_block(void *ctx, const void *block, int64_t n0, int64_t cols)
 	int ret = 0;
 
 	for (int64_t k0 = 0; ret == 0 && k0 < p->k_pad; k0 += ks) {
-		ret = rb_layout_b_locate(s->dtype, p->k_pad, p->n_pad, p->k_slice, k0 / slice_k,
-					 n0, &offset, &ks);
+		ret = rb_layout_b_locate(s->dtype, p->k_pad, p->n_pad, p->k_slice, k0 / slice_k, n0,
+					 &offset, &ks);
 		rows = s->k - k0 < ks ? s->k - k0 : ks;
 		if (ret == 0 && rows <= 0) /* a slice of padding alone */
 			memset((char *)job->b.map + offset, 0, (size_t)(ks * cols_pad) * es);

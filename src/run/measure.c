@@ -71,13 +71,14 @@ static int reference_block(void *ctx, const void *block, int64_t n0, int64_t col
 	const struct rb_shape *s = &r->in->shape;
 	struct rb_shape part = {s->m, s->k, cols, s->dtype};
 	size_t eo = rb_dtype_out_size(s->dtype);
-	char *c = s->m == 1 ? (char *)r->expected + (size_t)n0 * eo : malloc((size_t)(s->m * cols) * eo);
+	char *c =
+	    s->m == 1 ? (char *)r->expected + (size_t)n0 * eo : malloc((size_t)(s->m * cols) * eo);
 	int ret = c ? rb_ref_gemm(&part, r->in->a, block, c, 1)
 		    : rb_set_error(-ENOMEM, "out of memory for a block of the reference C");
 
 	for (int64_t i = 0; ret == 0 && s->m > 1 && i < s->m; i++)
-		memcpy((char *)r->expected + (size_t)(i * s->n + n0) * eo, c + (size_t)(i * cols) * eo,
-		       (size_t)cols * eo);
+		memcpy((char *)r->expected + (size_t)(i * s->n + n0) * eo,
+		       c + (size_t)(i * cols) * eo, (size_t)cols * eo);
 	if (s->m > 1)
 		free(c);
 	return ret;
@@ -324,12 +325,14 @@ static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
 /* B is streamed when it is large and a device packs it (not the CPU reference, which
  * reads B itself): B then exists once, in the device's buffer, rather than twice. Below
  * the threshold a second copy costs little, and the full reference reads B once instead
- * of making it again. */
+ * of making it again. RKNN_BENCH_DEBUG=stream_b streams any B (the tests). */
 static int make_inputs(const struct rb_shape_measure *m, const struct rb_engine *e,
 		       struct rb_inputs *in, const struct rb_shape *s, uint64_t seed,
 		       enum rb_data_kind data)
 {
-	int64_t min = m->stream_b_min ? m->stream_b_min : RB_INPUTS_STREAM_MIN_B_BYTES;
+	int64_t min = rb_debug("stream_b") ? 0
+		      : m->stream_b_min    ? m->stream_b_min
+					   : RB_INPUTS_STREAM_MIN_B_BYTES;
 	double b_bytes = (double)s->k * (double)s->n * (double)rb_dtype_in_size(s->dtype);
 
 	if (e->ops->is_reference || min < 0 || b_bytes < (double)min)
