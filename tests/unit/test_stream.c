@@ -35,9 +35,9 @@ static void test_blocks_are_the_held_b(void **state)
 					  {2, 2100, 1000, RB_DTYPE_INT8}};
 	const enum rb_data_kind kinds[] = {RB_DATA_EXACT, RB_DATA_UNIFORM};
 	/* {k0, rows, n0, cols, threads} */
-	const int64_t blocks[][5] = {{0, 1, 0, 1, 1},	   {999, 1, 999, 1, 1}, {0, 1000, 17, 1, 1},
-				     {5, 1, 0, 1000, 3},   {7, 993, 33, 967, 3}, {0, 1000, 0, 1000, 2},
-				     {1, 998, 1, 998, 0}};
+	const int64_t blocks[][5] = {
+	    {0, 1, 0, 1, 1},      {999, 1, 999, 1, 1},   {0, 1000, 17, 1, 1}, {5, 1, 0, 1000, 3},
+	    {7, 993, 33, 967, 3}, {0, 1000, 0, 1000, 2}, {1, 998, 1, 998, 0}};
 
 	(void)state;
 	for (size_t i = 0; i < 2; i++) {
@@ -62,7 +62,8 @@ static void test_blocks_are_the_held_b(void **state)
 				size_t bytes = (size_t)(x[1] * x[3]) * es;
 
 				rb_inputs_b_block(&held, x[0], x[1], x[2], x[3], want, 1);
-				rb_inputs_b_block(&streamed, x[0], x[1], x[2], x[3], got, (int)x[4]);
+				rb_inputs_b_block(&streamed, x[0], x[1], x[2], x[3], got,
+						  (int)x[4]);
 				assert_memory_equal(want, got, bytes);
 			}
 			rb_inputs_release(&held);
@@ -179,7 +180,7 @@ static void test_device_results_the_same(void **state)
 		want = device_c(&cases[i], &held, false);
 		got = device_c(&cases[i], &streamed, false);
 		kept = device_c(&cases[i], &streamed, true);
-		if (memcmp(want, got, bytes) || memcmp(want, kept, bytes))
+		if (memcmp(want, got, bytes) != 0 || memcmp(want, kept, bytes) != 0)
 			print_error("case %zu: streamed C differs\n", i);
 		assert_memory_equal(want, got, bytes);
 		assert_memory_equal(want, kept, bytes);
@@ -281,12 +282,13 @@ static void test_sample_failure_the_same(void **state)
 	for (int64_t i = 0; i < s.m; i++)
 		for (int64_t j = 0; j < s.n; j++)
 			c[i * s.n + j] = rb_ref_dot_f16(held.a, held.b, s.k, s.n, i, j);
-	c[0] += 1.0f;         /* a corner: always sampled */
-	c[s.n - 1] = 0.5f;    /* another corner */
-	assert_int_equal(rb_verify_sample(&(struct rb_matmul_io){s, held.a, held.b, c, NULL}, &vo, &a),
-			 0);
+	c[0] += 1.0f;      /* a corner: always sampled */
+	c[s.n - 1] = 0.5f; /* another corner */
 	assert_int_equal(
-	    rb_verify_sample(&(struct rb_matmul_io){s, streamed.a, NULL, c, &streamed}, &vo, &b), 0);
+	    rb_verify_sample(&(struct rb_matmul_io){s, held.a, held.b, c, NULL}, &vo, &a), 0);
+	assert_int_equal(
+	    rb_verify_sample(&(struct rb_matmul_io){s, streamed.a, NULL, c, &streamed}, &vo, &b),
+	    0);
 	assert_int_equal(a.status, RB_VERIFY_FAILED);
 	assert_same_verdict(&a, &b);
 	assert_int_equal(a.n_reported, b.n_reported);
@@ -299,10 +301,8 @@ static void test_sample_failure_the_same(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_blocks_are_the_held_b),
-	    cmocka_unit_test(test_columns_walk),
-	    cmocka_unit_test(test_device_results_the_same),
-	    cmocka_unit_test(test_measure_the_same),
+	    cmocka_unit_test(test_blocks_are_the_held_b),   cmocka_unit_test(test_columns_walk),
+	    cmocka_unit_test(test_device_results_the_same), cmocka_unit_test(test_measure_the_same),
 	    cmocka_unit_test(test_sample_failure_the_same),
 	};
 
