@@ -68,7 +68,8 @@ static int check_memory(const struct rb_shape *s, size_t a, size_t b, size_t c)
 		 "shape %" PRId64 "x%" PRId64 "x%" PRId64 " %s (A %s, B %s, reference and output C "
 		 "2 x %s)",
 		 s->m, s->k, s->n, rb_dtype_name(s->dtype), rb_limits_bytes(a, na, sizeof(na)),
-		 rb_limits_bytes(b, nb, sizeof(nb)), rb_limits_bytes(c, nc, sizeof(nc)));
+		 b ? rb_limits_bytes(b, nb, sizeof(nb)) : "streamed",
+		 rb_limits_bytes(c, nc, sizeof(nc)));
 	return rb_limits_check_memory(what, "host memory", need);
 }
 
