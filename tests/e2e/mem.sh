@@ -28,6 +28,19 @@ else
 	expect_grep '"status":[[:space:]]*"verified"' "$TMP/big.json" "the streamed 1x2048x32768 is verified"
 fi
 
+# The threshold: B of 64 MiB streams, a B one column short of it is held.
+if [ -n "${RUNNER:-}" ]; then
+	ok "64 MiB threshold # SKIP under $RUNNER (minutes of emulated generator)"
+else
+	expect_exit 0 "run 1x2048x16384 and 1x2048x16383" -- $RKNN_BENCH run --device sim \
+		--verify none --shape 1x2048x16384 --shape 1x2048x16383 -o "$TMP/edge.json"
+	[ "$($JSONCHECK "$TMP/edge.json" results.0.config.b_streamed)" = true ] &&
+		[ -z "$($JSONCHECK "$TMP/edge.json" results.1.config.b_streamed 2>/dev/null)" ] &&
+		ok "B of 64 MiB is streamed (config b_streamed), one column less is held" ||
+		not_ok "B of 64 MiB is streamed (config b_streamed), one column less is held" \
+			"$(grep b_streamed "$TMP/edge.json")"
+fi
+
 # same NAME -- run ARGS...: the run with a held and with a streamed B report the same
 # verification and modeled time, and exit the same way ($DEBUG: more debug switches).
 same() {
