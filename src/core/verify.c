@@ -142,7 +142,7 @@ struct b_source {
 	int64_t have;
 };
 
-/* Column j of B as (pointer, stride) for the dot products. */
+/* Where column j of B is for the dot products: the buffer, and *col, its column there. */
 static const void *b_column(const struct rb_matmul_io *io, struct b_source *src, int64_t j,
 			    int64_t *col)
 {

@@ -56,7 +56,7 @@ static bool guard_intact(const void *c, size_t bytes)
  * every reference thread: each block is made again from B's stream, never read back
  * from the device's packed copy, and multiplied by the reference GEMM. Each element of
  * C adds its K products as in one GEMM of the whole B (ref.c: the order follows K
- * alone), so the bits are the same; tests/unit/test_measure.c compares them. */
+ * alone), so the bits are the same; tests/unit/test_stream.c compares them. */
 #define REF_BLOCK_BYTES (INT64_C(1) << 20)
 #define REF_BLOCK_ALIGN 256 /* columns: a multiple of every kernel's width */
 
