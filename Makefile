@@ -374,5 +374,4 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) $(BENCH_SRC:bench/%.c=$(BUILD)/obj/bench/%.d) \
-	$(BUILD)/obj/tests/tools/jsoncheck.d $(BUILD)/obj/tests/tools/mkgguf.d \
-	$(BUILD)/obj/tests/tools/maxrss.d $(FAKENODE_OBJ:.o=.d)
+	$(BUILD)/obj/tests/tools/jsoncheck.d $(BUILD)/obj/tests/tools/mkgguf.d $(FAKENODE_OBJ:.o=.d)
