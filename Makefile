@@ -150,6 +150,10 @@ $(BUILD)/tests/mkgguf: $(BUILD)/obj/tests/tools/mkgguf.o
 	@mkdir -p $(@D)
 	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
+$(BUILD)/tests/maxrss: $(BUILD)/obj/tests/tools/maxrss.o
+	@mkdir -p $(@D)
+	$(call quiet,LINK,$@)$(CC) $(LDFLAGS) -o $@ $<
+
 # The fake device node (tests/fakenode/fakenode.c): a preload library serving fake NPU
 # nodes with the emulated kernels, which are compiled position-independent for it
 # (objects in $(BUILD)/pic; the main binary is built as always).
@@ -242,7 +246,7 @@ include tests/fuzz/fuzz.mk
 deps-check:
 	@sh scripts/deps-check.sh .
 
-check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf \
+check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
 		$(BUILD)/tests/consumer $(BENCHES) \
 		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) $(BUILD)/tests/prime-probe \
 		$(FUZZ_REPLAYS)

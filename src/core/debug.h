@@ -5,7 +5,9 @@
  *   fault_*     break the first task of an NPU job (word, banks, tail, size_e, dma,
  *               mask5, hang_once, no_rdma): see src/npu/fault.h
  *   shim        build/shim/librknnrt.so prints each failed call and each run's device
- *               time on stderr (it is silent otherwise) */
+ *               time on stderr (it is silent otherwise)
+ *   stream_b    `run` streams B to an NPU device whatever its size (run/measure.h):
+ *               the streamed path on shapes small enough for every test */
 #ifndef RB_CORE_DEBUG_H
 #define RB_CORE_DEBUG_H
 

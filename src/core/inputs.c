@@ -60,6 +60,7 @@ static int matrix_bytes(const char *what, int64_t rows, int64_t cols, size_t ele
  * that run and tune allocate next; refused now if the machine cannot hold them. */
 static int check_memory(const struct rb_shape *s, size_t a, size_t b, size_t c)
 {
+	/* b is 0 when B is streamed: it is never held whole. */
 	uint64_t need = rb_add_sat(rb_add_sat(a, b), rb_mul_sat(2, c));
 	char what[160], na[32], nb[32], nc[32];
 
@@ -67,7 +68,8 @@ static int check_memory(const struct rb_shape *s, size_t a, size_t b, size_t c)
 		 "shape %" PRId64 "x%" PRId64 "x%" PRId64 " %s (A %s, B %s, reference and output C "
 		 "2 x %s)",
 		 s->m, s->k, s->n, rb_dtype_name(s->dtype), rb_limits_bytes(a, na, sizeof(na)),
-		 rb_limits_bytes(b, nb, sizeof(nb)), rb_limits_bytes(c, nc, sizeof(nc)));
+		 b ? rb_limits_bytes(b, nb, sizeof(nb)) : "streamed",
+		 rb_limits_bytes(c, nc, sizeof(nc)));
 	return rb_limits_check_memory(what, "host memory", need);
 }
 
@@ -138,106 +140,168 @@ static void fill_i8(int8_t *dst, size_t count, uint64_t seed)
 	}
 }
 
-/* One matrix to fill: element i comes from the stream's state seed + (i + 1)·GAMMA
- * alone, so any range of it can be filled on its own, with the same values. */
+/* A block of a matrix to fill: rows×cols elements, row-major at dst, whose row r is
+ * stream elements [first + r·stride, + cols). Element i of a stream comes from the
+ * state seed + (i + 1)·GAMMA alone, so any block can be filled on its own with the same
+ * values as the whole matrix (a whole matrix is one row of all its elements). */
 struct fill_job {
 	enum { FILL_I8, FILL_UNIFORM, FILL_LUT } how;
-	void *dst;
-	size_t count;
 	uint64_t seed;
 	const uint16_t *lut;
 	uint32_t n_lut;
+	void *dst;
+	size_t first, stride, rows, cols;
 };
 
-static void fill_range(const struct fill_job *j, size_t lo, size_t len)
+static size_t fill_elem_size(const struct fill_job *j)
+{
+	return j->how == FILL_I8 ? 1 : 2;
+}
+
+/* Stream elements [lo, lo + len) into dst. */
+static void fill_range(const struct fill_job *j, size_t lo, size_t len, void *dst)
 {
 	uint64_t seed = j->seed + (uint64_t)lo * RB_RNG_GAMMA;
 
 	if (j->how == FILL_I8)
-		fill_i8((int8_t *)j->dst + lo, len, seed);
+		fill_i8(dst, len, seed);
 	else if (j->how == FILL_UNIFORM)
-		fill_uniform_f16((uint16_t *)j->dst + lo, len, seed);
+		fill_uniform_f16(dst, len, seed);
 	else
-		fill_lut16((uint16_t *)j->dst + lo, len, seed, j->lut, j->n_lut);
+		fill_lut16(dst, len, seed, j->lut, j->n_lut);
 }
 
-/* Large matrices (a 2048x128256 B is 263 M elements, seconds on one core) are filled
- * on every CPU; the ranges are cut at multiples of 64 elements. */
-#define FILL_PARALLEL_MIN (UINT64_C(1) << 22)
-#define FILL_THREADS_MAX  16
+/* Large blocks (a 2048x128256 B is 263 M elements, seconds on one core) are filled on
+ * every CPU, with at least FILL_PER_THREAD elements per thread (a thread costs tens of
+ * microseconds; a million elements, about a millisecond): a block of several rows is
+ * cut into runs of rows, a single row into ranges cut at multiples of 64 elements. */
+#define FILL_PER_THREAD  (UINT64_C(1) << 20)
+#define FILL_THREADS_MAX 16
 
+/* Rows [r0, r1), columns [c0, c1) of a block. */
 struct fill_part {
 	const struct fill_job *job;
-	size_t lo, len;
+	size_t r0, r1, c0, c1;
 	pthread_t tid;
 };
 
+static void fill_part(const struct fill_part *p)
+{
+	const struct fill_job *j = p->job;
+	size_t es = fill_elem_size(j);
+
+	for (size_t r = p->r0; r < p->r1; r++)
+		fill_range(j, j->first + r * j->stride + p->c0, p->c1 - p->c0,
+			   (char *)j->dst + (r * j->cols + p->c0) * es);
+}
+
 static void *fill_part_main(void *arg)
 {
-	const struct fill_part *p = arg;
-
-	fill_range(p->job, p->lo, p->len);
+	fill_part(arg);
 	return NULL;
 }
 
-static size_t part_len(const struct fill_job *j, size_t lo, size_t step)
+static size_t min_size(size_t a, size_t b)
 {
-	return j->count - lo < step ? j->count - lo : step;
+	return a < b ? a : b;
 }
 
-/* Part i of n is [i·step, (i + 1)·step); the calling thread fills part 0 and any part
- * no thread could be started for. */
-static void fill_matrix(const struct fill_job *j)
+/* Part i of n: a run of rows, or (a single row) a range of columns. */
+static struct fill_part part_of(const struct fill_job *j, size_t i, size_t n)
+{
+	size_t step;
+
+	if (j->rows > 1) {
+		step = (j->rows + n - 1) / n;
+		return (struct fill_part){
+		    j, min_size(i * step, j->rows), min_size((i + 1) * step, j->rows), 0, j->cols,
+		    0};
+	}
+	step = ((j->cols + n - 1) / n + 63) & ~(size_t)63;
+	return (struct fill_part){
+	    j, 0, j->rows, min_size(i * step, j->cols), min_size((i + 1) * step, j->cols), 0};
+}
+
+static size_t fill_threads(const struct fill_job *j, int threads)
+{
+	long cpus = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t most = (uint64_t)j->rows * j->cols / FILL_PER_THREAD;
+	size_t n = cpus < 1 ? 1 : cpus > FILL_THREADS_MAX ? FILL_THREADS_MAX : (size_t)cpus;
+
+	n = most < n ? (size_t)most : n;
+	n = j->rows > 1 && n > j->rows ? j->rows : n;
+	return n ? n : 1;
+}
+
+/* The calling thread fills part 0 and any part no thread could be started for. */
+static void fill_block(const struct fill_job *j, int threads)
 {
 	struct fill_part parts[FILL_THREADS_MAX];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t n = j->count < FILL_PARALLEL_MIN || cpus < 2 ? 1
-		   : cpus > FILL_THREADS_MAX                ? FILL_THREADS_MAX
-							    : (size_t)cpus;
-	size_t step = ((j->count + n - 1) / n + 63) & ~(size_t)63, started = 0;
+	size_t n = fill_threads(j, threads), started = 0;
 
-	for (size_t i = 1; i < n && i * step < j->count; i++) {
-		parts[i] = (struct fill_part){j, i * step, part_len(j, i * step, step), 0};
+	for (size_t i = 1; i < n; i++) {
+		parts[i] = part_of(j, i, n);
 		if (pthread_create(&parts[i].tid, NULL, fill_part_main, &parts[i]) != 0)
 			break;
 		started = i;
 	}
-	fill_range(j, 0, part_len(j, 0, step));
-	for (size_t i = started + 1; i < n && i * step < j->count; i++)
-		fill_range(j, i * step, part_len(j, i * step, step));
+	parts[0] = part_of(j, 0, n);
+	fill_part(&parts[0]);
+	for (size_t i = started + 1; i < n; i++) {
+		parts[i] = part_of(j, i, n);
+		fill_part(&parts[i]);
+	}
 	for (size_t i = 1; i <= started; i++)
 		pthread_join(parts[i].tid, NULL);
 }
 
-static void fill(struct rb_inputs *in, uint64_t seed, enum rb_data_kind kind)
+/* The two streams of `seed`: A's and B's (B does not depend on M). */
+static void stream_seeds(uint64_t seed, uint64_t *a, uint64_t *b)
 {
-	size_t na = (size_t)(in->shape.m * in->shape.k);
-	size_t nb = (size_t)(in->shape.k * in->shape.n);
-	uint16_t lut_a[2 * EXACT_A_MAX + 1], lut_b[2 * EXACT_B_STEPS + 1];
-	struct fill_job a = {FILL_LUT, in->a, na, 0, lut_a, ARRAY_SIZE(lut_a)};
-	struct fill_job b = {FILL_LUT, in->b, nb, 0, lut_b, ARRAY_SIZE(lut_b)};
 	struct rb_rng rng;
 
-	/* Separate streams: B does not depend on M. */
 	rb_rng_init(&rng, seed);
-	a.seed = rb_rng_next(&rng);
-	b.seed = rb_rng_next(&rng);
-	if (in->shape.dtype == RB_DTYPE_INT8)
-		a.how = b.how = FILL_I8;
-	else if (kind == RB_DATA_UNIFORM)
-		a.how = b.how = FILL_UNIFORM;
-	else
+	*a = rb_rng_next(&rng);
+	*b = rb_rng_next(&rng);
+}
+
+/* How a matrix (A, or B with is_b) of the shape's dtype and `kind` is made from the
+ * stream of `seed`; exact data takes its values from lut, filled here. */
+static struct fill_job matrix_job(enum rb_dtype dtype, enum rb_data_kind kind, uint64_t seed,
+				  bool is_b, uint16_t lut[2 * EXACT_B_STEPS + 1])
+{
+	struct fill_job j = {FILL_LUT, seed, lut, 0, NULL, 0, 0, 1, 0};
+	uint16_t lut_a[2 * EXACT_A_MAX + 1], lut_b[2 * EXACT_B_STEPS + 1];
+
+	if (dtype == RB_DTYPE_INT8) {
+		j.how = FILL_I8;
+	} else if (kind == RB_DATA_UNIFORM) {
+		j.how = FILL_UNIFORM;
+	} else {
 		exact_luts(lut_a, lut_b);
-	fill_matrix(&a);
-	fill_matrix(&b);
+		j.n_lut = is_b ? ARRAY_SIZE(lut_b) : ARRAY_SIZE(lut_a);
+		memcpy(lut, is_b ? lut_b : lut_a, j.n_lut * sizeof(*lut));
+	}
+	return j;
+}
+
+/* count elements of the stream, in order, into dst. */
+static void fill_whole(struct fill_job j, void *dst, size_t count)
+{
+	j.dst = dst;
+	j.cols = count;
+	fill_block(&j, 0);
 }
 
 static atomic_uint_fast64_t next_serial;
 
-int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
-		   enum rb_data_kind kind)
+/* A is made now; B too unless streamed (then only its stream is kept). */
+static int inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
+		       enum rb_data_kind kind, bool streamed)
 {
 	size_t elem, bytes_a = 0, bytes_b = 0, bytes_c = 0;
+	uint16_t lut[2 * EXACT_B_STEPS + 1];
+	uint64_t seed_a, seed_b;
 	int err;
 
 	memset(in, 0, sizeof(*in));
@@ -253,20 +317,75 @@ int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t 
 		err = matrix_bytes("C", shape->m, shape->n, rb_dtype_out_size(shape->dtype),
 				   &bytes_c);
 	if (!err)
-		err = check_memory(shape, bytes_a, bytes_b, bytes_c);
+		err = check_memory(shape, bytes_a, streamed ? 0 : bytes_b, bytes_c);
 	if (err)
 		return err;
 	in->a = alloc_aligned(bytes_a);
-	in->b = alloc_aligned(bytes_b);
-	if (!in->a || !in->b) {
+	in->b = streamed ? NULL : alloc_aligned(bytes_b);
+	if (!in->a || (!streamed && !in->b)) {
 		rb_inputs_release(in);
 		return rb_set_error(-ENOMEM, "out of memory for A (%zu bytes) and B (%zu bytes)",
-				    bytes_a, bytes_b);
+				    bytes_a, streamed ? 0 : bytes_b);
 	}
 	in->shape = *shape;
 	in->serial = atomic_fetch_add(&next_serial, 1) + 1;
-	fill(in, seed, kind);
+	stream_seeds(seed, &seed_a, &seed_b);
+	in->b_seed = seed_b;
+	in->kind = kind;
+	in->b_streamed = streamed;
+	fill_whole(matrix_job(shape->dtype, kind, seed_a, false, lut), in->a, bytes_a / elem);
+	if (!streamed)
+		fill_whole(matrix_job(shape->dtype, kind, seed_b, true, lut), in->b,
+			   bytes_b / elem);
 	return 0;
+}
+
+int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
+		   enum rb_data_kind kind)
+{
+	return inputs_init(in, shape, seed, kind, false);
+}
+
+int rb_inputs_init_streamed(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
+			    enum rb_data_kind kind)
+{
+	return inputs_init(in, shape, seed, kind, true);
+}
+
+bool rb_inputs_has_b(const struct rb_inputs *in)
+{
+	return in && (in->b || in->b_streamed);
+}
+
+/* Copies a block of a held B, row by row. */
+static void copy_b_block(const struct rb_inputs *in, int64_t k0, int64_t rows, int64_t n0,
+			 int64_t cols, void *dst)
+{
+	size_t es = rb_dtype_in_size(in->shape.dtype), n = (size_t)in->shape.n;
+
+	for (size_t r = 0; r < (size_t)rows; r++)
+		memcpy((char *)dst + r * (size_t)cols * es,
+		       (const char *)in->b + (((size_t)k0 + r) * n + (size_t)n0) * es,
+		       (size_t)cols * es);
+}
+
+void rb_inputs_b_block(const struct rb_inputs *in, int64_t k0, int64_t rows, int64_t n0,
+		       int64_t cols, void *dst, int threads)
+{
+	uint16_t lut[2 * EXACT_B_STEPS + 1];
+	struct fill_job j;
+
+	if (!in->b_streamed) {
+		copy_b_block(in, k0, rows, n0, cols, dst);
+		return;
+	}
+	j = matrix_job(in->shape.dtype, in->kind, in->b_seed, true, lut);
+	j.dst = dst;
+	j.first = (size_t)k0 * (size_t)in->shape.n + (size_t)n0;
+	j.stride = (size_t)in->shape.n;
+	j.rows = (size_t)rows;
+	j.cols = (size_t)cols;
+	fill_block(&j, threads);
 }
 
 void rb_inputs_release(struct rb_inputs *in)
@@ -318,4 +437,78 @@ const char *rb_data_kind_name(enum rb_data_kind kind)
 	if ((unsigned)kind >= ARRAY_SIZE(kind_names))
 		return "unknown";
 	return kind_names[kind];
+}
+
+/* ---- B by blocks of columns, on every CPU ---- */
+
+#define COLUMN_THREADS_MAX 64
+
+struct column_walk {
+	const struct rb_inputs *in;
+	int64_t width;
+	rb_inputs_block_fn fn;
+	void *ctx;
+	atomic_int_fast64_t next; /* the next block to take */
+	pthread_mutex_t lock;     /* orders the first failure's err and reason */
+	atomic_int err;
+	char reason[256];
+};
+
+/* The first error wins; its message goes back to the calling thread. */
+static void column_walk_fail(struct column_walk *w, int err)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!atomic_load(&w->err)) {
+		atomic_store(&w->err, err);
+		snprintf(w->reason, sizeof(w->reason), "%s", rb_last_error());
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Takes blocks in turn until none is left or one failed; each worker has its own. */
+static void *column_worker(void *arg)
+{
+	struct column_walk *w = arg;
+	const struct rb_shape *s = &w->in->shape;
+	void *block = malloc((size_t)(s->k * w->width) * rb_dtype_in_size(s->dtype));
+	int64_t n0, cols;
+	int err;
+
+	if (!block) {
+		column_walk_fail(w, rb_set_error(-ENOMEM, "out of memory for a block of B"));
+		return NULL;
+	}
+	while (!atomic_load(&w->err) && (n0 = atomic_fetch_add(&w->next, 1) * w->width) < s->n) {
+		cols = s->n - n0 < w->width ? s->n - n0 : w->width;
+		rb_inputs_b_block(w->in, 0, s->k, n0, cols, block, 1);
+		err = w->fn(w->ctx, block, n0, cols);
+		if (err)
+			column_walk_fail(w, err);
+	}
+	free(block);
+	return NULL;
+}
+
+int rb_inputs_b_columns(const struct rb_inputs *in, int64_t width, int threads,
+			rb_inputs_block_fn fn, void *ctx)
+{
+	struct column_walk w = {.in = in, .width = width, .fn = fn, .ctx = ctx};
+	pthread_t tids[COLUMN_THREADS_MAX];
+	long cpus = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t blocks = (in->shape.n + width - 1) / width;
+	int n = cpus < 1 ? 1 : cpus > COLUMN_THREADS_MAX ? COLUMN_THREADS_MAX : (int)cpus;
+	int started = 0;
+
+	n = blocks < n ? (int)blocks : n;
+	atomic_init(&w.next, 0);
+	atomic_init(&w.err, 0);
+	pthread_mutex_init(&w.lock, NULL);
+	/* A worker that cannot be started leaves its blocks to the others. */
+	while (started + 1 < n && pthread_create(&tids[started], NULL, column_worker, &w) == 0)
+		started++;
+	column_worker(&w);
+	for (int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	pthread_mutex_destroy(&w.lock);
+	return atomic_load(&w.err) ? rb_set_error(atomic_load(&w.err), "%s", w.reason) : 0;
 }

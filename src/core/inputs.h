@@ -23,6 +23,7 @@
 #ifndef RB_CORE_INPUTS_H
 #define RB_CORE_INPUTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rknn_bench/shape.h"
@@ -35,11 +36,16 @@ enum rb_data_kind {
 struct rb_inputs {
 	struct rb_shape shape;
 	void *a; /* M×K, uint16_t (fp16) or int8_t */
-	void *b; /* K×N */
+	void *b; /* K×N; NULL when streamed */
 	/* Unique to one rb_inputs_init (0: matrices made elsewhere): what a device derived
 	 * from B, its packed weights, may be kept under it, as A and B never change after
 	 * init. */
 	uint64_t serial;
+	/* B's stream: element (k, n) is element k·N + n of the splitmix stream from b_seed,
+	 * so any block of B can be made on its own (rb_inputs_b_block). */
+	uint64_t b_seed;
+	enum rb_data_kind kind;
+	bool b_streamed; /* B is never held whole: b is NULL, blocks come from the stream */
 };
 
 /* Buffers are 64-byte aligned (free with free()). */
@@ -50,6 +56,33 @@ struct rb_inputs {
  * a message. On error *in is left empty. */
 int rb_inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
 		   enum rb_data_kind kind);
+/* The same inputs with B streamed: A is filled, B is not allocated; every block of it
+ * comes from rb_inputs_b_block, with the same values rb_inputs_init would give. For
+ * large weights, where a device packs B into a buffer of its own: B then exists once,
+ * in the device's layout, instead of twice. Same errors (the memory check counts A and
+ * two C, not B). */
+int rb_inputs_init_streamed(struct rb_inputs *in, const struct rb_shape *shape, uint64_t seed,
+			    enum rb_data_kind kind);
+/* Bytes of B from which `run` streams B to a device that packs it (rb_measure_entry):
+ * below it a second copy costs little and the whole B is one fill pass less. */
+#define RB_INPUTS_STREAM_MIN_B_BYTES (INT64_C(64) << 20)
+/* Whether in has a B (held, or streamed). */
+bool rb_inputs_has_b(const struct rb_inputs *in);
+/* Rows [k0, k0 + rows) and columns [n0, n0 + cols) of B (inside K×N) into dst, a
+ * rows×cols row-major block: copied from B when held, made from the stream when
+ * streamed (the same values). `threads` <= 0: one per online CPU; small blocks are
+ * made on the calling thread. */
+void rb_inputs_b_block(const struct rb_inputs *in, int64_t k0, int64_t rows, int64_t n0,
+		       int64_t cols, void *dst, int threads);
+/* Calls fn(ctx, block, n0, cols) for every block of `width` columns of B (the last one
+ * may be narrower): block holds rows 0..K-1 of columns [n0, n0 + cols), row-major
+ * K×cols. `threads` threads (<= 0: one per online CPU) each make blocks of their own
+ * (rb_inputs_b_block) and take them in turn, so fn runs concurrently on disjoint
+ * columns. Stops at the first error fn returns and returns it (with its message), or
+ * 0, or -ENOMEM. */
+typedef int (*rb_inputs_block_fn)(void *ctx, const void *block, int64_t n0, int64_t cols);
+int rb_inputs_b_columns(const struct rb_inputs *in, int64_t width, int threads,
+			rb_inputs_block_fn fn, void *ctx);
 /* Frees A and B; safe on an empty or zeroed struct. */
 void rb_inputs_release(struct rb_inputs *in);
 

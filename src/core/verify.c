@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/inputs.h"
 #include "core/ref.h"
 #include "core/rng.h"
 
@@ -133,18 +135,42 @@ void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
 	}
 }
 
-/* Checks element `idx` (row-major) against its own dot product. */
-static void check_dot(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
-		      struct rb_verify_result *res, int64_t idx)
+/* Where sample mode reads B: io->b, or one column at a time from io->b_stream. */
+struct b_source {
+	const void *b;
+	void *column; /* K elements: column `have` of a streamed B, made on demand */
+	int64_t have;
+};
+
+/* Where column j of B is for the dot products: the buffer, and *col, its column there. */
+static const void *b_column(const struct rb_matmul_io *io, struct b_source *src, int64_t j,
+			    int64_t *col)
 {
-	int64_t k = io->shape.k, n = io->shape.n, i = idx / n, j = idx % n;
+	if (!src->column) {
+		*col = j;
+		return src->b;
+	}
+	if (src->have != j)
+		rb_inputs_b_block(io->b_stream, 0, io->shape.k, j, 1, src->column, 1);
+	src->have = j;
+	*col = 0;
+	return src->column;
+}
+
+/* Checks element `idx` (row-major) against its own dot product. */
+static void check_dot(const struct rb_matmul_io *io, struct b_source *src,
+		      const struct rb_verify_opts *opts, struct rb_verify_result *res, int64_t idx)
+{
+	int64_t k = io->shape.k, n = io->shape.n, i = idx / n, j = idx % n, col;
+	const void *b = b_column(io, src, j, &col);
+	int64_t ldb = src->column ? 1 : n;
 	const float *cf = io->c;
 	const int32_t *ci = io->c;
 
 	if (io->shape.dtype == RB_DTYPE_INT8)
-		check(res, opts, i, j, rb_ref_dot_i8(io->a, io->b, k, n, i, j), ci[idx]);
+		check(res, opts, i, j, rb_ref_dot_i8(io->a, b, k, ldb, i, col), ci[idx]);
 	else
-		check(res, opts, i, j, rb_ref_dot_f16(io->a, io->b, k, n, i, j), cf[idx]);
+		check(res, opts, i, j, rb_ref_dot_f16(io->a, b, k, ldb, i, col), cf[idx]);
 }
 
 /* The distinct corner indices in increasing order; returns how many. */
@@ -168,8 +194,9 @@ static int corners(const struct rb_shape *s, int64_t out[4])
 
 /* Checks the corners merged, in row-major order, with one seeded position from each
  * of `runs` equal runs of the M·N elements. */
-static void check_strata(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
-			 struct rb_verify_result *res, int64_t runs)
+static void check_strata(const struct rb_matmul_io *io, struct b_source *src,
+			 const struct rb_verify_opts *opts, struct rb_verify_result *res,
+			 int64_t runs)
 {
 	int64_t total = io->shape.m * io->shape.n, corner[4], t, start, len, pos;
 	int64_t width = runs ? total / runs : 0, rem = runs ? total % runs : 0;
@@ -183,33 +210,42 @@ static void check_strata(const struct rb_matmul_io *io, const struct rb_verify_o
 		pos = start + rb_rng_range(&rng, 0, len - 1);
 		for (; ci < nc && corner[ci] <= pos; ci++)
 			if (corner[ci] != pos)
-				check_dot(io, opts, res, corner[ci]);
-		check_dot(io, opts, res, pos);
+				check_dot(io, src, opts, res, corner[ci]);
+		check_dot(io, src, opts, res, pos);
 	}
 	for (; ci < nc; ci++)
-		check_dot(io, opts, res, corner[ci]);
+		check_dot(io, src, opts, res, corner[ci]);
 }
 
-void rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
-		      struct rb_verify_result *res)
+int rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
+		     struct rb_verify_result *res)
 {
 	struct rb_verify_opts exact = *opts;
 	int64_t total = io->shape.m * io->shape.n, idx, corner[4], runs;
+	struct b_source src = {io->b, NULL, -1};
 
 	result_start(res, RB_VERIFY_SAMPLE);
 	if (io->shape.m <= 0 || io->shape.n <= 0)
-		return;
+		return 0;
 	if (io->shape.dtype == RB_DTYPE_INT8) {
 		exact.atol = exact.rtol = 0;
 		opts = &exact;
 	}
+	if (!io->b && io->b_stream) {
+		src.column = malloc((size_t)io->shape.k * rb_dtype_in_size(io->shape.dtype));
+		if (!src.column)
+			return rb_set_error(-ENOMEM, "out of memory for a column of B (K = %lld)",
+					    (long long)io->shape.k);
+	}
 	if (opts->samples >= total) {
 		for (idx = 0; idx < total; idx++)
-			check_dot(io, opts, res, idx);
-		return;
+			check_dot(io, &src, opts, res, idx);
+	} else {
+		runs = opts->samples - corners(&io->shape, corner);
+		check_strata(io, &src, opts, res, runs > 0 ? runs : 0);
 	}
-	runs = opts->samples - corners(&io->shape, corner);
-	check_strata(io, opts, res, runs > 0 ? runs : 0);
+	free(src.column);
+	return 0;
 }
 
 void rb_verify_skipped(struct rb_verify_result *res)

@@ -82,10 +82,14 @@ struct rb_verify_result {
 
 /* Inputs and output of one matmul, row-major: A M×K, B K×N, C M×N. Element types follow
  * the dtype: uint16_t (fp16) A/B with float C, or int8_t A/B with int32_t C. */
+struct rb_inputs;
 struct rb_matmul_io {
 	struct rb_shape shape;
 	const void *a, *b;
 	const void *c;
+	/* When b is NULL: streamed inputs (core/inputs.h) whose B sample mode reads a
+	 * column at a time from the stream. */
+	const struct rb_inputs *b_stream;
 };
 
 /* Mode AUTO, fp16 atol/rtol RB_VERIFY_FP16_* (int8: 0, exact), RB_VERIFY_DEFAULT_SAMPLES,
@@ -98,9 +102,11 @@ enum rb_verify_mode rb_verify_resolve_mode(const struct rb_verify_opts *opts,
 /* Compares io->c against a full expected C (float for fp16, int32_t for int8). */
 void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
 		    const struct rb_verify_opts *opts, struct rb_verify_result *res);
-/* Compares a seeded sample of io->c against dot products of io->a and io->b. */
-void rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
-		      struct rb_verify_result *res);
+/* Compares a seeded sample of io->c against dot products of io->a and io->b (or of B's
+ * columns made from io->b_stream: the same values, so the same verdict). 0, or -ENOMEM
+ * (a column of a streamed B could not be allocated; res then says nothing). */
+int rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
+		     struct rb_verify_result *res);
 /* Status SKIPPED, mode NONE, nothing checked, max_abs and max_rel NAN (undefined). */
 void rb_verify_skipped(struct rb_verify_result *res);
 

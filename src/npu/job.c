@@ -192,7 +192,7 @@ static int encode_programs(struct rb_npu_job *job)
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *p, const struct rb_inputs *in)
 {
-	if (!keep || !keep->source || !in || !in->b || keep->source != in->serial ||
+	if (!keep || !keep->source || !rb_inputs_has_b(in) || keep->source != in->serial ||
 	    dev->model_only)
 		return false;
 	return keep->bo.size == p->b_bytes && rb_shape_equal(&keep->shape, &p->shape) &&
@@ -295,6 +295,65 @@ int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b)
 	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
 }
 
+/* Streamed B (rb_inputs_init_streamed) is made and packed a block of columns at a time,
+ * on every CPU, so B exists whole only once, packed: each block is K rows by a multiple
+ * of the kernel group, about STREAM_BLOCK_BYTES, small enough to stay in a core's cache
+ * between being made and packed. */
+#define STREAM_BLOCK_BYTES (INT64_C(1) << 20)
+
+static int64_t stream_block_cols(const struct rb_shape *s)
+{
+	int64_t kg = rb_layout_kernel_group(s->dtype);
+	int64_t cols = STREAM_BLOCK_BYTES / (s->k * (int64_t)rb_dtype_in_size(s->dtype)) / kg * kg;
+
+	return cols > kg ? cols : kg;
+}
+
+/* Packs columns [n0, n0 + cols) of B, given as a K×cols row-major block, into their
+ * place in every K slice. Kernel group n0 of slice s starts where rb_layout_b_locate
+ * says, and whole kernel groups pack there as their own [cols_pad/KG][ks/32][KG][32]
+ * array (layout.h: N-splitting is a base address change); the last block also writes
+ * the padding kernels up to n_pad. */
+static int pack_b_block(void *ctx, const void *block, int64_t n0, int64_t cols)
+{
+	struct rb_npu_job *job = ctx;
+	const struct rb_plan *p = job->plan;
+	const struct rb_shape *s = &p->shape;
+	size_t es = rb_dtype_in_size(s->dtype), offset;
+	int64_t slice_k = p->k_slice < p->k_pad ? p->k_slice : p->k_pad;
+	int64_t cols_pad = n0 + cols == s->n ? p->n_pad - n0 : cols, ks = 0, rows;
+	int ret = 0;
+
+	for (int64_t k0 = 0; ret == 0 && k0 < p->k_pad; k0 += ks) {
+		ret = rb_layout_b_locate(s->dtype, p->k_pad, p->n_pad, p->k_slice, k0 / slice_k, n0,
+					 &offset, &ks);
+		rows = s->k - k0 < ks ? s->k - k0 : ks;
+		if (ret == 0 && rows <= 0) /* a slice of padding alone */
+			memset((char *)job->b.map + offset, 0, (size_t)(ks * cols_pad) * es);
+		else if (ret == 0)
+			ret = rb_layout_pack_b((char *)job->b.map + offset,
+					       (const char *)block + (size_t)(k0 * cols) * es,
+					       s->dtype, rows, cols, ks, cols_pad, 1);
+	}
+	return ret;
+}
+
+/* Packs in's B, held or streamed, and records where it came from. */
+static int pack_weights(struct rb_npu_job *job, const struct rb_inputs *in)
+{
+	int ret;
+
+	if (!in || !in->b_streamed || job->dev->model_only) {
+		ret = rb_npu_job_set_weights(job, in ? in->b : NULL);
+	} else {
+		ret = rb_inputs_b_columns(in, stream_block_cols(&in->shape), 0, pack_b_block, job);
+		if (ret == 0)
+			ret = bo_to_device(job->dev, &job->b);
+	}
+	job->b_source = ret == 0 && rb_inputs_has_b(in) && !job->dev->model_only ? in->serial : 0;
+	return ret;
+}
+
 void rb_npu_job_set_features(struct rb_npu_job *job, const void *a)
 {
 	job->a_host = a;
@@ -348,10 +407,8 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 		ret = validate_programs(job);
 	if (ret == 0)
 		ret = bo_to_device(dev, &job->regcmd);
-	if (ret == 0 && !job->b_source && ((in && in->b) || dev->model_only)) {
-		ret = rb_npu_job_set_weights(job, in->b);
-		job->b_source = ret == 0 && in->b && !dev->model_only ? in->serial : 0;
-	}
+	if (ret == 0 && !job->b_source && (rb_inputs_has_b(in) || dev->model_only))
+		ret = pack_weights(job, in);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
 		job->partial =
 		    malloc((size_t)plan->shape.m * (size_t)plan->shape.n * sizeof(float));

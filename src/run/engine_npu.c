@@ -21,6 +21,7 @@ struct npu_engine {
 	struct rb_npu_job *job;
 	struct rb_plan_config job_config; /* what `plan` and `job` were made from */
 	struct rb_npu_packed_b kept_b;    /* the last job's packed B, for the next */
+	bool b_streamed;                  /* B was made while packed: setup_us includes it */
 };
 
 void rb_engine_plan_for_device(struct rb_plan_config *cfg, const struct rb_npu_device *dev)
@@ -144,6 +145,7 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 	int ret;
 
 	rb_engine_plan_for_device(&e->opts.plan, &ne->dev);
+	ne->b_streamed = in->b_streamed;
 	if (reuse_model_job(e, in))
 		return 0;
 	npu_unprepare(ne);
@@ -263,6 +265,8 @@ static cJSON *npu_config(const struct rb_engine *e)
 	cJSON_AddNumberToObject(config, "driver_version",
 				ne->dev.driver == RB_DRIVER_ROCKET ? ne->dev.rocket.drv_version
 								   : ne->dev.drv.drv_version);
+	if (ne->b_streamed) /* its setup time includes making B (core/inputs.h) */
+		cJSON_AddBoolToObject(config, "b_streamed", true);
 	if (ne->planned)
 		add_limits(config, e, &ne->plan);
 	if (ne->dev.modeled)

@@ -52,13 +52,57 @@ static bool guard_intact(const void *c, size_t bytes)
 	return true;
 }
 
+/* The reference C of streamed inputs (no B held), a block of B's columns at a time on
+ * every reference thread: each block is made again from B's stream, never read back
+ * from the device's packed copy, and multiplied by the reference GEMM. Each element of
+ * C adds its K products as in one GEMM of the whole B (ref.c: the order follows K
+ * alone), so the bits are the same; tests/unit/test_stream.c compares them. */
+#define REF_BLOCK_BYTES (INT64_C(1) << 20)
+#define REF_BLOCK_ALIGN 256 /* columns: a multiple of every kernel's width */
+
+struct ref_blocks {
+	const struct rb_inputs *in;
+	void *expected;
+};
+
+static int reference_block(void *ctx, const void *block, int64_t n0, int64_t cols)
+{
+	const struct ref_blocks *r = ctx;
+	const struct rb_shape *s = &r->in->shape;
+	struct rb_shape part = {s->m, s->k, cols, s->dtype};
+	size_t eo = rb_dtype_out_size(s->dtype);
+	char *c =
+	    s->m == 1 ? (char *)r->expected + (size_t)n0 * eo : malloc((size_t)(s->m * cols) * eo);
+	int ret = c ? rb_ref_gemm(&part, r->in->a, block, c, 1)
+		    : rb_set_error(-ENOMEM, "out of memory for a block of the reference C");
+
+	for (int64_t i = 0; ret == 0 && s->m > 1 && i < s->m; i++)
+		memcpy((char *)r->expected + (size_t)(i * s->n + n0) * eo,
+		       c + (size_t)(i * cols) * eo, (size_t)cols * eo);
+	if (s->m > 1)
+		free(c);
+	return ret;
+}
+
+static int reference_streamed(const struct rb_inputs *in, void *expected, int threads)
+{
+	const struct rb_shape *s = &in->shape;
+	int64_t width = REF_BLOCK_BYTES / (s->k * (int64_t)rb_dtype_in_size(s->dtype));
+	struct ref_blocks r = {in, expected};
+
+	width = width / REF_BLOCK_ALIGN * REF_BLOCK_ALIGN;
+	return rb_inputs_b_columns(in, width > REF_BLOCK_ALIGN ? width : REF_BLOCK_ALIGN, threads,
+				   reference_block, &r);
+}
+
 /* Checks C from one run. The expected values never come from the code under test: the
  * CPU reference is checked against the naive loop, every other device against the
  * fast reference. */
 static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 			 const struct rb_inputs *in, const void *c, struct rb_verify_result *res)
 {
-	struct rb_matmul_io io = {.shape = in->shape, .a = in->a, .b = in->b, .c = c};
+	struct rb_matmul_io io = {
+	    .shape = in->shape, .a = in->a, .b = in->b, .c = c, .b_stream = in};
 	struct rb_verify_opts vo = *m->verify;
 	const struct rb_shape *s = &in->shape;
 	void *expected;
@@ -72,8 +116,9 @@ static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 		return 0;
 	}
 	if (vo.mode == RB_VERIFY_SAMPLE) {
-		rb_verify_sample(&io, &vo, res);
-		return 0;
+		ret = rb_verify_sample(&io, &vo, res);
+		return ret < 0 ? fail(m, ret, "sampled verification failed: %s", rb_last_error())
+			       : 0;
 	}
 	/* Only the blocked GEMM's result is kept: the CPU engine checks itself against the
 	 * independent naive loop, every time. */
@@ -91,6 +136,8 @@ static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 		rb_ref_naive_f16(in->a, in->b, expected, s->m, s->k, s->n);
 	else if (e->ops->is_reference)
 		rb_ref_naive_i8(in->a, in->b, expected, s->m, s->k, s->n);
+	else if (in->b_streamed)
+		ret = reference_streamed(in, expected, m->ref_threads);
 	else
 		ret = rb_ref_gemm(s, in->a, in->b, expected, m->ref_threads);
 	if (ret == 0)
@@ -275,6 +322,24 @@ static int copy_perf(const struct rb_perfctr *pc, struct rb_result *r)
 	return 0;
 }
 
+/* B is streamed when it is large and a device packs it (not the CPU reference, which
+ * reads B itself): B then exists once, in the device's buffer, rather than twice. Below
+ * the threshold a second copy costs little, and the full reference reads B once instead
+ * of making it again. RKNN_BENCH_DEBUG=stream_b streams any B (the tests). */
+static int make_inputs(const struct rb_shape_measure *m, const struct rb_engine *e,
+		       struct rb_inputs *in, const struct rb_shape *s, uint64_t seed,
+		       enum rb_data_kind data)
+{
+	int64_t min = rb_debug("stream_b") ? 0
+		      : m->stream_b_min    ? m->stream_b_min
+					   : RB_INPUTS_STREAM_MIN_B_BYTES;
+	double b_bytes = (double)s->k * (double)s->n * (double)rb_dtype_in_size(s->dtype);
+
+	if (e->ops->is_reference || min < 0 || b_bytes < (double)min)
+		return rb_inputs_init(in, s, seed, data);
+	return rb_inputs_init_streamed(in, s, seed, data);
+}
+
 int rb_measure_entry(struct rb_shape_measure *m, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, uint64_t seed, enum rb_data_kind data,
 		     struct rb_result *r)
@@ -289,7 +354,7 @@ int rb_measure_entry(struct rb_shape_measure *m, struct rb_engine *e,
 	r->modeled = e->ops->modeled;
 	if (e->ops->check && (ret = e->ops->check(e, &entry->shape)) < 0)
 		return fail(m, ret, "%s: %s", entry->names[0], rb_last_error());
-	if ((ret = rb_inputs_init(&in, &entry->shape, seed, data)) < 0)
+	if ((ret = make_inputs(m, e, &in, &entry->shape, seed, data)) < 0)
 		return fail(m, ret, "%s: %s", entry->names[0], rb_last_error());
 	rb_perfctr_reset(e->perf);
 	ret = rb_measure_shape(m, e, &in, r);

@@ -36,6 +36,10 @@ struct rb_shape_measure {
 	 * on the same inputs (a tune verifies many configs of one shape). The caller frees
 	 * *expected (free) when the inputs change; NULL: computed per call. */
 	void **expected;
+	/* rb_measure_entry: B bytes from which an engine other than the CPU reference gets
+	 * streamed inputs (rb_inputs_init_streamed: B exists once, packed by the device);
+	 * 0: RB_INPUTS_STREAM_MIN_B_BYTES, < 0: never. */
+	int64_t stream_b_min;
 	char reason[512]; /* why the last call failed ("" after success) */
 };
 
