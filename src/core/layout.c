@@ -14,7 +14,19 @@
  *    Measured on x86-64 against the first straightforward version: explicit unrolling
  *    2×, block pairs +10-20%, staging with streaming stores +30-50%;
  *  - a large C (x86) is unpacked without staging: whole 64-byte lines of C rows are
- *    written with streaming stores straight from 4 surfaces (copy_streams).
+ *    written with streaming stores straight from 4 surfaces (copy_streams);
+ *  - on x86-64 CPUs with AVX-512 F and BW (chosen at run time, rb_layout_force_impl to
+ *    override), fp16 B goes through 32×32 register transposes that write each 64-byte
+ *    line whole (tile32_f16_avx512), and cubes are packed without staging, 4 rows × 4
+ *    groups at a time down the rows (pack_columns). On a 2-core Xeon (Cascade Lake)
+ *    with other jobs running, time / memcpy, medians of 3 runs of bench-summary against
+ *    the SSE2 code run alternately: pack A 512×2048 1.35 (was 2.32), pack B 2048×128256
+ *    1.68 (2.01), pack B 2048×8192 1.53 (1.60). Both stay above memcpy because they
+ *    wait on memory: B reads 32 rows at once (a read-only pass in this order measured
+ *    1.3× a sequential read, and its streaming writes do not overlap the reads as
+ *    memcpy's do), A's ordinary stores read each line for ownership (a plain vector
+ *    copy measured 1.09× memcpy); streaming A's stores, more or fewer prefetches, row
+ *    buffers and wider strips or blocks all measured slower.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
 #include "core/layout.h"
@@ -1171,7 +1183,9 @@ static int run_b(range_fn fn, void *dst, const void *src, enum rb_dtype dtype, i
 	b.k_slice = min64(k_slice, k_pad);
 	b.stream = (uintptr_t)dst % 16 == 0;
 	b.stream64 = (uintptr_t)dst % 64 == 0;
-	b.avx512 = use_avx512();
+	/* Streams whole lines, else whole 16-byte vectors: a dst aligned to 16 bytes but not
+	 * to 64 keeps the SSE2 blocks, whose stores stream. */
+	b.avx512 = use_avx512() && (b.stream64 || !b.stream);
 	groups = n_pad / b.kg;
 	run_parallel(fn, &b, groups,
 		     resolve_threads(threads, rb_layout_b_bytes(dtype, k_pad, n_pad), groups),

@@ -59,7 +59,8 @@
  * Threads: `threads` <= 0 means one per online CPU; small jobs run on the calling
  * thread. Results do not depend on the number of threads. Buffers must not overlap.
  * On x86-64 the B pack writes whole blocks with non-temporal stores when dst is 16-byte
- * aligned, so the packed weights are not left in the CPU caches.
+ * aligned, so the packed weights are not left in the CPU caches; with AVX-512, fp16
+ * weights are written as whole 64-byte lines, streamed when dst is 64-byte aligned.
  *
  * Errors: functions return 0 or -EINVAL (bad dtype, size, padding or range; NULL
  * buffer) with a message in rb_last_error(); nothing is printed. A failing call writes

@@ -128,17 +128,20 @@ static size_t oracle_b(int64_t n, int64_t k, int64_t kp, int64_t np, int64_t ks,
 			kk % 32);
 }
 
-static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np, int64_t ks,
-		    int threads)
+/* Packs into a buffer `shift` bytes past a 64-byte boundary: 0 streams whole lines
+ * (AVX-512) or blocks (SSE2), 16 streams 16-byte vectors, 8 streams nothing. The bytes
+ * before and after the weights must be left alone. */
+static void check_b_at(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np,
+		       int64_t ks, int threads, size_t shift)
 {
 	size_t es = dtype == RB_DTYPE_FP16 ? 2 : 1, bytes = (size_t)(kp * np) * es;
 	int64_t kg = rb_layout_kernel_group(dtype);
 	uint8_t *b = (uint8_t *)random_words((size_t)(k * n) * es / 4 + 1);
-	uint8_t *w = malloc(bytes);
+	uint8_t *buf = aligned_alloc(64, (bytes + shift + 64 + 63) / 64 * 64), *w = buf + shift;
 	int bad = 0;
 
-	assert_non_null(w);
-	memset(w, 0xa5, bytes);
+	assert_non_null(buf);
+	memset(buf, 0xa5, bytes + shift + 64);
 	assert_int_equal(rb_layout_pack_b_sliced(w, b, dtype, k, n, kp, np, ks, threads), 0);
 	for (int64_t nn = 0; nn < np; nn++) {
 		for (int64_t kk = 0; kk < kp; kk++) {
@@ -152,9 +155,19 @@ static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64
 					    (long long)kk);
 		}
 	}
+	for (size_t i = 0; i < shift; i++)
+		bad += buf[i] != 0xa5;
+	for (size_t i = 0; i < 64; i++)
+		bad += w[bytes + i] != 0xa5;
 	assert_int_equal(bad, 0);
 	free(b);
-	free(w);
+	free(buf);
+}
+
+static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np, int64_t ks,
+		    int threads)
+{
+	check_b_at(dtype, k, n, kp, np, ks, threads, 0);
 }
 
 /* Several strips (8 KiB of columns) with a partial last one, N not a multiple of the
@@ -168,6 +181,10 @@ static void pack_b_odd(void)
 	check_b(RB_DTYPE_FP16, 256, 8192, 256, 8192, 256, 2);
 	/* one whole group left over in each strip's last pair, and in the last strip */
 	check_b(RB_DTYPE_FP16, 512, 4112, 512, 4112, 512, 0);
+	/* weights off the 64-byte grid: 16-byte streams, then no streams at all */
+	check_b_at(RB_DTYPE_FP16, 256, 4128, 256, 4128, 256, 2, 16);
+	check_b_at(RB_DTYPE_FP16, 100, 4100, 128, 4112, 64, 1, 8);
+	check_b_at(RB_DTYPE_INT8, 100, 4100, 128, 4128, 64, 2, 8);
 	check_b(RB_DTYPE_INT8, 999, 9001, 1024, 9024, 640, 2);
 	check_b(RB_DTYPE_INT8, 1000, 8193, 1000 / 32 * 32 + 32, 8224, 4096, 1);
 }
