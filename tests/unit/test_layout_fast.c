@@ -118,6 +118,14 @@ static void test_unpack_c_stream(void **state)
 		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
 }
 
+/* CHECK_SCOPE=quick (sanitizers, qemu): the largest cases are left out. */
+static bool quick(void)
+{
+	const char *scope = getenv("CHECK_SCOPE");
+
+	return scope && strcmp(scope, "quick") == 0;
+}
+
 /* The oracle for B: element (n, k) of B packed in K slices of ks channels (layout.h),
  * kg kernels per block. */
 static size_t oracle_b(int64_t n, int64_t k, int64_t kp, int64_t np, int64_t ks, int64_t kg)
@@ -180,7 +188,8 @@ static void pack_b_odd(void)
 	/* an even number of whole kernel groups (every block in pairs), several strips */
 	check_b(RB_DTYPE_FP16, 256, 8192, 256, 8192, 256, 2);
 	/* one whole group left over in each strip's last pair, and in the last strip */
-	check_b(RB_DTYPE_FP16, 512, 4112, 512, 4112, 512, 0);
+	if (!quick())
+		check_b(RB_DTYPE_FP16, 512, 4112, 512, 4112, 512, 0);
 	/* weights off the 64-byte grid: 16-byte streams, then no streams at all */
 	check_b_at(RB_DTYPE_FP16, 256, 4128, 256, 4128, 256, 2, 16);
 	check_b_at(RB_DTYPE_FP16, 100, 4100, 128, 4112, 64, 1, 8);
@@ -242,11 +251,13 @@ static void check_a(size_t es, int64_t m, int64_t k, int64_t k_pad, size_t shift
 static void pack_a_odd(void)
 {
 	check_a(2, 1030, 2050, 2080, 0, 2);
-	check_a(2, 1030, 2050, 2080, 16, 1);
-	check_a(2, 1024, 2048, 2048, 0, 0);
 	check_a(2, 5, 450001, 450016, 0, 2);
+	if (!quick()) {
+		check_a(2, 1030, 2050, 2080, 16, 1);
+		check_a(2, 1024, 2048, 2048, 0, 0);
+		check_a(1, 1029, 4100, 4128, 0, 2);
+	}
 	check_a(2, 7, 100, 128, 48, 1);
-	check_a(1, 1029, 4100, 4128, 0, 2);
 	check_a(1, 6, 96, 96, 32, 1);
 	check_a(4, 1027, 1100, 1100, 0, 2);
 	check_a(4, 9, 36, 36, 16, 1);
