@@ -769,11 +769,18 @@ static const uint8_t *matrix_at_src(const struct cube_job *j, int64_t r, int64_t
 	return (const uint8_t *)j->src + ((size_t)r * j->ld + j->col0 + q * j->c2) * j->esize;
 }
 
+/* Rows ahead whose lines of the 4 surfaces pack_column_avx512 prefetches (256 bytes). */
+#define CUBE_AHEAD_ROWS 16
+
 /* Packs rows [r0, r1) (a multiple of 4 of them) × channel groups [q, q + 4), all inside
  * the matrix, down the rows: the 64 bytes (4 atoms) of each of 4 rows are loaded whole,
  * a 4×4 transpose of their 128-bit lanes gives each group its 4 rows' atoms, and each
  * leaves as one 64-byte store, a whole line of its surface when the cube is 64-byte
- * aligned. The 4 surfaces are written in order, one line at a time. */
+ * aligned. The 4 surfaces are written in order, one line at a time, and their lines
+ * CUBE_AHEAD_ROWS rows on are prefetched: a store that misses waits for its line, and
+ * fetching it ahead took pack A 512×2048 from 1.50 to 1.11 × memcpy's time (one
+ * thread; 8 to 32 rows ahead all measured the same, prefetching the rows read did
+ * not help). */
 AVX512 static void pack_column_avx512(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q)
 {
 	size_t pitch = (size_t)j->ld * j->esize, surf = (size_t)j->cube_rows * ATOM;
@@ -781,6 +788,9 @@ AVX512 static void pack_column_avx512(const struct cube_job *j, int64_t r0, int6
 	uint8_t *d = (uint8_t *)cube_at(j, q, r0);
 
 	for (int64_t r = r0; r < r1; r += 4, s += 4 * pitch, d += 4 * ATOM) {
+		if (r + CUBE_AHEAD_ROWS < r1)
+			for (int i = 0; i < 4; i++)
+				__builtin_prefetch(d + i * surf + CUBE_AHEAD_ROWS * ATOM, 1, 3);
 		__m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + pitch);
 		__m512i c = _mm512_loadu_si512(s + 2 * pitch);
 		__m512i e = _mm512_loadu_si512(s + 3 * pitch);
