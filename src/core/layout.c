@@ -534,7 +534,6 @@ struct cube_job {
 	int64_t col0, cols, groups;
 	bool split_rows; /* threads take row ranges, else channel-group ranges */
 	bool stream;     /* OP_COPY into a large, 16-byte aligned matrix: see copy_streams */
-	bool avx512;     /* the AVX-512 kernels may run */
 };
 
 struct span {
@@ -763,56 +762,64 @@ static void staged_tiles(const struct cube_job *j, const struct span *sp)
 	}
 }
 
-#if defined(RB_LAYOUT_AVX512)
 static const uint8_t *matrix_at_src(const struct cube_job *j, int64_t r, int64_t q)
 {
 	return (const uint8_t *)j->src + ((size_t)r * j->ld + j->col0 + q * j->c2) * j->esize;
 }
 
-/* Rows ahead whose lines of the 4 surfaces pack_column_avx512 prefetches (256 bytes). */
+/* Rows ahead whose lines of the 4 surfaces pack_column prefetches (256 bytes). */
 #define CUBE_AHEAD_ROWS 16
 
+/* Prefetches, for writing, the lines CUBE_AHEAD_ROWS rows on in the 4 surfaces at d
+ * (row r of rows up to r1), staying inside the column. Always inlined: GCC finds an
+ * outlined function made of prefetches free of side effects and drops its calls. */
+static inline __attribute__((always_inline)) void prefetch_surfaces(uint8_t *d, size_t surf,
+								    int64_t r, int64_t r1)
+{
+	if (r + CUBE_AHEAD_ROWS < r1)
+		for (int i = 0; i < 4; i++)
+			__builtin_prefetch(d + i * surf + CUBE_AHEAD_ROWS * ATOM, 1, 3);
+}
+
 /* Packs rows [r0, r1) (a multiple of 4 of them) × channel groups [q, q + 4), all inside
- * the matrix, down the rows: the 64 bytes (4 atoms) of each of 4 rows are loaded whole,
- * a 4×4 transpose of their 128-bit lanes gives each group its 4 rows' atoms, and each
- * leaves as one 64-byte store, a whole line of its surface when the cube is 64-byte
- * aligned. The 4 surfaces are written in order, one line at a time, and their lines
- * CUBE_AHEAD_ROWS rows on are prefetched: a store that misses waits for its line, and
- * fetching it ahead took pack A 512×2048 from 1.50 to 1.11 × memcpy's time (one
- * thread; 8 to 32 rows ahead all measured the same, prefetching the rows read did
- * not help). */
-AVX512 static void pack_column_avx512(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q)
+ * the matrix, down the rows: each group receives the atoms of 4 rows as 64 consecutive
+ * bytes of its surface (a whole line when the cube is 64-byte aligned), so the 4
+ * surfaces are written in order, one line at a time, and their lines CUBE_AHEAD_ROWS
+ * rows on are prefetched. A store that misses waits for its line: fetching it ahead
+ * took pack A 512×2048 (one thread, in the LLC) from 1.50 to 1.11-1.2 × memcpy's time;
+ * 8 to 32 rows ahead measured the same, prefetching the rows read did not help, and an
+ * AVX-512 version (4 loads of 64 bytes, 4×4 lane transposes) measured no faster. */
+static void pack_column(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q)
 {
 	size_t pitch = (size_t)j->ld * j->esize, surf = (size_t)j->cube_rows * ATOM;
 	const uint8_t *s = matrix_at_src(j, r0, q);
 	uint8_t *d = (uint8_t *)cube_at(j, q, r0);
 
 	for (int64_t r = r0; r < r1; r += 4, s += 4 * pitch, d += 4 * ATOM) {
-		if (r + CUBE_AHEAD_ROWS < r1)
-			for (int i = 0; i < 4; i++)
-				__builtin_prefetch(d + i * surf + CUBE_AHEAD_ROWS * ATOM, 1, 3);
-		__m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + pitch);
-		__m512i c = _mm512_loadu_si512(s + 2 * pitch);
-		__m512i e = _mm512_loadu_si512(s + 3 * pitch);
-		/* lanes a0 a1 b0 b1, a2 a3 b2 b3, then the same for c, e */
-		__m512i ab01 = _mm512_shuffle_i64x2(a, b, 0x44),
-			ab23 = _mm512_shuffle_i64x2(a, b, 0xee);
-		__m512i ce01 = _mm512_shuffle_i64x2(c, e, 0x44),
-			ce23 = _mm512_shuffle_i64x2(c, e, 0xee);
+		prefetch_surfaces(d, surf, r, r1);
+		for (int g = 0; g < 4; g++) {
+#if defined(RB_LAYOUT_SSE2) || defined(RB_LAYOUT_NEON)
+			vec a0 = VLOAD(s + g * ATOM), a1 = VLOAD(s + pitch + g * ATOM);
+			vec a2 = VLOAD(s + 2 * pitch + g * ATOM),
+			    a3 = VLOAD(s + 3 * pitch + g * ATOM);
 
-		_mm512_storeu_si512(d, _mm512_shuffle_i64x2(ab01, ce01, 0x88));
-		_mm512_storeu_si512(d + surf, _mm512_shuffle_i64x2(ab01, ce01, 0xdd));
-		_mm512_storeu_si512(d + 2 * surf, _mm512_shuffle_i64x2(ab23, ce23, 0x88));
-		_mm512_storeu_si512(d + 3 * surf, _mm512_shuffle_i64x2(ab23, ce23, 0xdd));
+			VSTORE(d + g * surf, a0);
+			VSTORE(d + g * surf + ATOM, a1);
+			VSTORE(d + g * surf + 2 * ATOM, a2);
+			VSTORE(d + g * surf + 3 * ATOM, a3);
+#else
+			for (int i = 0; i < 4; i++)
+				memcpy(d + g * surf + i * ATOM, s + i * pitch + g * ATOM, ATOM);
+#endif
+		}
 	}
 }
 
-/* OP_PACK with AVX-512: columns of 4 channel groups down all rows of the span
- * (pack_column_avx512) where the matrix has 4 whole groups of columns and 4 rows left;
- * the rest (the last rows and groups, zero padding) through the staged tiles. Down the
- * rows, each of the 4 surfaces is written in order (wider columns or blocks of rows
- * measured slower: more lines in flight at once, and the rows' power-of-two pitches
- * share cache sets). */
+/* OP_PACK: columns of 4 channel groups down all rows of the span (pack_column) where
+ * the matrix has 4 whole groups of columns and 4 rows left; the rest (the last rows and
+ * groups, zero padding) through the staged tiles. Wider columns or blocks of rows
+ * measured slower (more lines in flight at once; the rows' power-of-two pitches share
+ * cache sets), as did the staged tiles (2.1 × memcpy). */
 static void pack_columns(const struct cube_job *j, const struct span *sp)
 {
 	int64_t rq = sp->r0 + (sp->r1 - sp->r0) / 4 * 4;
@@ -821,13 +828,12 @@ static void pack_columns(const struct cube_job *j, const struct span *sp)
 	struct span right = {sp->r0, sp->r1, qq, sp->q1}, below = {rq, sp->r1, sp->q0, qq};
 
 	for (int64_t q = sp->q0; q < qq; q += 4)
-		pack_column_avx512(j, sp->r0, rq, q);
+		pack_column(j, sp->r0, rq, q);
 	if (right.q0 < right.q1)
 		staged_tiles(j, &right);
 	if (below.r0 < below.r1 && below.q0 < below.q1)
 		staged_tiles(j, &below);
 }
-#endif
 
 static void cube_range(const void *ctx, int64_t begin, int64_t end)
 {
@@ -838,10 +844,8 @@ static void cube_range(const void *ctx, int64_t begin, int64_t end)
 		row_range(j, sp.q0, sp.q1);
 	else if (j->stream)
 		copy_streams(j, &sp);
-#if defined(RB_LAYOUT_AVX512)
-	else if (j->op == OP_PACK && j->avx512)
+	else if (j->op == OP_PACK)
 		pack_columns(j, &sp);
-#endif
 	else
 		staged_tiles(j, &sp);
 }
@@ -879,7 +883,6 @@ static void run_cube(struct cube_job *j, int threads)
 	 * short runs (32-row chunks of a 512-row C measured 2-3× slower), a chunk of
 	 * groups reads its surfaces whole. */
 	j->stream = use_streams(j);
-	j->avx512 = use_avx512();
 	if (j->stream)
 		j->split_rows = j->groups < (int64_t)n * GROUP_BLOCK;
 	else
