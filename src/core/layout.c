@@ -1,10 +1,14 @@
 /* Data layouts of the NPU matmul and of the rknn matmul API (see layout.h).
  *
  * Everything here is bandwidth-bound, so the loops are arranged for the caches:
- *  - cubes are converted in tiles of ROW_BLOCK rows × GROUP_BLOCK channel groups staged
- *    in an L1-sized buffer, so surfaces are read or written in 256-byte runs and matrix
- *    rows in 512-byte runs (writing 16-byte atoms straight into rows whose pitch is a
- *    power of two thrashes the cache sets and measured 2-3× slower);
+ *  - matrices are packed into cubes (A, the rknn C) by columns of 4 channel groups down
+ *    the rows (pack_column): each surface receives whole 64-byte lines in order, and
+ *    the lines 16 rows on are prefetched so that the stores do not wait for them;
+ *  - other cube conversions (unpacks, and the edges of packs) go in tiles of ROW_BLOCK
+ *    rows × GROUP_BLOCK channel groups staged in an L1-sized buffer, so surfaces are read
+ *    or written in 256-byte runs and matrix rows in 512-byte runs (writing 16-byte atoms
+ *    straight into rows whose pitch is a power of two thrashes the cache sets and
+ *    measured 2-3× slower);
  *  - B is packed two 1 KiB weight blocks (32 channels × 2·KG kernels, whole 64-byte
  *    lines of each row of B) at a time, transposed with 16-byte vectors (SSE2 on
  *    x86-64, NEON on aarch64, both in the base ISA so no -march is needed) into a
@@ -12,21 +16,20 @@
  *    x86); a strip of B_STRIP_BYTES columns is packed for every K before the next,
  *    with the next line of each of the 32 rows of B prefetched.
  *    Measured on x86-64 against the first straightforward version: explicit unrolling
- *    2×, block pairs +10-20%, staging with streaming stores +30-50%;
+ *    2×, block pairs +10-20%, staging with streaming stores +30-50%. On CPUs with
+ *    AVX-512 F and BW (chosen at run time; rb_layout_force_impl overrides), fp16 blocks
+ *    go through 32×32 register transposes that store each 64-byte line whole
+ *    (tile32_f16_avx512), without staging;
  *  - a large C (x86) is unpacked without staging: whole 64-byte lines of C rows are
- *    written with streaming stores straight from 4 surfaces (copy_streams);
- *  - on x86-64 CPUs with AVX-512 F and BW (chosen at run time, rb_layout_force_impl to
- *    override), fp16 B goes through 32×32 register transposes that write each 64-byte
- *    line whole (tile32_f16_avx512), and cubes are packed without staging, 4 rows × 4
- *    groups at a time down the rows (pack_columns). On a 2-core Xeon (Cascade Lake)
- *    with other jobs running, time / memcpy, medians of 3 runs of bench-summary against
- *    the SSE2 code run alternately: pack A 512×2048 1.35 (was 2.32), pack B 2048×128256
- *    1.68 (2.01), pack B 2048×8192 1.53 (1.60). Both stay above memcpy because they
- *    wait on memory: B reads 32 rows at once (a read-only pass in this order measured
- *    1.3× a sequential read, and its streaming writes do not overlap the reads as
- *    memcpy's do), A's ordinary stores read each line for ownership (a plain vector
- *    copy measured 1.09× memcpy); streaming A's stores, more or fewer prefetches, row
- *    buffers and wider strips or blocks all measured slower.
+ *    written with streaming stores straight from 4 surfaces (copy_streams).
+ * Measured with bench-summary on a 2-core Xeon (Cascade Lake, AVX-512) shared with other
+ * jobs (load 7-10), time / memcpy of the same bytes on 2 threads, medians of 3 runs
+ * alternating with the previous code: pack A fp16 512×2048 1.12 (was 2.11), pack B fp16
+ * 2048×8192 1.54 (1.84), 2048×128256 1.73 (1.92). B stays above memcpy because it waits
+ * on memory: it reads 32 rows at once (a read-only pass in this order measured 1.3× a
+ * sequential read), and its streaming writes do not overlap those reads as memcpy's
+ * do; prefetching further or less, prefetches to L2, row buffers, wider or narrower
+ * strips, ordinary stores with the lines prefetched all measured the same or slower.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
 #include "core/layout.h"
