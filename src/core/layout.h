@@ -87,7 +87,8 @@ int64_t rb_layout_kernel_group(enum rb_dtype dtype);
 int64_t rb_layout_round_up(int64_t x, int64_t align);
 
 /* Which kernels the layouts use: "avx512" (x86-64 with AVX-512 F and BW, chosen at run
- * time), else the base ISA's: "sse2" (x86-64), "neon" (aarch64) or "scalar". */
+ * time; the fp16 pack of B is the one layout with AVX-512 kernels), else the base ISA's:
+ * "sse2" (x86-64), "neon" (aarch64) or "scalar". */
 const char *rb_layout_impl(void);
 /* For tests and benchmarks: makes the layouts use the family `name` ("avx512" or the base
  * one rb_layout_impl() names without it); NULL restores the automatic choice. Returns 0,
