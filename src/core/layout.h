@@ -59,7 +59,8 @@
  * Threads: `threads` <= 0 means one per online CPU; small jobs run on the calling
  * thread. Results do not depend on the number of threads. Buffers must not overlap.
  * On x86-64 the B pack writes whole blocks with non-temporal stores when dst is 16-byte
- * aligned, so the packed weights are not left in the CPU caches.
+ * aligned, so the packed weights are not left in the CPU caches; with AVX-512, fp16
+ * weights are written as whole 64-byte lines, streamed when dst is 64-byte aligned.
  *
  * Errors: functions return 0 or -EINVAL (bad dtype, size, padding or range; NULL
  * buffer) with a message in rb_last_error(); nothing is printed. A failing call writes
@@ -84,6 +85,16 @@ int64_t rb_layout_c2(size_t esize);
 int64_t rb_layout_kernel_group(enum rb_dtype dtype);
 /* x rounded up to a multiple of align (align > 0). */
 int64_t rb_layout_round_up(int64_t x, int64_t align);
+
+/* Which kernels the layouts use: "avx512" (x86-64 with AVX-512 F and BW, chosen at run
+ * time; the fp16 pack of B is the one layout with AVX-512 kernels), else the base ISA's:
+ * "sse2" (x86-64), "neon" (aarch64) or "scalar". */
+const char *rb_layout_impl(void);
+/* For tests and benchmarks: makes the layouts use the family `name` ("avx512" or the base
+ * one rb_layout_impl() names without it); NULL restores the automatic choice. Returns 0,
+ * -ENOTSUP when this CPU or build lacks the family, or -EINVAL for an unknown name.
+ * Every family gives the same bytes. */
+int rb_layout_force_impl(const char *name);
 
 /* --- A: row-major M×K -> feature cube ------------------------------------------- */
 

@@ -5,13 +5,20 @@
  * (x86, >= 8 MiB of C, rows a whole number of 64-byte lines) never sees. Here every
  * result is compared element by element with a plain loop over the layout formulas
  * of layout.h (the oracle), on odd shapes: tiles starting inside a 64-byte line, a
- * partial last channel group, thread splits by rows and by channel groups. */
+ * partial last channel group, thread splits by rows and by channel groups.
+ *
+ * The pack of B runs once with the AVX-512 kernels (skipped on CPUs without them) and
+ * once with the base ones forced (rb_layout_force_impl), so that a machine with AVX-512
+ * still tests what machines without it run. The pack of A (and of the rknn C), whole
+ * 64-byte lines down columns of 4 groups, is tested on rows and channels around those
+ * 4s, padding, alignments and thread splits. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +120,14 @@ static void test_unpack_c_stream(void **state)
 		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
 }
 
+/* CHECK_SCOPE=quick (sanitizers, qemu): the largest cases are left out. */
+static bool quick(void)
+{
+	const char *scope = getenv("CHECK_SCOPE");
+
+	return scope && strcmp(scope, "quick") == 0;
+}
+
 /* The oracle for B: element (n, k) of B packed in K slices of ks channels (layout.h),
  * kg kernels per block. */
 static size_t oracle_b(int64_t n, int64_t k, int64_t kp, int64_t np, int64_t ks, int64_t kg)
@@ -123,17 +138,20 @@ static size_t oracle_b(int64_t n, int64_t k, int64_t kp, int64_t np, int64_t ks,
 			kk % 32);
 }
 
-static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np, int64_t ks,
-		    int threads)
+/* Packs into a buffer `shift` bytes past a 64-byte boundary: 0 streams whole lines
+ * (AVX-512) or blocks (SSE2), 16 streams 16-byte vectors, 8 streams nothing. The bytes
+ * before and after the weights must be left alone. */
+static void check_b_at(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np,
+		       int64_t ks, int threads, size_t shift)
 {
 	size_t es = dtype == RB_DTYPE_FP16 ? 2 : 1, bytes = (size_t)(kp * np) * es;
 	int64_t kg = rb_layout_kernel_group(dtype);
 	uint8_t *b = (uint8_t *)random_words((size_t)(k * n) * es / 4 + 1);
-	uint8_t *w = malloc(bytes);
+	uint8_t *buf = aligned_alloc(64, (bytes + shift + 64 + 63) / 64 * 64), *w = buf + shift;
 	int bad = 0;
 
-	assert_non_null(w);
-	memset(w, 0xa5, bytes);
+	assert_non_null(buf);
+	memset(buf, 0xa5, bytes + shift + 64);
 	assert_int_equal(rb_layout_pack_b_sliced(w, b, dtype, k, n, kp, np, ks, threads), 0);
 	for (int64_t nn = 0; nn < np; nn++) {
 		for (int64_t kk = 0; kk < kp; kk++) {
@@ -147,28 +165,194 @@ static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64
 					    (long long)kk);
 		}
 	}
+	for (size_t i = 0; i < shift; i++)
+		bad += buf[i] != 0xa5;
+	for (size_t i = 0; i < 64; i++)
+		bad += w[bytes + i] != 0xa5;
 	assert_int_equal(bad, 0);
 	free(b);
-	free(w);
+	free(buf);
+}
+
+static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64_t np, int64_t ks,
+		    int threads)
+{
+	check_b_at(dtype, k, n, kp, np, ks, threads, 0);
 }
 
 /* Several strips (8 KiB of columns) with a partial last one, N not a multiple of the
  * kernel group, K not a multiple of 32, padding past both, slices of 640 channels. */
-static void test_pack_b_odd(void **state)
+static void pack_b_odd(void)
 {
-	(void)state;
 	check_b(RB_DTYPE_FP16, 1000, 5007, 1024, 5024, 1024, 1);
 	check_b(RB_DTYPE_FP16, 1000, 5007, 1056, 5040, 640, 2);
 	check_b(RB_DTYPE_FP16, 61, 9000, 64, 9008, 64, 0);
+	/* an even number of whole kernel groups (every block in pairs), several strips */
+	check_b(RB_DTYPE_FP16, 256, 8192, 256, 8192, 256, 2);
+	/* one whole group left over in each strip's last pair, and in the last strip */
+	if (!quick())
+		check_b(RB_DTYPE_FP16, 512, 4112, 512, 4112, 512, 0);
+	/* weights off the 64-byte grid: 16-byte streams, then no streams at all */
+	check_b_at(RB_DTYPE_FP16, 256, 4128, 256, 4128, 256, 2, 16);
+	check_b_at(RB_DTYPE_FP16, 100, 4100, 128, 4112, 64, 1, 8);
+	check_b_at(RB_DTYPE_INT8, 100, 4100, 128, 4128, 64, 2, 8);
 	check_b(RB_DTYPE_INT8, 999, 9001, 1024, 9024, 640, 2);
 	check_b(RB_DTYPE_INT8, 1000, 8193, 1000 / 32 * 32 + 32, 8224, 4096, 1);
+}
+
+/* The oracle for A: element (m, k) of the feature cube (layout.h), c2 per atom. */
+static size_t oracle_a(int64_t m, int64_t k, int64_t rows, int64_t c2)
+{
+	return (size_t)((k / c2) * (rows * c2) + m * c2 + k % c2);
+}
+
+/* Packs an m×k matrix of es-byte elements into a cube of k_pad channels at `shift` bytes
+ * past a 64-byte boundary, through rb_layout_pack_a (es 1, 2) or rb_layout_rknn_pack_c
+ * (es 4, k_pad = k), and compares every element with the oracle, padding with zeros.
+ * The bytes before and after the cube must be left alone. */
+static void check_a(size_t es, int64_t m, int64_t k, int64_t k_pad, size_t shift, int threads)
+{
+	int64_t c2 = 16 / (int64_t)es;
+	size_t bytes = (size_t)(m * k_pad) * es;
+	uint8_t *a = (uint8_t *)random_words((size_t)(m * k) * es / 4 + 1);
+	uint8_t *buf = aligned_alloc(64, (bytes + shift + 64 + 63) / 64 * 64), *cube = buf + shift;
+	int bad = 0, err;
+
+	assert_non_null(buf);
+	memset(buf, 0xa5, bytes + shift + 64);
+	if (es == 4)
+		err = rb_layout_rknn_pack_c(cube, a, 4, m, k, threads);
+	else
+		err = rb_layout_pack_a(cube, a, es == 2 ? RB_DTYPE_FP16 : RB_DTYPE_INT8, m, k,
+				       k_pad, threads);
+	assert_int_equal(err, 0);
+	for (int64_t mm = 0; mm < m; mm++) {
+		for (int64_t kk = 0; kk < k_pad; kk++) {
+			const uint8_t *got = cube + oracle_a(mm, kk, m, c2) * es;
+			uint8_t want[4] = {0, 0, 0, 0};
+
+			if (kk < k)
+				memcpy(want, a + (size_t)(mm * k + kk) * es, es);
+			if (memcmp(got, want, es) != 0 && bad++ < 5)
+				print_error("A (m %lld, k %lld) differs\n", (long long)mm,
+					    (long long)kk);
+		}
+	}
+	for (size_t i = 0; i < shift; i++)
+		bad += buf[i] != 0xa5;
+	for (size_t i = 0; i < 64; i++)
+		bad += cube[bytes + i] != 0xa5;
+	assert_int_equal(bad, 0);
+	free(a);
+	free(buf);
+}
+
+/* Rows not a multiple of 4, groups left over past the last whole 4 and channels past
+ * the last whole group, padding groups, a cube off the 64-byte grid; threads split
+ * rows (many rows) or channel groups (few rows), with 1, 2 and all threads. */
+static void pack_a_odd(void)
+{
+	check_a(2, 1030, 2050, 2080, 0, 2);
+	check_a(2, 5, 450001, 450016, 0, 2);
+	if (!quick()) {
+		check_a(2, 1030, 2050, 2080, 16, 1);
+		check_a(2, 1024, 2048, 2048, 0, 0);
+		check_a(1, 1029, 4100, 4128, 0, 2);
+	}
+	check_a(2, 7, 100, 128, 48, 1);
+	check_a(1, 6, 96, 96, 32, 1);
+	check_a(4, 1027, 1100, 1100, 0, 2);
+	check_a(4, 9, 36, 36, 16, 1);
+}
+
+/* --- kernel families: each test runs on the base family (SSE2, NEON or scalar: what
+ * machines without AVX-512 run) and on AVX-512, skipped where the CPU lacks it. */
+
+static const char *const base_families[] = {"sse2", "neon", "scalar"};
+
+/* Forces the base family of this build, whose name is one of base_families. */
+static int setup_base(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(base_families) / sizeof(base_families[0]); i++)
+		if (rb_layout_force_impl(base_families[i]) == 0)
+			return 0;
+	return -1;
+}
+
+static bool avx512_missing;
+
+static int setup_avx512(void **state)
+{
+	int err = rb_layout_force_impl("avx512");
+
+	(void)state;
+	avx512_missing = err == -ENOTSUP;
+	return err == 0 || avx512_missing ? 0 : -1;
+}
+
+static int teardown_auto(void **state)
+{
+	(void)state;
+	return rb_layout_force_impl(NULL);
+}
+
+/* The family the test's setup forced is the one that runs. */
+static void expect_family(bool avx512)
+{
+	if (avx512 && avx512_missing)
+		skip();
+	assert_int_equal(strcmp(rb_layout_impl(), "avx512") == 0, avx512);
+}
+
+static void test_pack_b_base(void **state)
+{
+	(void)state;
+	expect_family(false);
+	pack_b_odd();
+}
+
+static void test_pack_b_avx512(void **state)
+{
+	(void)state;
+	expect_family(true);
+	pack_b_odd();
+}
+
+/* The cube pack is the same code on every family. */
+static void test_pack_a_odd(void **state)
+{
+	(void)state;
+	pack_a_odd();
+}
+
+/* Unknown names are refused, the base family can always be forced, NULL goes back to
+ * the automatic choice, and "avx512" is available exactly when the automatic choice
+ * takes it. */
+static void test_force_impl(void **state)
+{
+	bool has_avx512;
+
+	(void)state;
+	assert_int_equal(rb_layout_force_impl(NULL), 0);
+	has_avx512 = strcmp(rb_layout_impl(), "avx512") == 0;
+	assert_int_equal(rb_layout_force_impl("avx2"), -EINVAL);
+	assert_int_equal(rb_layout_force_impl(""), -EINVAL);
+	assert_int_equal(setup_base(NULL), 0);
+	assert_string_not_equal(rb_layout_impl(), "avx512");
+	assert_int_equal(rb_layout_force_impl("avx512"), has_avx512 ? 0 : -ENOTSUP);
+	assert_int_equal(rb_layout_force_impl(NULL), 0);
+	assert_int_equal(strcmp(rb_layout_impl(), "avx512") == 0, has_avx512);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unpack_c_stream),
-	    cmocka_unit_test(test_pack_b_odd),
+	    cmocka_unit_test(test_force_impl),
+	    cmocka_unit_test_setup_teardown(test_pack_b_base, setup_base, teardown_auto),
+	    cmocka_unit_test_setup_teardown(test_pack_b_avx512, setup_avx512, teardown_auto),
+	    cmocka_unit_test(test_pack_a_odd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
