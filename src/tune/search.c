@@ -15,6 +15,14 @@
 #include "tune/search.h"
 #include "core/error.h"
 
+/* What every pass over one shape's spaces uses: the same inputs (so the same reference
+ * C, and the device keeps packed B from one pass to the next, rb_inputs.serial). */
+struct shape_data {
+	struct rb_inputs in; /* made on first use: a fully cached shape needs none */
+	bool have_inputs;
+	void *expected; /* the reference C of `in`, once a candidate was fully verified */
+};
+
 struct shape_ctx {
 	struct rb_tune_run *t;
 	bool baselines; /* time the default config and the CPU reference too */
@@ -23,9 +31,7 @@ struct shape_ctx {
 	const char *label;
 	char key[64];
 	struct rb_tune_points points;
-	struct rb_inputs in; /* made on first use: a fully cached shape needs none */
-	bool have_inputs;
-	void *expected;           /* the reference C of `in`, once a candidate was fully verified */
+	struct shape_data *data;  /* shared by the shape's passes */
 	struct rb_inputs no_data; /* the shape alone: what the timing model is given */
 	struct rb_tune_best *best;
 	const char *phase;
@@ -136,16 +142,16 @@ static int ensure_inputs(struct shape_ctx *c)
 	const struct rb_tune_opts *o = c->t->o;
 	int ret;
 
-	if (c->have_inputs)
+	if (c->data->have_inputs)
 		return 0;
-	ret = rb_inputs_init(&c->in, c->shape, o->seed, o->data);
+	ret = rb_inputs_init(&c->data->in, c->shape, o->seed, o->data);
 	if (ret < 0) {
 		char why[512];
 
 		snprintf(why, sizeof(why), "%s", rb_last_error()); /* the buffer is reused */
 		return rb_set_error(ret, "%s: %s", c->label, why);
 	}
-	c->have_inputs = true;
+	c->data->have_inputs = true;
 	return 0;
 }
 
@@ -164,12 +170,12 @@ static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune
 	struct rb_shape_measure m = {.measure = &o->measure,
 				     .verify = &o->verify,
 				     .ref_threads = o->engine.threads,
-				     .expected = &c->expected};
+				     .expected = &c->data->expected};
 	struct rb_result res = {0};
 	int ret = 0;
 
 	/* A config whose buffers would not fit fails before any input is allocated. */
-	if (!c->have_inputs && e->ops->check && (ret = e->ops->check(e, c->shape)) < 0) {
+	if (!c->data->have_inputs && e->ops->check && (ret = e->ops->check(e, c->shape)) < 0) {
 		r->ok = false;
 		snprintf(r->reason, sizeof(r->reason), "%s", rb_last_error());
 		return keep_unless_transient(c, r, ret);
@@ -177,7 +183,7 @@ static int measure_eval(struct shape_ctx *c, struct rb_engine *e, struct rb_tune
 	ret = ensure_inputs(c);
 	if (ret)
 		return ret;
-	ret = rb_measure_shape(&m, e, &c->in, &res);
+	ret = rb_measure_shape(&m, e, &c->data->in, &res);
 	r->ok = ret == 0 && res.verify.status != RB_VERIFY_FAILED;
 	if (ret == 0) {
 		r->median_us = res.stats.median_us;
@@ -601,13 +607,14 @@ static void keep_slice(struct rb_tune_points *points, unsigned slice, unsigned s
  * shape; baselines: the default config and the CPU reference are timed too. */
 static int search(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
 		  const struct rb_tune_space *space, const struct rb_tune_shard_work *work,
-		  bool baselines, struct rb_tune_best *best)
+		  bool baselines, struct shape_data *data, struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
 			      .baselines = baselines,
 			      .side_pass = !baselines,
 			      .shape = shape,
 			      .label = label,
+			      .data = data,
 			      .best = best,
 			      .no_data = {.shape = *shape},
 			      .best_model_us = NAN};
@@ -629,9 +636,6 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	if (ret == 0 && best->found)
 		explicit_config(best);
 	rb_tune_points_release(&c.points);
-	if (c.have_inputs)
-		rb_inputs_release(&c.in);
-	free(c.expected);
 	return ret;
 }
 
@@ -651,17 +655,19 @@ int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 {
 	struct rb_tune_space api_space;
 	struct rb_tune_best api;
-	int ret = search(t, shape, label, &t->o->space, work, true, best);
+	struct shape_data data = {0};
+	int ret = search(t, shape, label, &t->o->space, work, true, &data, best);
 
-	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API) {
+	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API)
 		set_api(best, best);
-		return ret;
+	else if (!work || work->slice == 0) { /* else api.found stays false: another slice has it */
+		rb_tune_space_rknn_api(&api_space);
+		ret = search(t, shape, label, &api_space, NULL, false, &data, &api);
+		set_api(best, &api);
 	}
-	if (work && work->slice != 0)
-		return ret; /* api.found stays false: another slice has it */
-	rb_tune_space_rknn_api(&api_space);
-	ret = search(t, shape, label, &api_space, NULL, false, &api);
-	set_api(best, &api);
+	if (data.have_inputs)
+		rb_inputs_release(&data.in);
+	free(data.expected);
 	return ret;
 }
 
