@@ -90,13 +90,22 @@ struct kargs {
 
 typedef void (*kern_fn)(const struct kargs *k, int mr, int nr, int ints);
 
+/* Blocks [0, blocks) of one kernel group of the weights to fp32 in the pairs layout. */
+typedef void (*pairs_fn)(float *dst, const uint8_t *src, int64_t kg, int64_t blocks);
+
 struct kern_ops {
+	const char *name;
 	kern_fn fn;
 	int mr, nr; /* nr divides every kernel group (16, 32) */
 	void (*i8_to_f32)(float *dst, const uint8_t *src, size_t n);
-	/* Kernels that convert B from the weights in registers, for items of at most mr
-	 * rows, where a converted tile of B would be used once; NULL if none. */
+	/* Kernels that convert B from the weights in registers, for items of at most dmr
+	 * rows, where a converted tile of B would be used once; NULL if none. They take
+	 * dmr × dnr tiles. */
 	kern_fn direct_f16, direct_i8;
+	int dmr, dnr;
+	/* fn reads B's tile in the pairs layout made by these (NULL: the weights' own
+	 * order of blocks) */
+	pairs_fn pairs_f16, pairs_i8;
 };
 
 /* ---- micro-kernels -------------------------------------------------------------- */
@@ -306,6 +315,148 @@ __attribute__((target("avx2,fma,f16c"))) static void kern_direct_i8(const struct
 }
 #endif
 
+#if defined(SIM_X86)
+/* ---- AVX-512: two kernels per register -------------------------------------------
+ * A zmm holds the 8 lanes of (row i, kernel j) and the 8 of (row i, kernel j + 1):
+ * the same lanes in the same order, twice the multiply-adds per instruction. Row i's 8
+ * channels of a plane are broadcast to both halves; the tile of B keeps the two
+ * kernels' 8 channels of a plane side by side (the pairs layout, see convert_b), so a
+ * pair is one load. 6 rows × 4 pairs of accumulators take 24 of the 32 registers, the
+ * 4 pairs of B 4 more; 8 kernels divide both kernel groups. An odd kernel count leaves
+ * the last pair half used: its other half adds the next kernel of the group (in the
+ * weights, never written out) into an accumulator slot of the item that nobody reads. */
+#define AVX512_TARGET "avx512f,avx2,fma,f16c"
+#define AVX512_INLINE __attribute__((always_inline, target(AVX512_TARGET))) static inline
+enum { MR512 = 6, NP512 = 4 };
+
+AVX512_INLINE __m512 bcast_plane(const float *p)
+{
+	/* vbroadcastf64x4 moves the 8 floats' bits as 4 doubles: AVX-512F, unlike f32x8 */
+	return _mm512_castpd_ps(
+	    _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(const void *)p)));
+}
+
+AVX512_INLINE void k512_load(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
+			     int ints)
+{
+#pragma GCC unroll 6
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int p = 0; p < np; p++)
+			acc[i][p] = ints ? _mm512_setzero_ps()
+					 : _mm512_loadu_ps((const float *)k->acc + i * k->acc_row +
+							   p * 2 * LANES);
+}
+
+AVX512_INLINE void k512_store(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
+			      int ints)
+{
+#pragma GCC unroll 6
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int p = 0; p < np; p++) {
+			float *dst = (float *)k->acc + i * k->acc_row + p * 2 * LANES;
+
+			if (!ints) {
+				_mm512_storeu_ps(dst, acc[i][p]);
+				continue;
+			}
+			/* exact integers: truncation is conversion; vpaddd wraps mod 2^32 */
+			_mm512_storeu_si512(dst, _mm512_add_epi32(_mm512_loadu_si512(dst),
+								  _mm512_cvttps_epi32(acc[i][p])));
+		}
+}
+
+/* One plane: 8 channels of mr rows times 8 channels of np pairs of kernels. */
+AVX512_INLINE void k512_step(__m512 acc[MR512][NP512], const float *ap, const float *bp, int mr,
+			     int np)
+{
+	__m512 bv[NP512];
+
+#pragma GCC unroll 4
+	for (int p = 0; p < np; p++)
+		bv[p] = _mm512_loadu_ps(bp + p * 2 * K_BLOCK);
+#pragma GCC unroll 6
+	for (int i = 0; i < mr; i++) {
+		__m512 av = bcast_plane(ap + i * LANES);
+
+#pragma GCC unroll 4
+		for (int p = 0; p < np; p++)
+			acc[i][p] = _mm512_fmadd_ps(av, bv[p], acc[i][p]);
+	}
+}
+
+AVX512_INLINE void k512_body(const struct kargs *k, int mr, int np, int ints)
+{
+	__m512 acc[MR512][NP512];
+	const float *a = k->a, *b = k->b;
+	int64_t g = 0;
+
+	k512_load(k, acc, mr, np, ints);
+	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, b += k->b_block) {
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++)
+			k512_step(acc, a + s * k->a_plane, b + s * 2 * LANES, mr, np);
+	}
+	for (int s = 0; g < k->steps; g++, s++)
+		k512_step(acc, a + s * k->a_plane, b + s * 2 * LANES, mr, np);
+	k512_store(k, acc, mr, np, ints);
+}
+
+#define K512_CASE(m, p)                                                                            \
+	case (m)*8 + (p):                                                                          \
+		k512_body(k, m, p, ints);                                                          \
+		break;
+#define K512_CASES_ROW(m) K512_CASE(m, 1) K512_CASE(m, 2) K512_CASE(m, 3) K512_CASE(m, 4)
+
+/* nr kernels: (nr + 1) / 2 pairs. */
+__attribute__((target(AVX512_TARGET))) static void kern_avx512(const struct kargs *k, int mr,
+							       int nr, int ints)
+{
+	switch (mr * 8 + (nr + 1) / 2) {
+		K512_CASES_ROW(1)
+		K512_CASES_ROW(2)
+		K512_CASES_ROW(3)
+		K512_CASES_ROW(4)
+		K512_CASES_ROW(5)
+		K512_CASES_ROW(6)
+	default:
+		break;
+	}
+}
+
+/* Blocks [0, blocks) of one kernel group of the weights to fp32 in the pairs layout:
+ * per block, per pair of kernels, per plane, the pair's two 8-channel vectors. */
+__attribute__((target(AVX512_TARGET))) static void b_pairs_f16(float *dst, const uint8_t *src,
+							       int64_t kg, int64_t blocks)
+{
+	for (int64_t q = 0; q < blocks * kg; q += 2, src += 2 * K_BLOCK * 2)
+		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES) {
+			const uint8_t *w = src + s * LANES * 2;
+			__m256i h = _mm256_inserti128_si256(
+			    _mm256_castsi128_si256(
+				_mm_loadu_si128((const __m128i *)(const void *)w)),
+			    _mm_loadu_si128((const __m128i *)(const void *)(w + K_BLOCK * 2)), 1);
+
+			_mm512_storeu_ps(dst, _mm512_cvtph_ps(h));
+		}
+}
+
+__attribute__((target(AVX512_TARGET))) static void b_pairs_i8(float *dst, const uint8_t *src,
+							      int64_t kg, int64_t blocks)
+{
+	for (int64_t q = 0; q < blocks * kg; q += 2, src += 2 * K_BLOCK)
+		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES) {
+			const uint8_t *w = src + s * LANES;
+			__m128i q8 = _mm_unpacklo_epi64(
+			    _mm_loadl_epi64((const __m128i *)(const void *)w),
+			    _mm_loadl_epi64((const __m128i *)(const void *)(w + K_BLOCK)));
+
+			_mm512_storeu_ps(dst, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)));
+		}
+}
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -357,31 +508,84 @@ static bool has_f16c(void)
 }
 #endif
 
-static atomic_int force_portable;
+/* Kernel families, best last; on other machines only SIM_PORTABLE applies. */
+enum sim_impl { SIM_AUTO, SIM_PORTABLE, SIM_AVX2, SIM_AVX512 };
 
-void rb_sim_gemm_force_portable(int on)
+static const char *const impl_names[] = {
+    [SIM_PORTABLE] = "portable", [SIM_AVX2] = "avx2", [SIM_AVX512] = "avx512"};
+
+static atomic_int forced_impl; /* SIM_AUTO: the best this CPU has */
+
+static enum sim_impl best_impl(void)
 {
-	atomic_store(&force_portable, on != 0);
+#if defined(SIM_X86)
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !has_f16c())
+		return SIM_PORTABLE;
+	return __builtin_cpu_supports("avx512f") ? SIM_AVX512 : SIM_AVX2;
+#else
+	return SIM_PORTABLE;
+#endif
 }
 
-/* 3×4 takes 12 of the 16 AVX registers for accumulators; the SSE build (two registers
- * per vector) and NEON (two per 8 lanes, 32 registers) get smaller tiles. */
+int rb_sim_gemm_force_impl(const char *name)
+{
+	if (!name) {
+		atomic_store(&forced_impl, SIM_AUTO);
+		return 0;
+	}
+	for (int i = SIM_PORTABLE; i <= SIM_AVX512; i++) {
+		if (strcmp(name, impl_names[i]) != 0)
+			continue;
+		if (i > (int)best_impl()) /* each family's CPU runs the ones before it */
+			return -ENOTSUP;
+		atomic_store(&forced_impl, i);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Tiles: 3×4 takes 12 of the 16 AVX registers for accumulators; AVX-512 see above; the
+ * SSE build (two registers per vector) and NEON (two per 8 lanes, 32 registers) get
+ * smaller tiles. */
 static struct kern_ops pick_kernel(void)
 {
-	struct kern_ops o = {kern_portable, 2, 2, i8_portable, NULL, NULL};
+	int forced = atomic_load_explicit(&forced_impl, memory_order_relaxed);
+	enum sim_impl impl = forced != SIM_AUTO ? (enum sim_impl)forced : best_impl();
+	struct kern_ops o = {.name = impl_names[SIM_PORTABLE],
+			     .fn = kern_portable,
+			     .mr = 2,
+			     .nr = 2,
+			     .i8_to_f32 = i8_portable};
 
 #if defined(SIM_X86)
-	if (!atomic_load(&force_portable) && __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("fma"))
-		o = (struct kern_ops){kern_avx2, 3, 4, i8_avx2, NULL, NULL};
-	if (o.fn == kern_avx2 && has_f16c()) {
-		o.direct_f16 = kern_direct_f16;
-		o.direct_i8 = kern_direct_i8;
+	if (impl >= SIM_AVX2)
+		o = (struct kern_ops){.name = impl_names[SIM_AVX2],
+				      .fn = kern_avx2,
+				      .mr = 3,
+				      .nr = 4,
+				      .i8_to_f32 = i8_avx2,
+				      .direct_f16 = kern_direct_f16,
+				      .direct_i8 = kern_direct_i8,
+				      .dmr = 3,
+				      .dnr = 4};
+	if (impl == SIM_AVX512) {
+		o.name = impl_names[SIM_AVX512];
+		o.fn = kern_avx512;
+		o.mr = MR512;
+		o.nr = 2 * NP512;
+		o.pairs_f16 = b_pairs_f16;
+		o.pairs_i8 = b_pairs_i8;
 	}
 #elif defined(__aarch64__)
 	o.nr = 4;
 #endif
+	(void)impl;
 	return o;
+}
+
+const char *rb_sim_gemm_impl(void)
+{
+	return pick_kernel().name;
 }
 
 /* ---- driver --------------------------------------------------------------------- */
@@ -454,6 +658,16 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 		       (size_t)(LANES - tail) * sizeof(float));
 }
 
+/* Where kernel r's 8 channels of plane s of block bl are in a converted kernel group:
+ * in the weights' order (kernel by kernel, 32 channels each), or in pairs of kernels
+ * (plane by plane, the pair's two vectors side by side). */
+static int64_t b_vector(bool pairs, int64_t kg, int64_t bl, int64_t r, int64_t s)
+{
+	if (pairs)
+		return (bl * kg + r / 2 * 2) * K_BLOCK + s * 2 * LANES + r % 2 * LANES;
+	return (bl * kg + r) * K_BLOCK + s * LANES;
+}
+
 /* Channels [k0, k0 + kc) of kernels [n0, n0 + nn): per kernel group, its blocks. */
 static void convert_b(const struct ctx *x, float *b, int64_t n0, int64_t nn, int64_t k0, int64_t kc)
 {
@@ -461,18 +675,21 @@ static void convert_b(const struct ctx *x, float *b, int64_t n0, int64_t nn, int
 	int64_t kg = x->kg, blocks = div_up(kc, K_BLOCK), tail = kc % LANES;
 	int64_t last = (kc - 1) / K_BLOCK, plane = (kc - 1) % K_BLOCK / LANES;
 	size_t count = (size_t)(blocks * kg * K_BLOCK);
+	pairs_fn pairs = g->int8 ? x->ops.pairs_i8 : x->ops.pairs_f16;
 
 	for (int64_t q = 0; q < div_up(nn, kg); q++) {
 		const uint8_t *src = g->b + (n0 / kg + q) * kg * g->kernel_bytes +
 				     k0 / K_BLOCK * kg * K_BLOCK * x->bpe;
 		float *dst = b + q * KC * kg;
 
-		if (g->int8)
+		if (pairs)
+			pairs(dst, src, kg, blocks);
+		else if (g->int8)
 			x->ops.i8_to_f32(dst, src, count);
 		else
 			f16_to_f32(dst, src, count);
 		for (int64_t r = 0; tail && r < kg; r++)
-			memset(dst + (last * kg + r) * K_BLOCK + plane * LANES + tail, 0,
+			memset(dst + b_vector(pairs != NULL, kg, last, r, plane) + tail, 0,
 			       (size_t)(LANES - tail) * sizeof(float));
 	}
 }
@@ -483,7 +700,7 @@ static kern_fn direct_kernel(const struct ctx *x, int64_t rn)
 {
 	const struct rb_sim_gemm *g = x->g;
 
-	if (rn > x->ops.mr || g->channels % LANES)
+	if (rn > x->ops.dmr || g->channels % LANES)
 		return NULL;
 	return g->int8 ? x->ops.direct_i8 : x->ops.direct_f16;
 }
@@ -500,6 +717,7 @@ static void multiply(const struct ctx *x, const struct scratch *s, int64_t rn, i
 {
 	const struct kern_ops *o = &x->ops;
 	kern_fn direct = direct_kernel(x, rn), fn = direct ? direct : o->fn;
+	int64_t mr = direct ? o->dmr : o->mr, nr = direct ? o->dnr : o->nr;
 	struct kargs k = {
 	    .steps = div_up(kc, LANES),
 	    .a_plane = ROWS * LANES,
@@ -508,13 +726,14 @@ static void multiply(const struct ctx *x, const struct scratch *s, int64_t rn, i
 	    .acc_row = KERNELS * LANES,
 	};
 
-	for (int64_t j = 0; j < nn; j += o->nr) {
+	/* j is a multiple of nr, even: the pairs layout's kernel j is at the same place */
+	for (int64_t j = 0; j < nn; j += nr) {
 		k.b = s->b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK;
 		k.w = weights_at(x, n0 + j, k0);
-		for (int64_t i = 0; i < rn; i += o->mr) {
+		for (int64_t i = 0; i < rn; i += mr) {
 			k.a = s->a + i * LANES;
 			k.acc = (float *)s->acc + (i * KERNELS + j) * LANES;
-			fn(&k, (int)min64(o->mr, rn - i), (int)min64(o->nr, nn - j), x->g->int8);
+			fn(&k, (int)min64(mr, rn - i), (int)min64(nr, nn - j), x->g->int8);
 		}
 	}
 }

@@ -168,8 +168,12 @@ struct rb_sim_gemm {
 };
 
 int rb_sim_gemm_run(const struct rb_sim_gemm *g);
-/* For tests: nonzero makes x86 use the portable kernel instead of AVX2+FMA (the same
- * bits), zero restores the automatic choice. */
-void rb_sim_gemm_force_portable(int on);
+/* The kernel family rb_sim_gemm_run uses: "avx512" (two kernels per register),
+ * "avx2" (AVX2+FMA, F16C) or "portable"; all give the same bits. */
+const char *rb_sim_gemm_impl(void);
+/* For tests and benchmarks: use the family `name` (one rb_sim_gemm_impl can name);
+ * NULL restores the automatic choice. Returns 0, -ENOTSUP when this CPU or build lacks
+ * it, or -EINVAL for an unknown name. */
+int rb_sim_gemm_force_impl(const char *name);
 
 #endif

@@ -789,9 +789,9 @@ static void run_threads(int threads, bool portable, uint8_t *out, size_t size)
 	rc = emit(&t);
 	place_words(r, rc.words, rc.count, 0);
 	commit(r, 0, RC_ADDR, (uint32_t)rc.count - RB_REGCMD_TAIL_WORDS, 1);
-	rb_sim_gemm_force_portable(portable);
+	assert_int_equal(rb_sim_gemm_force_impl(portable ? "portable" : NULL), 0);
 	res = run(r, 0);
-	rb_sim_gemm_force_portable(0);
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
 	expect_done(&res, 1);
 	expect_c(&mm, mm.hc);
 	assert_int_equal(c_bytes(&mm), size);
