@@ -69,6 +69,9 @@ enum {
 	NR_MAX = 4,
 };
 
+/* The most a thread's scratch holds of A converted (a row panel, every channel). */
+#define A_WHOLE_BYTES ((size_t)2 << 20)
+
 /* How far ahead (in weight blocks) the direct kernels prefetch. */
 #define PREFETCH_BLOCKS 8
 
@@ -602,6 +605,8 @@ struct ctx {
 struct scratch {
 	float *a, *b;
 	void *acc;
+	bool a_whole;   /* a holds every channel of a row panel, not one pass */
+	int64_t a_rows; /* the first row of the panel a holds, or -1 */
 };
 
 static int64_t min64(int64_t a, int64_t b)
@@ -712,8 +717,9 @@ static const uint8_t *weights_at(const struct ctx *x, int64_t n, int64_t k0)
 	       (k0 / K_BLOCK * x->kg + n % x->kg) * K_BLOCK * x->bpe;
 }
 
-static void multiply(const struct ctx *x, const struct scratch *s, int64_t rn, int64_t n0,
-		     int64_t nn, int64_t k0, int64_t kc)
+/* a: the pass's first plane of A. */
+static void multiply(const struct ctx *x, const struct scratch *s, const float *a, int64_t rn,
+		     int64_t n0, int64_t nn, int64_t k0, int64_t kc)
 {
 	const struct kern_ops *o = &x->ops;
 	kern_fn direct = direct_kernel(x, rn), fn = direct ? direct : o->fn;
@@ -731,7 +737,7 @@ static void multiply(const struct ctx *x, const struct scratch *s, int64_t rn, i
 		k.b = s->b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK;
 		k.w = weights_at(x, n0 + j, k0);
 		for (int64_t i = 0; i < rn; i += mr) {
-			k.a = s->a + i * LANES;
+			k.a = a + i * LANES;
 			k.acc = (float *)s->acc + (i * KERNELS + j) * LANES;
 			fn(&k, (int)min64(mr, rn - i), (int)min64(nr, nn - j), x->g->int8);
 		}
@@ -784,39 +790,56 @@ static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, 
 		      int64_t n0, int64_t nn)
 {
 	const struct rb_sim_gemm *g = x->g;
-	int64_t c2 = g->c2_out;
+	int64_t c2 = g->c2_out, atoms = div_up(nn, c2);
+	uint8_t *surf[KERNELS];
+	unsigned sub[KERNELS];
 
+	/* each atom of channels: its surface and sub-surface, the same for every pixel */
+	for (int64_t t = 0; t < atoms; t++) {
+		int64_t n = n0 + t * c2;
+
+		surf[t] = g->c_surf[n / c2];
+		sub[t] = (unsigned)(n % g->kb / c2);
+	}
 	for (int64_t i = 0; i < rn; i++) {
 		int64_t p = r0 + i, h = p / g->width, w = p % g->width;
 		unsigned e = g->size_e[h == 0 ? 0 : h == g->height - 1 ? 2 : 1];
 		size_t off = (size_t)((h * (g->width + g->notch) + w) * ATOM);
 
-		for (int64_t j = 0; j < nn; j += c2) {
-			int64_t n = n0 + j;
-			uint8_t *dst = g->c_surf[n / c2];
-
-			if (!dst || (uint64_t)(n % g->kb / c2) > e)
+		for (int64_t t = 0; t < atoms; t++) {
+			if (!surf[t] || sub[t] > e)
 				continue;
-			store_atom(g, dst + off, (const float *)s->acc + (i * KERNELS + j) * LANES,
-				   min64(c2, nn - j));
+			store_atom(g, surf[t] + off,
+				   (const float *)s->acc + (i * KERNELS + t * c2) * LANES,
+				   min64(c2, nn - t * c2));
 		}
 	}
 }
 
-static void run_item(const struct ctx *x, const struct scratch *s, int64_t item)
+/* Items are handed out kernel panel by kernel panel: a thread's next item often has
+ * the same rows, whose A it then converts once for every channel, if that fits. */
+static void run_item(const struct ctx *x, struct scratch *s, int64_t item)
 {
 	const struct rb_sim_gemm *g = x->g;
 	int64_t r0 = item / x->kernel_items * ROWS, n0 = item % x->kernel_items * KERNELS;
 	int64_t rn = min64(ROWS, x->pixels - r0), nn = min64(KERNELS, g->kernels - n0);
 
+	if (s->a_whole && s->a_rows != r0) {
+		convert_a(x, s->a, r0, rn, 0, g->channels);
+		s->a_rows = r0;
+	}
 	memset(s->acc, 0, (size_t)(rn * KERNELS * LANES) * sizeof(float));
 	for (int64_t k0 = 0; k0 < g->channels; k0 += KC) {
 		int64_t kc = min64(KC, g->channels - k0);
+		const float *a = s->a;
 
-		convert_a(x, s->a, r0, rn, k0, kc);
+		if (s->a_whole)
+			a += k0 / LANES * ROWS * LANES;
+		else
+			convert_a(x, s->a, r0, rn, k0, kc);
 		if (!direct_kernel(x, rn))
 			convert_b(x, s->b, n0, nn, k0, kc);
-		multiply(x, s, rn, n0, nn, k0, kc);
+		multiply(x, s, a, rn, n0, nn, k0, kc);
 	}
 	write_out(x, s, r0, rn, n0, nn);
 }
@@ -826,9 +849,15 @@ static void *alloc_floats(size_t n)
 	return aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
 }
 
-static int scratch_alloc(struct scratch *s)
+/* A row panel of A for every channel, when it takes at most A_WHOLE_BYTES (K <= 5461);
+ * else one pass of it. */
+static int scratch_alloc(const struct ctx *x, struct scratch *s)
 {
-	s->a = alloc_floats((size_t)KC * ROWS);
+	size_t whole = (size_t)div_up(x->g->channels, LANES) * LANES * ROWS;
+
+	s->a_whole = whole * sizeof(float) <= A_WHOLE_BYTES;
+	s->a_rows = -1;
+	s->a = alloc_floats(s->a_whole ? whole : (size_t)KC * ROWS);
 	s->b = alloc_floats((size_t)KC * KERNELS);
 	s->acc = alloc_floats((size_t)ROWS * KERNELS * LANES);
 	return s->a && s->b && s->acc ? 0 : -ENOMEM;
@@ -847,7 +876,7 @@ static void *worker(void *arg)
 	struct scratch s;
 	long long item;
 
-	if (scratch_alloc(&s) == 0) {
+	if (scratch_alloc(x, &s) == 0) {
 		while ((item = atomic_fetch_add(&x->next, 1)) < x->items) {
 			run_item(x, &s, item);
 			atomic_fetch_add(&x->done, 1);
