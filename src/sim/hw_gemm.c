@@ -69,6 +69,10 @@ enum {
 	NR_MAX = 4,
 };
 
+/* Floats from one plane of A to the next in the scratch (a constant: the kernels
+ * address A with immediate offsets). */
+#define A_PLANE (ROWS * LANES)
+
 /* The most a thread's scratch holds of A converted (a row panel, every channel). */
 #define A_WHOLE_BYTES ((size_t)2 << 20)
 
@@ -86,7 +90,6 @@ struct kargs {
 	int64_t w_block;  /* bytes from one 32-channel block of w to the next */
 	void *acc;        /* lanes of (row 0, kernel 0): fp32, or int32 for int8 */
 	int64_t steps;    /* planes of 8 channels */
-	int64_t a_plane;  /* floats from one plane of A to the next */
 	int64_t b_block;  /* floats from one 32-channel block of B to the next */
 	int64_t acc_row;  /* 4-byte lanes from one row of acc to the next */
 };
@@ -196,13 +199,13 @@ static inline __attribute__((always_inline)) void kern_body(const struct kargs *
 
 	kern_load(k, acc, mr, nr, ints);
 	/* whole 32-channel blocks: four planes each */
-	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, b += k->b_block) {
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, b += k->b_block) {
 #pragma GCC unroll 4
 		for (int s = 0; s < 4; s++)
-			kern_step(acc, a + s * k->a_plane, b + s * LANES, mr, nr);
+			kern_step(acc, a + s * A_PLANE, b + s * LANES, mr, nr);
 	}
 	for (int s = 0; g < k->steps; g++, s++)
-		kern_step(acc, a + s * k->a_plane, b + s * LANES, mr, nr);
+		kern_step(acc, a + s * A_PLANE, b + s * LANES, mr, nr);
 	kern_store(k, acc, mr, nr, ints);
 }
 
@@ -274,17 +277,17 @@ AVX_DIRECT void direct_body(const struct kargs *k, int mr, int nr, int i8)
 	int64_t g = 0;
 
 	kern_load(k, acc, mr, nr, i8);
-	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, w += k->w_block) {
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, w += k->w_block) {
 		/* a strip reads nr rows of every block: too sparse for the hardware prefetcher */
 #pragma GCC unroll 4
 		for (int j = 0; j < nr; j++)
 			__builtin_prefetch(w + PREFETCH_BLOCKS * k->w_block + j * plane * 4);
 #pragma GCC unroll 4
 		for (int s = 0; s < 4; s++)
-			direct_step(acc, a + s * k->a_plane, w + s * plane, mr, nr, i8);
+			direct_step(acc, a + s * A_PLANE, w + s * plane, mr, nr, i8);
 	}
 	for (int s = 0; g < k->steps; g++, s++)
-		direct_step(acc, a + s * k->a_plane, w + s * plane, mr, nr, i8);
+		direct_step(acc, a + s * A_PLANE, w + s * plane, mr, nr, i8);
 	kern_store(k, acc, mr, nr, i8);
 }
 
@@ -342,7 +345,7 @@ AVX512_INLINE __m512 bcast_plane(const float *p)
 AVX512_INLINE void k512_load(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
 			     int ints)
 {
-#pragma GCC unroll 6
+#pragma GCC unroll 8
 	for (int i = 0; i < mr; i++)
 #pragma GCC unroll 4
 		for (int p = 0; p < np; p++)
@@ -354,7 +357,7 @@ AVX512_INLINE void k512_load(const struct kargs *k, __m512 acc[MR512][NP512], in
 AVX512_INLINE void k512_store(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
 			      int ints)
 {
-#pragma GCC unroll 6
+#pragma GCC unroll 8
 	for (int i = 0; i < mr; i++)
 #pragma GCC unroll 4
 		for (int p = 0; p < np; p++) {
@@ -374,18 +377,18 @@ AVX512_INLINE void k512_store(const struct kargs *k, __m512 acc[MR512][NP512], i
 AVX512_INLINE void k512_step(__m512 acc[MR512][NP512], const float *ap, const float *bp, int mr,
 			     int np)
 {
-	__m512 bv[NP512];
+	__m512 av[MR512];
 
-#pragma GCC unroll 4
-	for (int p = 0; p < np; p++)
-		bv[p] = _mm512_loadu_ps(bp + p * 2 * K_BLOCK);
-#pragma GCC unroll 6
-	for (int i = 0; i < mr; i++) {
-		__m512 av = bcast_plane(ap + i * LANES);
+#pragma GCC unroll 8
+	for (int i = 0; i < mr; i++)
+		av[i] = bcast_plane(ap + i * LANES);
+#pragma GCC unroll 8
+	for (int p = 0; p < np; p++) {
+		__m512 bv = _mm512_loadu_ps(bp + p * 2 * K_BLOCK);
 
-#pragma GCC unroll 4
-		for (int p = 0; p < np; p++)
-			acc[i][p] = _mm512_fmadd_ps(av, bv[p], acc[i][p]);
+#pragma GCC unroll 8
+		for (int i = 0; i < mr; i++)
+			acc[i][p] = _mm512_fmadd_ps(av[i], bv, acc[i][p]);
 	}
 }
 
@@ -396,13 +399,13 @@ AVX512_INLINE void k512_body(const struct kargs *k, int mr, int np, int ints)
 	int64_t g = 0;
 
 	k512_load(k, acc, mr, np, ints);
-	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, b += k->b_block) {
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, b += k->b_block) {
 #pragma GCC unroll 4
 		for (int s = 0; s < 4; s++)
-			k512_step(acc, a + s * k->a_plane, b + s * 2 * LANES, mr, np);
+			k512_step(acc, a + s * A_PLANE, b + s * 2 * LANES, mr, np);
 	}
 	for (int s = 0; g < k->steps; g++, s++)
-		k512_step(acc, a + s * k->a_plane, b + s * 2 * LANES, mr, np);
+		k512_step(acc, a + s * A_PLANE, b + s * 2 * LANES, mr, np);
 	k512_store(k, acc, mr, np, ints);
 }
 
@@ -639,7 +642,7 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 	int64_t planes = div_up(kc, LANES), tail = kc % LANES;
 
 	for (int64_t p = 0; p < planes; p++) {
-		float *dst = a + p * ROWS * LANES;
+		float *dst = a + p * A_PLANE;
 		int64_t c = k0 + p * LANES;
 		const uint8_t *surf = g->a_surf[c / x->c2_in];
 		size_t off = (size_t)((c % x->c2_in) * x->bpe);
@@ -659,7 +662,7 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 	}
 	/* channels past DATAIN_CHANNEL in the last plane take no part */
 	for (int64_t i = 0; tail && i < rn; i++)
-		memset(a + (planes - 1) * ROWS * LANES + i * LANES + tail, 0,
+		memset(a + (planes - 1) * A_PLANE + i * LANES + tail, 0,
 		       (size_t)(LANES - tail) * sizeof(float));
 }
 
@@ -726,7 +729,6 @@ static void multiply(const struct ctx *x, const struct scratch *s, const float *
 	int64_t mr = direct ? o->dmr : o->mr, nr = direct ? o->dnr : o->nr;
 	struct kargs k = {
 	    .steps = div_up(kc, LANES),
-	    .a_plane = ROWS * LANES,
 	    .b_block = x->kg * K_BLOCK,
 	    .w_block = x->kg * K_BLOCK * x->bpe,
 	    .acc_row = KERNELS * LANES,
@@ -834,7 +836,7 @@ static void run_item(const struct ctx *x, struct scratch *s, int64_t item)
 		const float *a = s->a;
 
 		if (s->a_whole)
-			a += k0 / LANES * ROWS * LANES;
+			a += k0 / LANES * A_PLANE;
 		else
 			convert_a(x, s->a, r0, rn, k0, kc);
 		if (!direct_kernel(x, rn))
