@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1318,6 +1319,94 @@ static void test_partial_channels(void **state)
 	channels_case(8);
 }
 
+/* ---- kernel families: every one hw_gemm.c has, the same bits ---- */
+
+/* Kernels 0..kernels-1 of an N = 32 matmul (WEIGHT_KERNELS and the cube patched): an
+ * odd count leaves the AVX-512 kernel's last pair half used. */
+static void kernels_case(enum rb_dtype dtype, uint32_t m, uint32_t kernels)
+{
+	struct one o;
+	struct rb_sim_core_result res;
+
+	one_setup(&o, dtype, m, 96, 32, false);
+	patch(o.words, 0, o.count, RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, kernels);
+	patch(o.words, 0, o.count, RB_FIELD_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, kernels - 1);
+	patch(o.words, 0, o.count, RB_FIELD_DPU_DATA_CUBE_CHANNEL_CHANNEL, kernels - 1);
+	res = one_run(&o);
+	expect_done(&res, 1);
+	for (uint32_t row = 0; row < m; row++)
+		for (uint32_t n = 0; n < kernels; n++)
+			if (c_at(&o.mm, o.mm.hc, row, n) != want_bits(&o.mm, row, n))
+				fail_msg("%u kernels: C[%u][%u] = 0x%x, want 0x%x", kernels, row, n,
+					 c_at(&o.mm, o.mm.hc, row, n), want_bits(&o.mm, row, n));
+	one_release(&o);
+}
+
+/* The shapes that reach each tail: rows of a tile (M = 1..3 take the direct kernels),
+ * of an item (96 rows), kernels of a tile and of an item (64), channels of a pass
+ * (256) and of a plane (DATAIN_CHANNEL 60), an odd kernel count; fp16 in with fp32 and
+ * fp16 out, int8 in with int32 out. Each against the documented order, bit for bit. */
+static void family_case(const char *name)
+{
+	static const uint32_t f16[][3] = {{1, 64, 32},  {2, 96, 48},  {3, 544, 80}, {4, 64, 16},
+					  {7, 288, 48}, {13, 96, 32}, {97, 320, 80}};
+	static const uint32_t i8[][3] = {{1, 64, 32}, {3, 544, 64}, {7, 96, 32}, {97, 320, 96}};
+	int err = rb_sim_gemm_force_impl(name);
+
+	if (err == -ENOTSUP) {
+		print_message("# %s kernels: not on this CPU or build\n", name);
+		skip();
+	}
+	assert_int_equal(err, 0);
+	assert_string_equal(rb_sim_gemm_impl(), name);
+	for (size_t i = 0; i < sizeof(f16) / sizeof(f16[0]); i++)
+		run_shape(RB_DTYPE_FP16, RB_PREC_FP32, f16[i][0], f16[i][1], f16[i][2]);
+	for (size_t i = 0; i < sizeof(i8) / sizeof(i8[0]); i++)
+		run_shape(RB_DTYPE_INT8, RB_PREC_INT32, i8[i][0], i8[i][1], i8[i][2]);
+	run_shape(RB_DTYPE_FP16, RB_PREC_FP16, 5, 96, 48);
+	run_shape(RB_DTYPE_FP16, RB_PREC_FP16, 1, 64, 16);
+	channels_case(1);
+	channels_case(8);
+	kernels_case(RB_DTYPE_FP16, 1, 29);
+	kernels_case(RB_DTYPE_FP16, 7, 29);
+	kernels_case(RB_DTYPE_INT8, 7, 31);
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
+}
+
+static void test_family_portable(void **state)
+{
+	(void)state;
+	family_case("portable");
+}
+
+static void test_family_avx2(void **state)
+{
+	(void)state;
+	family_case("avx2");
+}
+
+static void test_family_avx512(void **state)
+{
+	(void)state;
+	family_case("avx512");
+}
+
+static void test_family_names(void **state)
+{
+	(void)state;
+	assert_int_equal(rb_sim_gemm_force_impl("no-such-kernels"), -EINVAL);
+	assert_int_equal(rb_sim_gemm_force_impl("portable"), 0);
+	assert_string_equal(rb_sim_gemm_impl(), "portable");
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
+#if defined(__x86_64__)
+	/* the CPUs this runs on have AVX2 at least: the automatic choice is not portable */
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		assert_string_not_equal(rb_sim_gemm_impl(), "portable");
+	if (__builtin_cpu_supports("avx512f"))
+		assert_string_equal(rb_sim_gemm_impl(), "avx512");
+#endif
+}
+
 /* ---- MMIO ---- */
 
 static void test_mmio(void **state)
@@ -1408,6 +1497,10 @@ int main(void)
 	    cmocka_unit_test(test_chain_splits),
 	    cmocka_unit_test(test_register_persistence),
 	    cmocka_unit_test(test_threads_bit_exact),
+	    cmocka_unit_test(test_family_portable),
+	    cmocka_unit_test(test_family_avx2),
+	    cmocka_unit_test(test_family_avx512),
+	    cmocka_unit_test(test_family_names),
 	    cmocka_unit_test(test_fault_banks),
 	    cmocka_unit_test(test_fault_feature_too_big),
 	    cmocka_unit_test(test_weights_streaming),
