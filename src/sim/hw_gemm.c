@@ -96,6 +96,9 @@ struct kargs {
 
 typedef void (*kern_fn)(const struct kargs *k, int mr, int nr, int ints);
 
+/* The sums of n output elements from their lanes (fp32, or int32 if ints), as bits. */
+typedef void (*reduce_fn)(uint32_t *dst, const float *lanes, int64_t n, int ints);
+
 /* Blocks [0, blocks) of one kernel group of the weights to fp32 in the pairs layout. */
 typedef void (*pairs_fn)(float *dst, const uint8_t *src, int64_t kg, int64_t blocks);
 
@@ -112,7 +115,10 @@ struct kern_ops {
 	/* fn reads B's tile in the pairs layout made by these (NULL: the weights' own
 	 * order of blocks) */
 	pairs_fn pairs_f16, pairs_i8;
+	reduce_fn reduce;
 };
+
+static void reduce_portable(uint32_t *dst, const float *lanes, int64_t n, int ints);
 
 /* ---- micro-kernels -------------------------------------------------------------- */
 
@@ -461,6 +467,39 @@ __attribute__((target(AVX512_TARGET))) static void b_pairs_i8(float *dst, const 
 			_mm512_storeu_ps(dst, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)));
 		}
 }
+
+/* The tree of the top for two elements per register, in three additions: each lane
+ * plus the one 4 away (the other 128-bit half: l0 + l4, l1 + l5, ...), plus the one 2
+ * away, plus its neighbour. Lane 0 of each half ends with the sum (a + b == b + a). */
+__attribute__((target(AVX512_TARGET))) static void reduce_avx512(uint32_t *dst, const float *lanes,
+								 int64_t n, int ints)
+{
+	int64_t t = 0;
+
+	for (; t + 2 <= n; t += 2) {
+		__m512 z = _mm512_loadu_ps(lanes + t * LANES);
+		__m512i q = _mm512_castps_si512(z);
+		uint32_t out[2 * LANES];
+
+		if (ints) {
+			q = _mm512_add_epi32(q,
+					     _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
+			q = _mm512_add_epi32(
+			    q, _mm512_shuffle_epi32(q, (_MM_PERM_ENUM)_MM_SHUFFLE(1, 0, 3, 2)));
+			q = _mm512_add_epi32(
+			    q, _mm512_shuffle_epi32(q, (_MM_PERM_ENUM)_MM_SHUFFLE(2, 3, 0, 1)));
+		} else {
+			z = _mm512_add_ps(z, _mm512_shuffle_f32x4(z, z, _MM_SHUFFLE(2, 3, 0, 1)));
+			z = _mm512_add_ps(z, _mm512_permute_ps(z, _MM_SHUFFLE(1, 0, 3, 2)));
+			z = _mm512_add_ps(z, _mm512_permute_ps(z, _MM_SHUFFLE(2, 3, 0, 1)));
+			q = _mm512_castps_si512(z);
+		}
+		_mm512_storeu_si512(out, q);
+		dst[t] = out[0];
+		dst[t + 1] = out[LANES];
+	}
+	reduce_portable(dst + t, lanes + t * LANES, n - t, ints);
+}
 #endif
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -561,7 +600,8 @@ static struct kern_ops pick_kernel(void)
 			     .fn = kern_portable,
 			     .mr = 2,
 			     .nr = 2,
-			     .i8_to_f32 = i8_portable};
+			     .i8_to_f32 = i8_portable,
+			     .reduce = reduce_portable};
 
 #if defined(SIM_X86)
 	if (impl >= SIM_AVX2)
@@ -573,7 +613,8 @@ static struct kern_ops pick_kernel(void)
 				      .direct_f16 = kern_direct_f16,
 				      .direct_i8 = kern_direct_i8,
 				      .dmr = 3,
-				      .dnr = 4};
+				      .dnr = 4,
+				      .reduce = reduce_portable};
 	if (impl == SIM_AVX512) {
 		o.name = impl_names[SIM_AVX512];
 		o.fn = kern_avx512;
@@ -581,6 +622,7 @@ static struct kern_ops pick_kernel(void)
 		o.nr = 2 * NP512;
 		o.pairs_f16 = b_pairs_f16;
 		o.pairs_i8 = b_pairs_i8;
+		o.reduce = reduce_avx512;
 	}
 #elif defined(__aarch64__)
 	o.nr = 4;
@@ -760,29 +802,37 @@ static int32_t reduce_i32(const int32_t *l)
 	return (int32_t)(((u[0] + u[4]) + (u[2] + u[6])) + ((u[1] + u[5]) + (u[3] + u[7])));
 }
 
-/* cnt channels of one pixel: one atom of the output (§b.4). */
-static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const void *lanes, int64_t cnt)
+static void reduce_portable(uint32_t *dst, const float *lanes, int64_t n, int ints)
 {
-	for (int64_t t = 0; t < cnt; t++) {
-		const float *fl = (const float *)lanes + t * LANES;
+	for (int64_t t = 0; t < n; t++) {
+		const float *l = lanes + t * LANES;
 		float v;
-		uint16_t h;
 		int32_t i;
 
-		switch (g->out_prec) {
-		case RB_PREC_FP16:
-			h = rb_fp16_from_f32(reduce_f32(fl));
-			memcpy(dst + t * 2, &h, 2);
-			break;
-		case RB_PREC_INT32:
-			i = reduce_i32((const int32_t *)lanes + t * LANES);
-			memcpy(dst + t * 4, &i, 4);
-			break;
-		default:
-			v = reduce_f32(fl);
-			memcpy(dst + t * 4, &v, 4);
-			break;
+		if (ints) {
+			i = reduce_i32((const int32_t *)(const void *)l);
+			memcpy(&dst[t], &i, 4);
+		} else {
+			v = reduce_f32(l);
+			memcpy(&dst[t], &v, 4);
 		}
+	}
+}
+
+/* cnt channels of one pixel, their sums' bits in sums: one atom of the output (§b.4). */
+static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const uint32_t *sums, int64_t cnt)
+{
+	float v;
+	uint16_t h;
+
+	if (g->out_prec != RB_PREC_FP16) {
+		memcpy(dst, sums, (size_t)cnt * 4);
+		return;
+	}
+	for (int64_t t = 0; t < cnt; t++) {
+		memcpy(&v, &sums[t], 4);
+		h = rb_fp16_from_f32(v);
+		memcpy(dst + t * 2, &h, 2);
 	}
 }
 
@@ -795,6 +845,7 @@ static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, 
 	int64_t c2 = g->c2_out, atoms = div_up(nn, c2);
 	uint8_t *surf[KERNELS];
 	unsigned sub[KERNELS];
+	uint32_t sums[KERNELS];
 
 	/* each atom of channels: its surface and sub-surface, the same for every pixel */
 	for (int64_t t = 0; t < atoms; t++) {
@@ -808,13 +859,11 @@ static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, 
 		unsigned e = g->size_e[h == 0 ? 0 : h == g->height - 1 ? 2 : 1];
 		size_t off = (size_t)((h * (g->width + g->notch) + w) * ATOM);
 
-		for (int64_t t = 0; t < atoms; t++) {
-			if (!surf[t] || sub[t] > e)
-				continue;
-			store_atom(g, surf[t] + off,
-				   (const float *)s->acc + (i * KERNELS + t * c2) * LANES,
-				   min64(c2, nn - t * c2));
-		}
+		x->ops.reduce(sums, (const float *)s->acc + i * KERNELS * LANES, nn,
+			      g->out_prec == RB_PREC_INT32);
+		for (int64_t t = 0; t < atoms; t++)
+			if (surf[t] && sub[t] <= e)
+				store_atom(g, surf[t] + off, sums + t * c2, min64(c2, nn - t * c2));
 	}
 }
 
