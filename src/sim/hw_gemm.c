@@ -644,6 +644,12 @@ struct ctx {
 	int64_t pixels, kernel_items, items;
 	int64_t kg, bpe, c2_in;
 	bool dense; /* a surface's pixels are 16 bytes apart */
+	/* The weights' tiles for every kernel panel and pass, converted (see plan_wcache):
+	 * read from (wcache_use) or, by the items of the first row panel, written to
+	 * (wcache_fill); NULL if neither. */
+	float *wcache;
+	bool wcache_use, wcache_fill;
+	int64_t passes;
 	atomic_llong next, done;
 };
 
@@ -762,9 +768,9 @@ static const uint8_t *weights_at(const struct ctx *x, int64_t n, int64_t k0)
 	       (k0 / K_BLOCK * x->kg + n % x->kg) * K_BLOCK * x->bpe;
 }
 
-/* a: the pass's first plane of A. */
-static void multiply(const struct ctx *x, const struct scratch *s, const float *a, int64_t rn,
-		     int64_t n0, int64_t nn, int64_t k0, int64_t kc)
+/* a, b: the pass's first plane of A, its tile of B (NULL for the direct kernels). */
+static void multiply(const struct ctx *x, const struct scratch *s, const float *a, const float *b,
+		     int64_t rn, int64_t n0, int64_t nn, int64_t k0, int64_t kc)
 {
 	const struct kern_ops *o = &x->ops;
 	kern_fn direct = direct_kernel(x, rn), fn = direct ? direct : o->fn;
@@ -778,7 +784,7 @@ static void multiply(const struct ctx *x, const struct scratch *s, const float *
 
 	/* j is a multiple of nr, even: the pairs layout's kernel j is at the same place */
 	for (int64_t j = 0; j < nn; j += nr) {
-		k.b = s->b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK;
+		k.b = b ? b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK : NULL;
 		k.w = weights_at(x, n0 + j, k0);
 		for (int64_t i = 0; i < rn; i += mr) {
 			k.a = a + i * LANES;
@@ -867,6 +873,29 @@ static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, 
 	}
 }
 
+/* The pass's tile of B for the item at rows r0, kernels n0: from the cache of the
+ * weights, converted into it, or converted into the scratch; NULL for the direct
+ * kernels, which read the weights. */
+static const float *b_tile(const struct ctx *x, struct scratch *s, int64_t r0, int64_t rn,
+			   int64_t n0, int64_t k0, int64_t kc)
+{
+	int64_t nn = min64(KERNELS, x->g->kernels - n0);
+	float *cached = NULL;
+
+	if (direct_kernel(x, rn))
+		return NULL;
+	if (x->wcache)
+		cached = x->wcache + (n0 / KERNELS * x->passes + k0 / KC) * KC * KERNELS;
+	if (x->wcache_use)
+		return cached;
+	if (x->wcache_fill && r0 == 0) {
+		convert_b(x, cached, n0, nn, k0, kc);
+		return cached;
+	}
+	convert_b(x, s->b, n0, nn, k0, kc);
+	return s->b;
+}
+
 /* Items are handed out kernel panel by kernel panel: a thread's next item often has
  * the same rows, whose A it then converts once for every channel, if that fits. */
 static void run_item(const struct ctx *x, struct scratch *s, int64_t item)
@@ -888,9 +917,9 @@ static void run_item(const struct ctx *x, struct scratch *s, int64_t item)
 			a += k0 / LANES * A_PLANE;
 		else
 			convert_a(x, s->a, r0, rn, k0, kc);
-		if (!direct_kernel(x, rn))
-			convert_b(x, s->b, n0, nn, k0, kc);
-		multiply(x, s, a, rn, n0, nn, k0, kc);
+		const float *b = b_tile(x, s, r0, rn, n0, k0, kc);
+
+		multiply(x, s, a, b, rn, n0, nn, k0, kc);
 	}
 	write_out(x, s, r0, rn, n0, nn);
 }
@@ -951,6 +980,65 @@ static int thread_count(const struct ctx *x)
 
 /* Threads 1..n-1 are started, this one is thread 0. One that cannot be started leaves
  * its items to the others: slower, the same result. */
+/* WEIGHT_REUSE (§c): the task computes with what the CBUF holds, the weights the last
+ * task on the core loaded. Their tiles as that task converted them are kept: a task
+ * that claims reuse of the same weights (the same host pointer, shape and kernel
+ * family) takes them as they are. Any other task empties the cache, and refills it
+ * when its weights are resident (they fit the banks, so the next task may reuse them)
+ * and its first row panel runs the tile kernels. The first row panel's items write
+ * each tile once: no two threads write the same tile. */
+static void plan_wcache(struct ctx *x)
+{
+	const struct rb_sim_gemm *g = x->g;
+	struct rb_sim_wcache *c = g->wcache;
+	size_t need = (size_t)(x->kernel_items * x->passes) * KC * KERNELS;
+
+	if (!c)
+		return;
+	if (g->weight_reuse && c->valid && c->b == g->b && c->channels == g->channels &&
+	    c->kernels == g->kernels && c->int8 == g->int8 && c->impl == x->ops.name) {
+		x->wcache = c->f;
+		x->wcache_use = true;
+		return;
+	}
+	c->valid = false;
+	if (!g->weights_resident || direct_kernel(x, min64(ROWS, x->pixels)))
+		return;
+	if (need > c->cap) {
+		float *f = alloc_floats(need);
+
+		if (!f)
+			return; /* the scratch converts them, as without a cache */
+		free(c->f);
+		c->f = f;
+		c->cap = need;
+	}
+	x->wcache = c->f;
+	x->wcache_fill = true;
+}
+
+/* After the task: a cache it filled is the CBUF's weights for the next one. */
+static void keep_wcache(const struct ctx *x)
+{
+	const struct rb_sim_gemm *g = x->g;
+	struct rb_sim_wcache *c = g->wcache;
+
+	if (!x->wcache_fill || atomic_load(&x->done) != x->items)
+		return;
+	c->valid = true;
+	c->b = g->b;
+	c->channels = g->channels;
+	c->kernels = g->kernels;
+	c->int8 = g->int8;
+	c->impl = x->ops.name;
+}
+
+void rb_sim_wcache_free(struct rb_sim_wcache *c)
+{
+	free(c->f);
+	memset(c, 0, sizeof(*c));
+}
+
 int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 {
 	struct ctx x = {.g = g, .ops = pick_kernel()};
@@ -965,6 +1053,8 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	x.bpe = g->int8 ? 1 : 2;
 	x.c2_in = ATOM / x.bpe;
 	x.dense = g->a_line == ATOM * g->width;
+	x.passes = div_up(g->channels, KC);
+	plan_wcache(&x);
 	atomic_init(&x.next, 0);
 	atomic_init(&x.done, 0);
 	n = thread_count(&x);
@@ -978,5 +1068,6 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 			pthread_join(tid[i], NULL);
 	free(tid);
 	free(started);
+	keep_wcache(&x);
 	return atomic_load(&x.done) == x.items ? 0 : -ENOMEM;
 }

@@ -343,8 +343,10 @@ void rb_sim_npu_free(struct rb_sim_npu *npu)
 {
 	if (!npu)
 		return;
-	for (int i = 0; i < RB_SIM_MAX_CORES; i++)
+	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
 		free(npu->ran[i].v);
+		rb_sim_wcache_free(&npu->wcache[i]);
+	}
 	free(npu);
 }
 

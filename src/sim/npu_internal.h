@@ -78,6 +78,22 @@ struct rb_sim_tasks {
 	size_t n, cap;
 };
 
+/* hw_gemm.c's copy of the weights a core's last task loaded, converted: what a task
+ * with WEIGHT_REUSE finds in the CBUF (§c). Owned by the NPU, one per core; hw_gemm.c
+ * fills, keys and empties it. */
+struct rb_sim_wcache {
+	float *f;
+	size_t cap; /* floats */
+	bool valid;
+	/* the key: whose weights, which shape, converted for which kernel family */
+	const uint8_t *b;
+	int64_t channels, kernels;
+	bool int8;
+	const char *impl;
+};
+
+void rb_sim_wcache_free(struct rb_sim_wcache *c);
+
 struct rb_sim_npu {
 	int cores;
 	int threads;        /* resolved: >= 1 */
@@ -87,6 +103,7 @@ struct rb_sim_npu {
 	struct rb_soc_profile soc;
 	struct rb_sim_core core[RB_SIM_MAX_CORES];
 	struct rb_sim_tasks ran[RB_SIM_MAX_CORES];
+	struct rb_sim_wcache wcache[RB_SIM_MAX_CORES];
 };
 
 /* Why a task stopped: status HANG or IOMMU_FAULT and a reason that names the register
@@ -165,6 +182,10 @@ struct rb_sim_gemm {
 	unsigned kb, c2_out;
 	unsigned size_e[3]; /* first, middle, last line */
 	int threads;
+	/* The core's weight cache (or NULL); weight_reuse: the task claims WEIGHT_REUSE
+	 * (checked against the CBUF's state); weights_resident: they fit the banks. */
+	struct rb_sim_wcache *wcache;
+	bool weight_reuse, weights_resident;
 };
 
 int rb_sim_gemm_run(const struct rb_sim_gemm *g);
