@@ -1252,6 +1252,57 @@ static void test_weight_reuse_across_kicks(void **state)
 }
 
 /* TASK_DMA_BASE_ADDR is added to every data address, not to the regcmd's (§a.2). */
+/* The weights hw_gemm.c keeps converted for WEIGHT_REUSE: a task without the bit
+ * reads the weights again, even at the same address of the same shape; a reuse under
+ * another kernel family (another tile layout) converts them again. */
+static void test_weight_cache(void **state)
+{
+	static const char *const fam[] = {"portable", "avx2", "avx512"};
+	struct rig *r = rig_new();
+	struct rb_npu_task t[2];
+	struct rb_sim_core_result res;
+	struct mm mm;
+
+	(void)state;
+	mm_init(&mm, RB_DTYPE_FP16, 16, 288, 48, false);
+	mm_place(r, &mm, 0x01000000, 0x02000000, 0x03000000);
+	two_row_tasks(&mm, t);
+	t[0].m = t[1].m = 8; /* more rows than the direct kernels take */
+	t[1].a_addr = t[0].a_addr + 8 * 16;
+	t[1].c_addr = t[0].c_addr + 8 * 16;
+	t[1].weight_reuse = true;
+	for (int round = 0; round < 2; round++) {
+		if (round) { /* new numbers in the same buffers */
+			mm_fill(&mm, false);
+			pack_a(&mm, mm.ha);
+			pack_b(&mm, mm.hb);
+		}
+		memset(mm.hc, SENTINEL, c_bytes(&mm));
+		res = run_chain(r, t, 2);
+		expect_done(&res, 2);
+		expect_c(&mm, mm.hc);
+		drop_program(r);
+	}
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 3; j++) {
+			if (rb_sim_gemm_force_impl(fam[i]) || rb_sim_gemm_force_impl(fam[j]))
+				continue; /* a family this CPU lacks */
+			memset(mm.hc, SENTINEL, c_bytes(&mm));
+			assert_int_equal(rb_sim_gemm_force_impl(fam[i]), 0);
+			res = run_chain(r, &t[0], 1);
+			expect_done(&res, 1);
+			drop_program(r);
+			assert_int_equal(rb_sim_gemm_force_impl(fam[j]), 0);
+			res = run_chain(r, &t[1], 1);
+			expect_done(&res, 1);
+			drop_program(r);
+			expect_c(&mm, mm.hc);
+		}
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
+	mm_release(&mm);
+	rig_free(r);
+}
+
 static void test_dma_base(void **state)
 {
 	struct rig *r = rig_new();
@@ -1515,6 +1566,7 @@ int main(void)
 	    cmocka_unit_test(test_weight_reuse),
 	    cmocka_unit_test(test_weight_reuse_stale),
 	    cmocka_unit_test(test_weight_reuse_across_kicks),
+	    cmocka_unit_test(test_weight_cache),
 	    cmocka_unit_test(test_dma_base),
 	    cmocka_unit_test(test_partial_channels),
 	    cmocka_unit_test(test_mmio),
