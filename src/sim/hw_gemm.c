@@ -651,11 +651,14 @@ struct ctx {
 	bool wcache_use, wcache_fill;
 	int64_t passes;
 	atomic_llong next, done;
+	atomic_int workers; /* started: each takes the next index */
 };
 
-struct scratch {
+/* A worker's buffers; kept in the core's rb_sim_gemm_mem from task to task. */
+struct rb_sim_scratch {
 	float *a, *b;
 	void *acc;
+	size_t a_cap;   /* floats */
 	bool a_whole;   /* a holds every channel of a row panel, not one pass */
 	int64_t a_rows; /* the first row of the panel a holds, or -1 */
 };
@@ -769,8 +772,8 @@ static const uint8_t *weights_at(const struct ctx *x, int64_t n, int64_t k0)
 }
 
 /* a, b: the pass's first plane of A, its tile of B (NULL for the direct kernels). */
-static void multiply(const struct ctx *x, const struct scratch *s, const float *a, const float *b,
-		     int64_t rn, int64_t n0, int64_t nn, int64_t k0, int64_t kc)
+static void multiply(const struct ctx *x, const struct rb_sim_scratch *s, const float *a,
+		     const float *b, int64_t rn, int64_t n0, int64_t nn, int64_t k0, int64_t kc)
 {
 	const struct kern_ops *o = &x->ops;
 	kern_fn direct = direct_kernel(x, rn), fn = direct ? direct : o->fn;
@@ -844,7 +847,7 @@ static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const uint32_t
 
 /* The DPU's write (§b.4): SIZE_E of the pixel's line (first, middle, last) says which
  * sub-surfaces of each KB-channel group are written. */
-static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, int64_t rn,
+static void write_out(const struct ctx *x, const struct rb_sim_scratch *s, int64_t r0, int64_t rn,
 		      int64_t n0, int64_t nn)
 {
 	const struct rb_sim_gemm *g = x->g;
@@ -876,7 +879,7 @@ static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, 
 /* The pass's tile of B for the item at rows r0, kernels n0: from the cache of the
  * weights, converted into it, or converted into the scratch; NULL for the direct
  * kernels, which read the weights. */
-static const float *b_tile(const struct ctx *x, struct scratch *s, int64_t r0, int64_t rn,
+static const float *b_tile(const struct ctx *x, struct rb_sim_scratch *s, int64_t r0, int64_t rn,
 			   int64_t n0, int64_t k0, int64_t kc)
 {
 	int64_t nn = min64(KERNELS, x->g->kernels - n0);
@@ -898,7 +901,7 @@ static const float *b_tile(const struct ctx *x, struct scratch *s, int64_t r0, i
 
 /* Items are handed out kernel panel by kernel panel: a thread's next item often has
  * the same rows, whose A it then converts once for every channel, if that fits. */
-static void run_item(const struct ctx *x, struct scratch *s, int64_t item)
+static void run_item(const struct ctx *x, struct rb_sim_scratch *s, int64_t item)
 {
 	const struct rb_sim_gemm *g = x->g;
 	int64_t r0 = item / x->kernel_items * ROWS, n0 = item % x->kernel_items * KERNELS;
@@ -929,41 +932,87 @@ static void *alloc_floats(size_t n)
 	return aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
 }
 
-/* A row panel of A for every channel, when it takes at most A_WHOLE_BYTES (K <= 5461);
- * else one pass of it. */
-static int scratch_alloc(const struct ctx *x, struct scratch *s)
+/* A row panel of A for every channel, when several kernel panels may use it and it
+ * takes at most A_WHOLE_BYTES (K <= 5461); else one pass of it, which stays in cache. A
+ * scratch kept from an earlier task is reused if big enough. */
+static int scratch_alloc(const struct ctx *x, struct rb_sim_scratch *s)
 {
 	size_t whole = (size_t)div_up(x->g->channels, LANES) * LANES * ROWS;
+	size_t a = x->kernel_items > 1 && whole * sizeof(float) <= A_WHOLE_BYTES
+		       ? whole
+		       : (size_t)KC * ROWS;
 
-	s->a_whole = whole * sizeof(float) <= A_WHOLE_BYTES;
+	s->a_whole = a == whole;
 	s->a_rows = -1;
-	s->a = alloc_floats(s->a_whole ? whole : (size_t)KC * ROWS);
-	s->b = alloc_floats((size_t)KC * KERNELS);
-	s->acc = alloc_floats((size_t)ROWS * KERNELS * LANES);
+	if (s->a && s->a_cap < a) {
+		free(s->a);
+		s->a = NULL;
+	}
+	if (!s->a) {
+		s->a = alloc_floats(a);
+		s->a_cap = s->a ? a : 0;
+	}
+	if (!s->b)
+		s->b = alloc_floats((size_t)KC * KERNELS);
+	if (!s->acc)
+		s->acc = alloc_floats((size_t)ROWS * KERNELS * LANES);
 	return s->a && s->b && s->acc ? 0 : -ENOMEM;
 }
 
-static void scratch_free(struct scratch *s)
+static void scratch_free(struct rb_sim_scratch *s)
 {
+	if (!s)
+		return;
 	free(s->a);
 	free(s->b);
 	free(s->acc);
 }
 
+/* Worker i's scratch: the core's i-th, made on first use, or (no room to keep it) a
+ * fresh one the worker frees. */
+static struct rb_sim_scratch *scratch_of(struct ctx *x, int i, struct rb_sim_scratch *own)
+{
+	struct rb_sim_gemm_mem *m = x->g->mem;
+
+	if (!m || i >= m->scratch_n)
+		return own;
+	if (!m->scratch[i])
+		m->scratch[i] = calloc(1, sizeof(*m->scratch[i]));
+	return m->scratch[i] ? m->scratch[i] : own;
+}
+
 static void *worker(void *arg)
 {
 	struct ctx *x = arg;
-	struct scratch s;
+	struct rb_sim_scratch own = {0}, *s = scratch_of(x, atomic_fetch_add(&x->workers, 1), &own);
 	long long item;
 
-	if (scratch_alloc(x, &s) == 0) {
+	if (scratch_alloc(x, s) == 0) {
 		while ((item = atomic_fetch_add(&x->next, 1)) < x->items) {
-			run_item(x, &s, item);
+			run_item(x, s, item);
 			atomic_fetch_add(&x->done, 1);
 		}
 	}
-	scratch_free(&s);
+	if (s == &own)
+		scratch_free(&own);
 	return NULL;
+}
+
+/* Room for n workers' scratch in the core's memory (as many as fit if it cannot grow). */
+static void scratch_pool(const struct ctx *x, int n)
+{
+	struct rb_sim_gemm_mem *m = x->g->mem;
+	struct rb_sim_scratch **v;
+
+	if (!m || n <= m->scratch_n)
+		return;
+	v = realloc(m->scratch, (size_t)n * sizeof(*v));
+	if (!v)
+		return;
+	for (int i = m->scratch_n; i < n; i++)
+		v[i] = NULL;
+	m->scratch = v;
+	m->scratch_n = n;
 }
 
 static int thread_count(const struct ctx *x)
@@ -990,7 +1039,7 @@ static int thread_count(const struct ctx *x)
 static void plan_wcache(struct ctx *x)
 {
 	const struct rb_sim_gemm *g = x->g;
-	struct rb_sim_wcache *c = g->wcache;
+	struct rb_sim_gemm_mem *c = g->mem;
 	size_t need = (size_t)(x->kernel_items * x->passes) * KC * KERNELS;
 
 	if (!c)
@@ -1021,7 +1070,7 @@ static void plan_wcache(struct ctx *x)
 static void keep_wcache(const struct ctx *x)
 {
 	const struct rb_sim_gemm *g = x->g;
-	struct rb_sim_wcache *c = g->wcache;
+	struct rb_sim_gemm_mem *c = g->mem;
 
 	if (!x->wcache_fill || atomic_load(&x->done) != x->items)
 		return;
@@ -1033,10 +1082,15 @@ static void keep_wcache(const struct ctx *x)
 	c->impl = x->ops.name;
 }
 
-void rb_sim_wcache_free(struct rb_sim_wcache *c)
+void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m)
 {
-	free(c->f);
-	memset(c, 0, sizeof(*c));
+	free(m->f);
+	for (int i = 0; i < m->scratch_n; i++) {
+		scratch_free(m->scratch[i]);
+		free(m->scratch[i]);
+	}
+	free(m->scratch);
+	memset(m, 0, sizeof(*m));
 }
 
 int rb_sim_gemm_run(const struct rb_sim_gemm *g)
@@ -1057,7 +1111,9 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	plan_wcache(&x);
 	atomic_init(&x.next, 0);
 	atomic_init(&x.done, 0);
+	atomic_init(&x.workers, 0);
 	n = thread_count(&x);
+	scratch_pool(&x, n);
 	tid = calloc((size_t)n, sizeof(*tid));
 	started = calloc((size_t)n, sizeof(*started));
 	for (int i = 1; tid && started && i < n; i++)

@@ -345,7 +345,7 @@ void rb_sim_npu_free(struct rb_sim_npu *npu)
 		return;
 	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
 		free(npu->ran[i].v);
-		rb_sim_wcache_free(&npu->wcache[i]);
+		rb_sim_gemm_mem_free(&npu->gemm_mem[i]);
 	}
 	free(npu);
 }

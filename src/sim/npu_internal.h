@@ -78,10 +78,13 @@ struct rb_sim_tasks {
 	size_t n, cap;
 };
 
-/* hw_gemm.c's copy of the weights a core's last task loaded, converted: what a task
- * with WEIGHT_REUSE finds in the CBUF (§c). Owned by the NPU, one per core; hw_gemm.c
- * fills, keys and empties it. */
-struct rb_sim_wcache {
+struct rb_sim_scratch; /* hw_gemm.c's */
+
+/* What hw_gemm.c keeps of a core from task to task; owned by the NPU, one per core.
+ * f: the weights the core's last task loaded, converted: what a task with WEIGHT_REUSE
+ * finds in the CBUF (§c); hw_gemm.c fills, keys and empties it. scratch: its workers'
+ * buffers, kept rather than allocated (and faulted in) for every task. */
+struct rb_sim_gemm_mem {
 	float *f;
 	size_t cap; /* floats */
 	bool valid;
@@ -90,9 +93,11 @@ struct rb_sim_wcache {
 	int64_t channels, kernels;
 	bool int8;
 	const char *impl;
+	struct rb_sim_scratch **scratch;
+	int scratch_n;
 };
 
-void rb_sim_wcache_free(struct rb_sim_wcache *c);
+void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m);
 
 struct rb_sim_npu {
 	int cores;
@@ -103,7 +108,7 @@ struct rb_sim_npu {
 	struct rb_soc_profile soc;
 	struct rb_sim_core core[RB_SIM_MAX_CORES];
 	struct rb_sim_tasks ran[RB_SIM_MAX_CORES];
-	struct rb_sim_wcache wcache[RB_SIM_MAX_CORES];
+	struct rb_sim_gemm_mem gemm_mem[RB_SIM_MAX_CORES];
 };
 
 /* Why a task stopped: status HANG or IOMMU_FAULT and a reason that names the register
@@ -182,9 +187,9 @@ struct rb_sim_gemm {
 	unsigned kb, c2_out;
 	unsigned size_e[3]; /* first, middle, last line */
 	int threads;
-	/* The core's weight cache (or NULL); weight_reuse: the task claims WEIGHT_REUSE
-	 * (checked against the CBUF's state); weights_resident: they fit the banks. */
-	struct rb_sim_wcache *wcache;
+	/* The core's memory (or NULL); weight_reuse: the task claims WEIGHT_REUSE (checked
+	 * against the CBUF's state); weights_resident: they fit the banks. */
+	struct rb_sim_gemm_mem *mem;
 	bool weight_reuse, weights_resident;
 };
 
