@@ -106,7 +106,9 @@ struct kern_ops {
 	const char *name;
 	kern_fn fn;
 	int mr, nr; /* nr divides every kernel group (16, 32) */
+	/* int8 and fp16 (exact) -> fp32, n a multiple of 8 */
 	void (*i8_to_f32)(float *dst, const uint8_t *src, size_t n);
+	void (*f16_to_f32)(float *dst, const uint8_t *src, size_t n);
 	/* Kernels that convert B from the weights in registers, for items of at most dmr
 	 * rows, where a converted tile of B would be used once; NULL if none. They take
 	 * dmr × dnr tiles. */
@@ -535,6 +537,21 @@ __attribute__((target("avx2"))) static void i8_avx2(float *dst, const uint8_t *s
 }
 #endif
 
+static void f16_portable(float *dst, const uint8_t *src, size_t n)
+{
+	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
+}
+
+#if defined(SIM_X86)
+/* The families that have F16C: no probe per call (convert_a calls this per plane). */
+__attribute__((target("avx,f16c"))) static void f16_f16c(float *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i += LANES)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+					      (const __m128i *)(const void *)(src + i * 2))));
+}
+#endif
+
 #if defined(SIM_X86)
 /* CPUID leaf 1, ECX: clang 14's __builtin_cpu_supports does not know "f16c". Asked
  * once per process: CPUID traps to the hypervisor in a VM (about 7 µs), and every
@@ -601,6 +618,7 @@ static struct kern_ops pick_kernel(void)
 			     .mr = 2,
 			     .nr = 2,
 			     .i8_to_f32 = i8_portable,
+			     .f16_to_f32 = f16_portable,
 			     .reduce = reduce_portable};
 
 #if defined(SIM_X86)
@@ -610,6 +628,7 @@ static struct kern_ops pick_kernel(void)
 				      .mr = 3,
 				      .nr = 4,
 				      .i8_to_f32 = i8_avx2,
+				      .f16_to_f32 = f16_f16c,
 				      .direct_f16 = kern_direct_f16,
 				      .direct_i8 = kern_direct_i8,
 				      .dmr = 3,
@@ -673,11 +692,6 @@ static int64_t div_up(int64_t a, int64_t b)
 	return (a + b - 1) / b;
 }
 
-static void f16_to_f32(float *dst, const uint8_t *src, size_t n)
-{
-	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
-}
-
 /* Pixel p of a feature surface (§b.2): line p / W, pixel p % W of it. */
 static const uint8_t *pixel(const struct ctx *x, const uint8_t *surf, int64_t p)
 {
@@ -699,7 +713,7 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 		size_t off = (size_t)((c % x->c2_in) * x->bpe);
 
 		if (!g->int8 && x->dense) {
-			f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
+			x->ops.f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
 			continue;
 		}
 		for (int64_t i = 0; i < rn; i++) {
@@ -708,7 +722,7 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 			if (g->int8)
 				x->ops.i8_to_f32(dst + i * LANES, src, LANES);
 			else
-				f16_to_f32(dst + i * LANES, src, LANES);
+				x->ops.f16_to_f32(dst + i * LANES, src, LANES);
 		}
 	}
 	/* channels past DATAIN_CHANNEL in the last plane take no part */
@@ -746,7 +760,7 @@ static void convert_b(const struct ctx *x, float *b, int64_t n0, int64_t nn, int
 		else if (g->int8)
 			x->ops.i8_to_f32(dst, src, count);
 		else
-			f16_to_f32(dst, src, count);
+			x->ops.f16_to_f32(dst, src, count);
 		for (int64_t r = 0; tail && r < kg; r++)
 			memset(dst + b_vector(pairs != NULL, kg, last, r, plane) + tail, 0,
 			       (size_t)(LANES - tail) * sizeof(float));
@@ -911,9 +925,12 @@ static void run_item(const struct ctx *x, struct rb_sim_scratch *s, int64_t item
 		convert_a(x, s->a, r0, rn, 0, g->channels);
 		s->a_rows = r0;
 	}
+	/* the direct kernels need no tile of B: with A whole, one pass of every channel */
+	int64_t pass = s->a_whole && direct_kernel(x, rn) ? g->channels : KC;
+
 	memset(s->acc, 0, (size_t)(rn * KERNELS * LANES) * sizeof(float));
-	for (int64_t k0 = 0; k0 < g->channels; k0 += KC) {
-		int64_t kc = min64(KC, g->channels - k0);
+	for (int64_t k0 = 0; k0 < g->channels; k0 += pass) {
+		int64_t kc = min64(pass, g->channels - k0);
 		const float *a = s->a;
 
 		if (s->a_whole)
