@@ -15,13 +15,20 @@
  * Blocking: work items of ROWS pixels × KERNELS kernels are handed to threads by an
  * atomic counter; an item runs over the channels in passes of KC. Each pass converts
  * the item's feature rows and weight blocks to fp32 tiles that keep the NPU's order
- * (A: planes of 8 channels × rows, straight from the NC1HWC2 surfaces; B: blocks of
- * kg kernels × 32 channels, straight from the weight layout), then an MR×NR
- * register-blocked kernel (GCC vector extensions, 8-lane multiply-adds; an AVX2+FMA
- * build is picked at run time on x86) adds into per-element lane accumulators. The
- * item's results go to memory through the DPU address model when its last pass ends.
- * Items of one row panel (M <= 3: decode) would use a B tile once; on x86 they skip it:
- * an AVX2/F16C kernel converts B's vectors from the weights in registers. */
+ * (A: planes of 8 channels × rows, straight from the NC1HWC2 surfaces, or the whole row
+ * panel at once when several kernel panels share it; B: blocks of kg kernels × 32
+ * channels, straight from the weight layout, or in pairs of kernels for AVX-512), then
+ * an MR×NR register-blocked kernel adds into per-element lane accumulators. Kernel
+ * families, picked at run time (rb_sim_gemm_force_impl picks one for tests): portable
+ * (GCC vector extensions, 8-lane multiply-adds), avx2 (the same built for AVX2+FMA),
+ * avx512 (two kernels' 8 lanes per register, see kern_avx512). The item's results go
+ * to memory through the DPU address model when its last pass ends. Items of one row
+ * panel (M <= 3: decode) would use a B tile once; on x86 they skip it: an AVX2/F16C
+ * kernel converts B's vectors from the weights in registers.
+ *
+ * From task to task a core keeps (struct rb_sim_gemm_mem) its workers' scratch and the
+ * weights its last task converted, which a task with WEIGHT_REUSE computes from, as
+ * the silicon computes from its CBUF (see plan_wcache). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -925,8 +932,9 @@ static void run_item(const struct ctx *x, struct rb_sim_scratch *s, int64_t item
 		convert_a(x, s->a, r0, rn, 0, g->channels);
 		s->a_rows = r0;
 	}
-	/* the direct kernels need no tile of B: with A whole, one pass of every channel */
-	int64_t pass = s->a_whole && direct_kernel(x, rn) ? g->channels : KC;
+	/* The direct kernels need no tile of B: with A whole, fp16 takes one pass of every
+	 * channel (int8 keeps passes of KC, within which lane sums are exact, see the top). */
+	int64_t pass = s->a_whole && !g->int8 && direct_kernel(x, rn) ? g->channels : KC;
 
 	memset(s->acc, 0, (size_t)(rn * KERNELS * LANES) * sizeof(float));
 	for (int64_t k0 = 0; k0 < g->channels; k0 += pass) {
