@@ -443,6 +443,9 @@ static int compute(const struct rb_sim_exec *x, const struct rb_conv *cv, const 
 	    .c2_out = cv->c2_out,
 	    .size_e = {cv->size_e[0], cv->size_e[1], cv->size_e[2]},
 	    .threads = x->core->threads,
+	    .mem = &x->npu->gemm_mem[x->core->index],
+	    .weight_reuse = cv->weight_reuse,
+	    .weights_resident = cv->weights_fit,
 	};
 	int ret = map_feature(x, cv, a, f);
 
@@ -454,6 +457,8 @@ static int compute(const struct rb_sim_exec *x, const struct rb_conv *cv, const 
 	 * DMA range was validated: the model needs the task, not its numbers. */
 	if (ret == 0 && !x->npu->model_only)
 		ret = rb_sim_gemm_run(&g);
+	else
+		g.mem->valid = false; /* this task's weights are not in it */
 	return ret;
 }
 

@@ -15,13 +15,20 @@
  * Blocking: work items of ROWS pixels × KERNELS kernels are handed to threads by an
  * atomic counter; an item runs over the channels in passes of KC. Each pass converts
  * the item's feature rows and weight blocks to fp32 tiles that keep the NPU's order
- * (A: planes of 8 channels × rows, straight from the NC1HWC2 surfaces; B: blocks of
- * kg kernels × 32 channels, straight from the weight layout), then an MR×NR
- * register-blocked kernel (GCC vector extensions, 8-lane multiply-adds; an AVX2+FMA
- * build is picked at run time on x86) adds into per-element lane accumulators. The
- * item's results go to memory through the DPU address model when its last pass ends.
- * Items of one row panel (M <= 3: decode) would use a B tile once; on x86 they skip it:
- * an AVX2/F16C kernel converts B's vectors from the weights in registers. */
+ * (A: planes of 8 channels × rows, straight from the NC1HWC2 surfaces, or the whole row
+ * panel at once when several kernel panels share it; B: blocks of kg kernels × 32
+ * channels, straight from the weight layout, or in pairs of kernels for AVX-512), then
+ * an MR×NR register-blocked kernel adds into per-element lane accumulators. Kernel
+ * families, picked at run time (rb_sim_gemm_force_impl picks one for tests): portable
+ * (GCC vector extensions, 8-lane multiply-adds), avx2 (the same built for AVX2+FMA),
+ * avx512 (two kernels' 8 lanes per register, see kern_avx512). The item's results go
+ * to memory through the DPU address model when its last pass ends. Items of one row
+ * panel (M <= 3: decode) would use a B tile once; on x86 they skip it: an AVX2/F16C
+ * kernel converts B's vectors from the weights in registers.
+ *
+ * From task to task a core keeps (struct rb_sim_gemm_mem) its workers' scratch and the
+ * weights its last task converted, which a task with WEIGHT_REUSE computes from, as
+ * the silicon computes from its CBUF (see plan_wcache). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,6 +76,13 @@ enum {
 	NR_MAX = 4,
 };
 
+/* Floats from one plane of A to the next in the scratch (a constant: the kernels
+ * address A with immediate offsets). */
+#define A_PLANE (ROWS * LANES)
+
+/* The most a thread's scratch holds of A converted (a row panel, every channel). */
+#define A_WHOLE_BYTES ((size_t)2 << 20)
+
 /* How far ahead (in weight blocks) the direct kernels prefetch. */
 #define PREFETCH_BLOCKS 8
 
@@ -83,21 +97,37 @@ struct kargs {
 	int64_t w_block;  /* bytes from one 32-channel block of w to the next */
 	void *acc;        /* lanes of (row 0, kernel 0): fp32, or int32 for int8 */
 	int64_t steps;    /* planes of 8 channels */
-	int64_t a_plane;  /* floats from one plane of A to the next */
 	int64_t b_block;  /* floats from one 32-channel block of B to the next */
 	int64_t acc_row;  /* 4-byte lanes from one row of acc to the next */
 };
 
 typedef void (*kern_fn)(const struct kargs *k, int mr, int nr, int ints);
 
+/* The sums of n output elements from their lanes (fp32, or int32 if ints), as bits. */
+typedef void (*reduce_fn)(uint32_t *dst, const float *lanes, int64_t n, int ints);
+
+/* Blocks [0, blocks) of one kernel group of the weights to fp32 in the pairs layout. */
+typedef void (*pairs_fn)(float *dst, const uint8_t *src, int64_t kg, int64_t blocks);
+
 struct kern_ops {
+	const char *name;
 	kern_fn fn;
 	int mr, nr; /* nr divides every kernel group (16, 32) */
+	/* int8 and fp16 (exact) -> fp32, n a multiple of 8 */
 	void (*i8_to_f32)(float *dst, const uint8_t *src, size_t n);
-	/* Kernels that convert B from the weights in registers, for items of at most mr
-	 * rows, where a converted tile of B would be used once; NULL if none. */
+	void (*f16_to_f32)(float *dst, const uint8_t *src, size_t n);
+	/* Kernels that convert B from the weights in registers, for items of at most dmr
+	 * rows, where a converted tile of B would be used once; NULL if none. They take
+	 * dmr × dnr tiles. */
 	kern_fn direct_f16, direct_i8;
+	int dmr, dnr;
+	/* fn reads B's tile in the pairs layout made by these (NULL: the weights' own
+	 * order of blocks) */
+	pairs_fn pairs_f16, pairs_i8;
+	reduce_fn reduce;
 };
+
+static void reduce_portable(uint32_t *dst, const float *lanes, int64_t n, int ints);
 
 /* ---- micro-kernels -------------------------------------------------------------- */
 
@@ -184,13 +214,13 @@ static inline __attribute__((always_inline)) void kern_body(const struct kargs *
 
 	kern_load(k, acc, mr, nr, ints);
 	/* whole 32-channel blocks: four planes each */
-	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, b += k->b_block) {
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, b += k->b_block) {
 #pragma GCC unroll 4
 		for (int s = 0; s < 4; s++)
-			kern_step(acc, a + s * k->a_plane, b + s * LANES, mr, nr);
+			kern_step(acc, a + s * A_PLANE, b + s * LANES, mr, nr);
 	}
 	for (int s = 0; g < k->steps; g++, s++)
-		kern_step(acc, a + s * k->a_plane, b + s * LANES, mr, nr);
+		kern_step(acc, a + s * A_PLANE, b + s * LANES, mr, nr);
 	kern_store(k, acc, mr, nr, ints);
 }
 
@@ -262,17 +292,17 @@ AVX_DIRECT void direct_body(const struct kargs *k, int mr, int nr, int i8)
 	int64_t g = 0;
 
 	kern_load(k, acc, mr, nr, i8);
-	for (; g + 4 <= k->steps; g += 4, a += 4 * k->a_plane, w += k->w_block) {
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, w += k->w_block) {
 		/* a strip reads nr rows of every block: too sparse for the hardware prefetcher */
 #pragma GCC unroll 4
 		for (int j = 0; j < nr; j++)
 			__builtin_prefetch(w + PREFETCH_BLOCKS * k->w_block + j * plane * 4);
 #pragma GCC unroll 4
 		for (int s = 0; s < 4; s++)
-			direct_step(acc, a + s * k->a_plane, w + s * plane, mr, nr, i8);
+			direct_step(acc, a + s * A_PLANE, w + s * plane, mr, nr, i8);
 	}
 	for (int s = 0; g < k->steps; g++, s++)
-		direct_step(acc, a + s * k->a_plane, w + s * plane, mr, nr, i8);
+		direct_step(acc, a + s * A_PLANE, w + s * plane, mr, nr, i8);
 	kern_store(k, acc, mr, nr, i8);
 }
 
@@ -303,6 +333,181 @@ __attribute__((target("avx2,fma,f16c"))) static void kern_direct_i8(const struct
 {
 	(void)ints;
 	DIRECT_SWITCH(k, mr, nr, 1);
+}
+#endif
+
+#if defined(SIM_X86)
+/* ---- AVX-512: two kernels per register -------------------------------------------
+ * A zmm holds the 8 lanes of (row i, kernel j) and the 8 of (row i, kernel j + 1):
+ * the same lanes in the same order, twice the multiply-adds per instruction. Row i's 8
+ * channels of a plane are broadcast to both halves; the tile of B keeps the two
+ * kernels' 8 channels of a plane side by side (the pairs layout, see convert_b), so a
+ * pair is one load. 6 rows × 4 pairs of accumulators take 24 of the 32 registers, the
+ * 4 pairs of B 4 more; 8 kernels divide both kernel groups. An odd kernel count leaves
+ * the last pair half used: its other half adds the next kernel of the group (in the
+ * weights, never written out) into an accumulator slot of the item that nobody reads. */
+#define AVX512_TARGET "avx512f,avx2,fma,f16c"
+#define AVX512_INLINE __attribute__((always_inline, target(AVX512_TARGET))) static inline
+enum { MR512 = 6, NP512 = 4 };
+
+AVX512_INLINE __m512 bcast_plane(const float *p)
+{
+	/* vbroadcastf64x4 moves the 8 floats' bits as 4 doubles: AVX-512F, unlike f32x8 */
+	return _mm512_castpd_ps(
+	    _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(const void *)p)));
+}
+
+AVX512_INLINE void k512_load(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
+			     int ints)
+{
+#pragma GCC unroll 8
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int p = 0; p < np; p++)
+			acc[i][p] = ints ? _mm512_setzero_ps()
+					 : _mm512_loadu_ps((const float *)k->acc + i * k->acc_row +
+							   p * 2 * LANES);
+}
+
+AVX512_INLINE void k512_store(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
+			      int ints)
+{
+#pragma GCC unroll 8
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int p = 0; p < np; p++) {
+			float *dst = (float *)k->acc + i * k->acc_row + p * 2 * LANES;
+
+			if (!ints) {
+				_mm512_storeu_ps(dst, acc[i][p]);
+				continue;
+			}
+			/* exact integers: truncation is conversion; vpaddd wraps mod 2^32 */
+			_mm512_storeu_si512(dst, _mm512_add_epi32(_mm512_loadu_si512(dst),
+								  _mm512_cvttps_epi32(acc[i][p])));
+		}
+}
+
+/* One plane: 8 channels of mr rows times 8 channels of np pairs of kernels. */
+AVX512_INLINE void k512_step(__m512 acc[MR512][NP512], const float *ap, const float *bp, int mr,
+			     int np)
+{
+	__m512 av[MR512];
+
+#pragma GCC unroll 8
+	for (int i = 0; i < mr; i++)
+		av[i] = bcast_plane(ap + i * LANES);
+#pragma GCC unroll 8
+	for (int p = 0; p < np; p++) {
+		__m512 bv = _mm512_loadu_ps(bp + p * 2 * K_BLOCK);
+
+#pragma GCC unroll 8
+		for (int i = 0; i < mr; i++)
+			acc[i][p] = _mm512_fmadd_ps(av[i], bv, acc[i][p]);
+	}
+}
+
+AVX512_INLINE void k512_body(const struct kargs *k, int mr, int np, int ints)
+{
+	__m512 acc[MR512][NP512];
+	const float *a = k->a, *b = k->b;
+	int64_t g = 0;
+
+	k512_load(k, acc, mr, np, ints);
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, b += k->b_block) {
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++)
+			k512_step(acc, a + s * A_PLANE, b + s * 2 * LANES, mr, np);
+	}
+	for (int s = 0; g < k->steps; g++, s++)
+		k512_step(acc, a + s * A_PLANE, b + s * 2 * LANES, mr, np);
+	k512_store(k, acc, mr, np, ints);
+}
+
+#define K512_CASE(m, p)                                                                            \
+	case (m)*8 + (p):                                                                          \
+		k512_body(k, m, p, ints);                                                          \
+		break;
+#define K512_CASES_ROW(m) K512_CASE(m, 1) K512_CASE(m, 2) K512_CASE(m, 3) K512_CASE(m, 4)
+
+/* nr kernels: (nr + 1) / 2 pairs. */
+__attribute__((target(AVX512_TARGET))) static void kern_avx512(const struct kargs *k, int mr,
+							       int nr, int ints)
+{
+	switch (mr * 8 + (nr + 1) / 2) {
+		K512_CASES_ROW(1)
+		K512_CASES_ROW(2)
+		K512_CASES_ROW(3)
+		K512_CASES_ROW(4)
+		K512_CASES_ROW(5)
+		K512_CASES_ROW(6)
+	default:
+		break;
+	}
+}
+
+/* Blocks [0, blocks) of one kernel group of the weights to fp32 in the pairs layout:
+ * per block, per pair of kernels, per plane, the pair's two 8-channel vectors. */
+__attribute__((target(AVX512_TARGET))) static void b_pairs_f16(float *dst, const uint8_t *src,
+							       int64_t kg, int64_t blocks)
+{
+	for (int64_t q = 0; q < blocks * kg; q += 2, src += 2 * K_BLOCK * 2)
+		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES) {
+			const uint8_t *w = src + s * LANES * 2;
+			__m256i h = _mm256_inserti128_si256(
+			    _mm256_castsi128_si256(
+				_mm_loadu_si128((const __m128i *)(const void *)w)),
+			    _mm_loadu_si128((const __m128i *)(const void *)(w + K_BLOCK * 2)), 1);
+
+			_mm512_storeu_ps(dst, _mm512_cvtph_ps(h));
+		}
+}
+
+__attribute__((target(AVX512_TARGET))) static void b_pairs_i8(float *dst, const uint8_t *src,
+							      int64_t kg, int64_t blocks)
+{
+	for (int64_t q = 0; q < blocks * kg; q += 2, src += 2 * K_BLOCK)
+		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES) {
+			const uint8_t *w = src + s * LANES;
+			__m128i q8 = _mm_unpacklo_epi64(
+			    _mm_loadl_epi64((const __m128i *)(const void *)w),
+			    _mm_loadl_epi64((const __m128i *)(const void *)(w + K_BLOCK)));
+
+			_mm512_storeu_ps(dst, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)));
+		}
+}
+
+/* The tree of the top for two elements per register, in three additions: each lane
+ * plus the one 4 away (the other 128-bit half: l0 + l4, l1 + l5, ...), plus the one 2
+ * away, plus its neighbour. Lane 0 of each half ends with the sum (a + b == b + a). */
+__attribute__((target(AVX512_TARGET))) static void reduce_avx512(uint32_t *dst, const float *lanes,
+								 int64_t n, int ints)
+{
+	int64_t t = 0;
+
+	for (; t + 2 <= n; t += 2) {
+		__m512 z = _mm512_loadu_ps(lanes + t * LANES);
+		__m512i q = _mm512_castps_si512(z);
+		uint32_t out[2 * LANES];
+
+		if (ints) {
+			q = _mm512_add_epi32(q,
+					     _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
+			q = _mm512_add_epi32(
+			    q, _mm512_shuffle_epi32(q, (_MM_PERM_ENUM)_MM_SHUFFLE(1, 0, 3, 2)));
+			q = _mm512_add_epi32(
+			    q, _mm512_shuffle_epi32(q, (_MM_PERM_ENUM)_MM_SHUFFLE(2, 3, 0, 1)));
+		} else {
+			z = _mm512_add_ps(z, _mm512_shuffle_f32x4(z, z, _MM_SHUFFLE(2, 3, 0, 1)));
+			z = _mm512_add_ps(z, _mm512_permute_ps(z, _MM_SHUFFLE(1, 0, 3, 2)));
+			z = _mm512_add_ps(z, _mm512_permute_ps(z, _MM_SHUFFLE(2, 3, 0, 1)));
+			q = _mm512_castps_si512(z);
+		}
+		_mm512_storeu_si512(out, q);
+		dst[t] = out[0];
+		dst[t + 1] = out[LANES];
+	}
+	reduce_portable(dst + t, lanes + t * LANES, n - t, ints);
 }
 #endif
 
@@ -339,6 +544,21 @@ __attribute__((target("avx2"))) static void i8_avx2(float *dst, const uint8_t *s
 }
 #endif
 
+static void f16_portable(float *dst, const uint8_t *src, size_t n)
+{
+	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
+}
+
+#if defined(SIM_X86)
+/* The families that have F16C: no probe per call (convert_a calls this per plane). */
+__attribute__((target("avx,f16c"))) static void f16_f16c(float *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i += LANES)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
+					      (const __m128i *)(const void *)(src + i * 2))));
+}
+#endif
+
 #if defined(SIM_X86)
 /* CPUID leaf 1, ECX: clang 14's __builtin_cpu_supports does not know "f16c". Asked
  * once per process: CPUID traps to the hypervisor in a VM (about 7 µs), and every
@@ -357,31 +577,89 @@ static bool has_f16c(void)
 }
 #endif
 
-static atomic_int force_portable;
+/* Kernel families, best last; on other machines only SIM_PORTABLE applies. */
+enum sim_impl { SIM_AUTO, SIM_PORTABLE, SIM_AVX2, SIM_AVX512 };
 
-void rb_sim_gemm_force_portable(int on)
+static const char *const impl_names[] = {
+    [SIM_PORTABLE] = "portable", [SIM_AVX2] = "avx2", [SIM_AVX512] = "avx512"};
+
+static atomic_int forced_impl; /* SIM_AUTO: the best this CPU has */
+
+static enum sim_impl best_impl(void)
 {
-	atomic_store(&force_portable, on != 0);
+#if defined(SIM_X86)
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !has_f16c())
+		return SIM_PORTABLE;
+	return __builtin_cpu_supports("avx512f") ? SIM_AVX512 : SIM_AVX2;
+#else
+	return SIM_PORTABLE;
+#endif
 }
 
-/* 3×4 takes 12 of the 16 AVX registers for accumulators; the SSE build (two registers
- * per vector) and NEON (two per 8 lanes, 32 registers) get smaller tiles. */
+int rb_sim_gemm_force_impl(const char *name)
+{
+	if (!name) {
+		atomic_store(&forced_impl, SIM_AUTO);
+		return 0;
+	}
+	for (int i = SIM_PORTABLE; i <= SIM_AVX512; i++) {
+		if (strcmp(name, impl_names[i]) != 0)
+			continue;
+		if (i > (int)best_impl()) /* each family's CPU runs the ones before it */
+			return -ENOTSUP;
+		atomic_store(&forced_impl, i);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Tiles: 3×4 takes 12 of the 16 AVX registers for accumulators; AVX-512 see above; the
+ * SSE build (two registers per vector) and NEON (two per 8 lanes, 32 registers) get
+ * smaller tiles. */
 static struct kern_ops pick_kernel(void)
 {
-	struct kern_ops o = {kern_portable, 2, 2, i8_portable, NULL, NULL};
+	int forced = atomic_load_explicit(&forced_impl, memory_order_relaxed);
+	enum sim_impl impl = forced != SIM_AUTO ? (enum sim_impl)forced : best_impl();
+	struct kern_ops o = {.name = impl_names[SIM_PORTABLE],
+			     .fn = kern_portable,
+			     .mr = 2,
+			     .nr = 2,
+			     .i8_to_f32 = i8_portable,
+			     .f16_to_f32 = f16_portable,
+			     .reduce = reduce_portable};
 
 #if defined(SIM_X86)
-	if (!atomic_load(&force_portable) && __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("fma"))
-		o = (struct kern_ops){kern_avx2, 3, 4, i8_avx2, NULL, NULL};
-	if (o.fn == kern_avx2 && has_f16c()) {
-		o.direct_f16 = kern_direct_f16;
-		o.direct_i8 = kern_direct_i8;
+	if (impl >= SIM_AVX2)
+		o = (struct kern_ops){.name = impl_names[SIM_AVX2],
+				      .fn = kern_avx2,
+				      .mr = 3,
+				      .nr = 4,
+				      .i8_to_f32 = i8_avx2,
+				      .f16_to_f32 = f16_f16c,
+				      .direct_f16 = kern_direct_f16,
+				      .direct_i8 = kern_direct_i8,
+				      .dmr = 3,
+				      .dnr = 4,
+				      .reduce = reduce_portable};
+	if (impl == SIM_AVX512) {
+		o.name = impl_names[SIM_AVX512];
+		o.fn = kern_avx512;
+		o.mr = MR512;
+		o.nr = 2 * NP512;
+		o.pairs_f16 = b_pairs_f16;
+		o.pairs_i8 = b_pairs_i8;
+		o.reduce = reduce_avx512;
 	}
 #elif defined(__aarch64__)
 	o.nr = 4;
 #endif
+	(void)impl;
 	return o;
+}
+
+const char *rb_sim_gemm_impl(void)
+{
+	return pick_kernel().name;
 }
 
 /* ---- driver --------------------------------------------------------------------- */
@@ -392,12 +670,23 @@ struct ctx {
 	int64_t pixels, kernel_items, items;
 	int64_t kg, bpe, c2_in;
 	bool dense; /* a surface's pixels are 16 bytes apart */
+	/* The weights' tiles for every kernel panel and pass, converted (see plan_wcache):
+	 * read from (wcache_use) or, by the items of the first row panel, written to
+	 * (wcache_fill); NULL if neither. */
+	float *wcache;
+	bool wcache_use, wcache_fill;
+	int64_t passes;
 	atomic_llong next, done;
+	atomic_int workers; /* started: each takes the next index */
 };
 
-struct scratch {
+/* A worker's buffers; kept in the core's rb_sim_gemm_mem from task to task. */
+struct rb_sim_scratch {
 	float *a, *b;
 	void *acc;
+	size_t a_cap;   /* floats */
+	bool a_whole;   /* a holds every channel of a row panel, not one pass */
+	int64_t a_rows; /* the first row of the panel a holds, or -1 */
 };
 
 static int64_t min64(int64_t a, int64_t b)
@@ -408,11 +697,6 @@ static int64_t min64(int64_t a, int64_t b)
 static int64_t div_up(int64_t a, int64_t b)
 {
 	return (a + b - 1) / b;
-}
-
-static void f16_to_f32(float *dst, const uint8_t *src, size_t n)
-{
-	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
 }
 
 /* Pixel p of a feature surface (§b.2): line p / W, pixel p % W of it. */
@@ -430,13 +714,13 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 	int64_t planes = div_up(kc, LANES), tail = kc % LANES;
 
 	for (int64_t p = 0; p < planes; p++) {
-		float *dst = a + p * ROWS * LANES;
+		float *dst = a + p * A_PLANE;
 		int64_t c = k0 + p * LANES;
 		const uint8_t *surf = g->a_surf[c / x->c2_in];
 		size_t off = (size_t)((c % x->c2_in) * x->bpe);
 
 		if (!g->int8 && x->dense) {
-			f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
+			x->ops.f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
 			continue;
 		}
 		for (int64_t i = 0; i < rn; i++) {
@@ -445,13 +729,23 @@ static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int
 			if (g->int8)
 				x->ops.i8_to_f32(dst + i * LANES, src, LANES);
 			else
-				f16_to_f32(dst + i * LANES, src, LANES);
+				x->ops.f16_to_f32(dst + i * LANES, src, LANES);
 		}
 	}
 	/* channels past DATAIN_CHANNEL in the last plane take no part */
 	for (int64_t i = 0; tail && i < rn; i++)
-		memset(a + (planes - 1) * ROWS * LANES + i * LANES + tail, 0,
+		memset(a + (planes - 1) * A_PLANE + i * LANES + tail, 0,
 		       (size_t)(LANES - tail) * sizeof(float));
+}
+
+/* Where kernel r's 8 channels of plane s of block bl are in a converted kernel group:
+ * in the weights' order (kernel by kernel, 32 channels each), or in pairs of kernels
+ * (plane by plane, the pair's two vectors side by side). */
+static int64_t b_vector(bool pairs, int64_t kg, int64_t bl, int64_t r, int64_t s)
+{
+	if (pairs)
+		return (bl * kg + r / 2 * 2) * K_BLOCK + s * 2 * LANES + r % 2 * LANES;
+	return (bl * kg + r) * K_BLOCK + s * LANES;
 }
 
 /* Channels [k0, k0 + kc) of kernels [n0, n0 + nn): per kernel group, its blocks. */
@@ -461,18 +755,21 @@ static void convert_b(const struct ctx *x, float *b, int64_t n0, int64_t nn, int
 	int64_t kg = x->kg, blocks = div_up(kc, K_BLOCK), tail = kc % LANES;
 	int64_t last = (kc - 1) / K_BLOCK, plane = (kc - 1) % K_BLOCK / LANES;
 	size_t count = (size_t)(blocks * kg * K_BLOCK);
+	pairs_fn pairs = g->int8 ? x->ops.pairs_i8 : x->ops.pairs_f16;
 
 	for (int64_t q = 0; q < div_up(nn, kg); q++) {
 		const uint8_t *src = g->b + (n0 / kg + q) * kg * g->kernel_bytes +
 				     k0 / K_BLOCK * kg * K_BLOCK * x->bpe;
 		float *dst = b + q * KC * kg;
 
-		if (g->int8)
+		if (pairs)
+			pairs(dst, src, kg, blocks);
+		else if (g->int8)
 			x->ops.i8_to_f32(dst, src, count);
 		else
-			f16_to_f32(dst, src, count);
+			x->ops.f16_to_f32(dst, src, count);
 		for (int64_t r = 0; tail && r < kg; r++)
-			memset(dst + (last * kg + r) * K_BLOCK + plane * LANES + tail, 0,
+			memset(dst + b_vector(pairs != NULL, kg, last, r, plane) + tail, 0,
 			       (size_t)(LANES - tail) * sizeof(float));
 	}
 }
@@ -483,7 +780,7 @@ static kern_fn direct_kernel(const struct ctx *x, int64_t rn)
 {
 	const struct rb_sim_gemm *g = x->g;
 
-	if (rn > x->ops.mr || g->channels % LANES)
+	if (rn > x->ops.dmr || g->channels % LANES)
 		return NULL;
 	return g->int8 ? x->ops.direct_i8 : x->ops.direct_f16;
 }
@@ -495,26 +792,28 @@ static const uint8_t *weights_at(const struct ctx *x, int64_t n, int64_t k0)
 	       (k0 / K_BLOCK * x->kg + n % x->kg) * K_BLOCK * x->bpe;
 }
 
-static void multiply(const struct ctx *x, const struct scratch *s, int64_t rn, int64_t n0,
-		     int64_t nn, int64_t k0, int64_t kc)
+/* a, b: the pass's first plane of A, its tile of B (NULL for the direct kernels). */
+static void multiply(const struct ctx *x, const struct rb_sim_scratch *s, const float *a,
+		     const float *b, int64_t rn, int64_t n0, int64_t nn, int64_t k0, int64_t kc)
 {
 	const struct kern_ops *o = &x->ops;
 	kern_fn direct = direct_kernel(x, rn), fn = direct ? direct : o->fn;
+	int64_t mr = direct ? o->dmr : o->mr, nr = direct ? o->dnr : o->nr;
 	struct kargs k = {
 	    .steps = div_up(kc, LANES),
-	    .a_plane = ROWS * LANES,
 	    .b_block = x->kg * K_BLOCK,
 	    .w_block = x->kg * K_BLOCK * x->bpe,
 	    .acc_row = KERNELS * LANES,
 	};
 
-	for (int64_t j = 0; j < nn; j += o->nr) {
-		k.b = s->b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK;
+	/* j is a multiple of nr, even: the pairs layout's kernel j is at the same place */
+	for (int64_t j = 0; j < nn; j += nr) {
+		k.b = b ? b + j / x->kg * KC * x->kg + j % x->kg * K_BLOCK : NULL;
 		k.w = weights_at(x, n0 + j, k0);
-		for (int64_t i = 0; i < rn; i += o->mr) {
-			k.a = s->a + i * LANES;
+		for (int64_t i = 0; i < rn; i += mr) {
+			k.a = a + i * LANES;
 			k.acc = (float *)s->acc + (i * KERNELS + j) * LANES;
-			fn(&k, (int)min64(o->mr, rn - i), (int)min64(o->nr, nn - j), x->g->int8);
+			fn(&k, (int)min64(mr, rn - i), (int)min64(nr, nn - j), x->g->int8);
 		}
 	}
 }
@@ -533,71 +832,122 @@ static int32_t reduce_i32(const int32_t *l)
 	return (int32_t)(((u[0] + u[4]) + (u[2] + u[6])) + ((u[1] + u[5]) + (u[3] + u[7])));
 }
 
-/* cnt channels of one pixel: one atom of the output (§b.4). */
-static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const void *lanes, int64_t cnt)
+static void reduce_portable(uint32_t *dst, const float *lanes, int64_t n, int ints)
 {
-	for (int64_t t = 0; t < cnt; t++) {
-		const float *fl = (const float *)lanes + t * LANES;
+	for (int64_t t = 0; t < n; t++) {
+		const float *l = lanes + t * LANES;
 		float v;
-		uint16_t h;
 		int32_t i;
 
-		switch (g->out_prec) {
-		case RB_PREC_FP16:
-			h = rb_fp16_from_f32(reduce_f32(fl));
-			memcpy(dst + t * 2, &h, 2);
-			break;
-		case RB_PREC_INT32:
-			i = reduce_i32((const int32_t *)lanes + t * LANES);
-			memcpy(dst + t * 4, &i, 4);
-			break;
-		default:
-			v = reduce_f32(fl);
-			memcpy(dst + t * 4, &v, 4);
-			break;
+		if (ints) {
+			i = reduce_i32((const int32_t *)(const void *)l);
+			memcpy(&dst[t], &i, 4);
+		} else {
+			v = reduce_f32(l);
+			memcpy(&dst[t], &v, 4);
 		}
+	}
+}
+
+/* cnt channels of one pixel, their sums' bits in sums: one atom of the output (§b.4). */
+static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const uint32_t *sums, int64_t cnt)
+{
+	float v;
+	uint16_t h;
+
+	if (g->out_prec != RB_PREC_FP16) {
+		memcpy(dst, sums, (size_t)cnt * 4);
+		return;
+	}
+	for (int64_t t = 0; t < cnt; t++) {
+		memcpy(&v, &sums[t], 4);
+		h = rb_fp16_from_f32(v);
+		memcpy(dst + t * 2, &h, 2);
 	}
 }
 
 /* The DPU's write (§b.4): SIZE_E of the pixel's line (first, middle, last) says which
  * sub-surfaces of each KB-channel group are written. */
-static void write_out(const struct ctx *x, const struct scratch *s, int64_t r0, int64_t rn,
+static void write_out(const struct ctx *x, const struct rb_sim_scratch *s, int64_t r0, int64_t rn,
 		      int64_t n0, int64_t nn)
 {
 	const struct rb_sim_gemm *g = x->g;
-	int64_t c2 = g->c2_out;
+	int64_t c2 = g->c2_out, atoms = div_up(nn, c2);
+	uint8_t *surf[KERNELS];
+	unsigned sub[KERNELS];
+	uint32_t sums[KERNELS];
 
+	/* each atom of channels: its surface and sub-surface, the same for every pixel */
+	for (int64_t t = 0; t < atoms; t++) {
+		int64_t n = n0 + t * c2;
+
+		surf[t] = g->c_surf[n / c2];
+		sub[t] = (unsigned)(n % g->kb / c2);
+	}
 	for (int64_t i = 0; i < rn; i++) {
 		int64_t p = r0 + i, h = p / g->width, w = p % g->width;
 		unsigned e = g->size_e[h == 0 ? 0 : h == g->height - 1 ? 2 : 1];
 		size_t off = (size_t)((h * (g->width + g->notch) + w) * ATOM);
 
-		for (int64_t j = 0; j < nn; j += c2) {
-			int64_t n = n0 + j;
-			uint8_t *dst = g->c_surf[n / c2];
-
-			if (!dst || (uint64_t)(n % g->kb / c2) > e)
-				continue;
-			store_atom(g, dst + off, (const float *)s->acc + (i * KERNELS + j) * LANES,
-				   min64(c2, nn - j));
-		}
+		x->ops.reduce(sums, (const float *)s->acc + i * KERNELS * LANES, nn,
+			      g->out_prec == RB_PREC_INT32);
+		for (int64_t t = 0; t < atoms; t++)
+			if (surf[t] && sub[t] <= e)
+				store_atom(g, surf[t] + off, sums + t * c2, min64(c2, nn - t * c2));
 	}
 }
 
-static void run_item(const struct ctx *x, const struct scratch *s, int64_t item)
+/* The pass's tile of B for the item at rows r0, kernels n0: from the cache of the
+ * weights, converted into it, or converted into the scratch; NULL for the direct
+ * kernels, which read the weights. */
+static const float *b_tile(const struct ctx *x, struct rb_sim_scratch *s, int64_t r0, int64_t rn,
+			   int64_t n0, int64_t k0, int64_t kc)
+{
+	int64_t nn = min64(KERNELS, x->g->kernels - n0);
+	float *cached = NULL;
+
+	if (direct_kernel(x, rn))
+		return NULL;
+	if (x->wcache)
+		cached = x->wcache + (n0 / KERNELS * x->passes + k0 / KC) * KC * KERNELS;
+	if (x->wcache_use)
+		return cached;
+	if (x->wcache_fill && r0 == 0) {
+		convert_b(x, cached, n0, nn, k0, kc);
+		return cached;
+	}
+	convert_b(x, s->b, n0, nn, k0, kc);
+	return s->b;
+}
+
+/* Items are handed out kernel panel by kernel panel: a thread's next item often has
+ * the same rows, whose A it then converts once for every channel, if that fits. */
+static void run_item(const struct ctx *x, struct rb_sim_scratch *s, int64_t item)
 {
 	const struct rb_sim_gemm *g = x->g;
 	int64_t r0 = item / x->kernel_items * ROWS, n0 = item % x->kernel_items * KERNELS;
 	int64_t rn = min64(ROWS, x->pixels - r0), nn = min64(KERNELS, g->kernels - n0);
 
-	memset(s->acc, 0, (size_t)(rn * KERNELS * LANES) * sizeof(float));
-	for (int64_t k0 = 0; k0 < g->channels; k0 += KC) {
-		int64_t kc = min64(KC, g->channels - k0);
+	if (s->a_whole && s->a_rows != r0) {
+		convert_a(x, s->a, r0, rn, 0, g->channels);
+		s->a_rows = r0;
+	}
+	/* The direct kernels need no tile of B: with A whole, fp16 takes one pass of every
+	 * channel (int8 keeps passes of KC, within which lane sums are exact, see the top). */
+	int64_t pass = s->a_whole && !g->int8 && direct_kernel(x, rn) ? g->channels : KC;
 
-		convert_a(x, s->a, r0, rn, k0, kc);
-		if (!direct_kernel(x, rn))
-			convert_b(x, s->b, n0, nn, k0, kc);
-		multiply(x, s, rn, n0, nn, k0, kc);
+	memset(s->acc, 0, (size_t)(rn * KERNELS * LANES) * sizeof(float));
+	for (int64_t k0 = 0; k0 < g->channels; k0 += pass) {
+		int64_t kc = min64(pass, g->channels - k0);
+		const float *a = s->a;
+
+		if (s->a_whole)
+			a += k0 / LANES * A_PLANE;
+		else
+			convert_a(x, s->a, r0, rn, k0, kc);
+		const float *b = b_tile(x, s, r0, rn, n0, k0, kc);
+
+		multiply(x, s, a, b, rn, n0, nn, k0, kc);
 	}
 	write_out(x, s, r0, rn, n0, nn);
 }
@@ -607,35 +957,87 @@ static void *alloc_floats(size_t n)
 	return aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
 }
 
-static int scratch_alloc(struct scratch *s)
+/* A row panel of A for every channel, when several kernel panels may use it and it
+ * takes at most A_WHOLE_BYTES (K <= 5461); else one pass of it, which stays in cache. A
+ * scratch kept from an earlier task is reused if big enough. */
+static int scratch_alloc(const struct ctx *x, struct rb_sim_scratch *s)
 {
-	s->a = alloc_floats((size_t)KC * ROWS);
-	s->b = alloc_floats((size_t)KC * KERNELS);
-	s->acc = alloc_floats((size_t)ROWS * KERNELS * LANES);
+	size_t whole = (size_t)div_up(x->g->channels, LANES) * LANES * ROWS;
+	size_t a = x->kernel_items > 1 && whole * sizeof(float) <= A_WHOLE_BYTES
+		       ? whole
+		       : (size_t)KC * ROWS;
+
+	s->a_whole = a == whole;
+	s->a_rows = -1;
+	if (s->a && s->a_cap < a) {
+		free(s->a);
+		s->a = NULL;
+	}
+	if (!s->a) {
+		s->a = alloc_floats(a);
+		s->a_cap = s->a ? a : 0;
+	}
+	if (!s->b)
+		s->b = alloc_floats((size_t)KC * KERNELS);
+	if (!s->acc)
+		s->acc = alloc_floats((size_t)ROWS * KERNELS * LANES);
 	return s->a && s->b && s->acc ? 0 : -ENOMEM;
 }
 
-static void scratch_free(struct scratch *s)
+static void scratch_free(struct rb_sim_scratch *s)
 {
+	if (!s)
+		return;
 	free(s->a);
 	free(s->b);
 	free(s->acc);
 }
 
+/* Worker i's scratch: the core's i-th, made on first use, or (no room to keep it) a
+ * fresh one the worker frees. */
+static struct rb_sim_scratch *scratch_of(struct ctx *x, int i, struct rb_sim_scratch *own)
+{
+	struct rb_sim_gemm_mem *m = x->g->mem;
+
+	if (!m || i >= m->scratch_n)
+		return own;
+	if (!m->scratch[i])
+		m->scratch[i] = calloc(1, sizeof(*m->scratch[i]));
+	return m->scratch[i] ? m->scratch[i] : own;
+}
+
 static void *worker(void *arg)
 {
 	struct ctx *x = arg;
-	struct scratch s;
+	struct rb_sim_scratch own = {0}, *s = scratch_of(x, atomic_fetch_add(&x->workers, 1), &own);
 	long long item;
 
-	if (scratch_alloc(&s) == 0) {
+	if (scratch_alloc(x, s) == 0) {
 		while ((item = atomic_fetch_add(&x->next, 1)) < x->items) {
-			run_item(x, &s, item);
+			run_item(x, s, item);
 			atomic_fetch_add(&x->done, 1);
 		}
 	}
-	scratch_free(&s);
+	if (s == &own)
+		scratch_free(&own);
 	return NULL;
+}
+
+/* Room for n workers' scratch in the core's memory (as many as fit if it cannot grow). */
+static void scratch_pool(const struct ctx *x, int n)
+{
+	struct rb_sim_gemm_mem *m = x->g->mem;
+	struct rb_sim_scratch **v;
+
+	if (!m || n <= m->scratch_n)
+		return;
+	v = realloc(m->scratch, (size_t)n * sizeof(*v));
+	if (!v)
+		return;
+	for (int i = m->scratch_n; i < n; i++)
+		v[i] = NULL;
+	m->scratch = v;
+	m->scratch_n = n;
 }
 
 static int thread_count(const struct ctx *x)
@@ -652,6 +1054,70 @@ static int thread_count(const struct ctx *x)
 
 /* Threads 1..n-1 are started, this one is thread 0. One that cannot be started leaves
  * its items to the others: slower, the same result. */
+/* WEIGHT_REUSE (§c): the task computes with what the CBUF holds, the weights the last
+ * task on the core loaded. Their tiles as that task converted them are kept: a task
+ * that claims reuse of the same weights (the same host pointer, shape and kernel
+ * family) takes them as they are. Any other task empties the cache, and refills it
+ * when its weights are resident (they fit the banks, so the next task may reuse them)
+ * and its first row panel runs the tile kernels. The first row panel's items write
+ * each tile once: no two threads write the same tile. */
+static void plan_wcache(struct ctx *x)
+{
+	const struct rb_sim_gemm *g = x->g;
+	struct rb_sim_gemm_mem *c = g->mem;
+	size_t need = (size_t)(x->kernel_items * x->passes) * KC * KERNELS;
+
+	if (!c)
+		return;
+	if (g->weight_reuse && c->valid && c->b == g->b && c->channels == g->channels &&
+	    c->kernels == g->kernels && c->int8 == g->int8 && c->impl == x->ops.name) {
+		x->wcache = c->f;
+		x->wcache_use = true;
+		return;
+	}
+	c->valid = false;
+	if (!g->weights_resident || direct_kernel(x, min64(ROWS, x->pixels)))
+		return;
+	if (need > c->cap) {
+		float *f = alloc_floats(need);
+
+		if (!f)
+			return; /* the scratch converts them, as without a cache */
+		free(c->f);
+		c->f = f;
+		c->cap = need;
+	}
+	x->wcache = c->f;
+	x->wcache_fill = true;
+}
+
+/* After the task: a cache it filled is the CBUF's weights for the next one. */
+static void keep_wcache(const struct ctx *x)
+{
+	const struct rb_sim_gemm *g = x->g;
+	struct rb_sim_gemm_mem *c = g->mem;
+
+	if (!x->wcache_fill || atomic_load(&x->done) != x->items)
+		return;
+	c->valid = true;
+	c->b = g->b;
+	c->channels = g->channels;
+	c->kernels = g->kernels;
+	c->int8 = g->int8;
+	c->impl = x->ops.name;
+}
+
+void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m)
+{
+	free(m->f);
+	for (int i = 0; i < m->scratch_n; i++) {
+		scratch_free(m->scratch[i]);
+		free(m->scratch[i]);
+	}
+	free(m->scratch);
+	memset(m, 0, sizeof(*m));
+}
+
 int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 {
 	struct ctx x = {.g = g, .ops = pick_kernel()};
@@ -666,9 +1132,13 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	x.bpe = g->int8 ? 1 : 2;
 	x.c2_in = ATOM / x.bpe;
 	x.dense = g->a_line == ATOM * g->width;
+	x.passes = div_up(g->channels, KC);
+	plan_wcache(&x);
 	atomic_init(&x.next, 0);
 	atomic_init(&x.done, 0);
+	atomic_init(&x.workers, 0);
 	n = thread_count(&x);
+	scratch_pool(&x, n);
 	tid = calloc((size_t)n, sizeof(*tid));
 	started = calloc((size_t)n, sizeof(*started));
 	for (int i = 1; tid && started && i < n; i++)
@@ -679,5 +1149,6 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 			pthread_join(tid[i], NULL);
 	free(tid);
 	free(started);
+	keep_wcache(&x);
 	return atomic_load(&x.done) == x.items ? 0 : -ENOMEM;
 }

@@ -349,8 +349,10 @@ void rb_sim_npu_free(struct rb_sim_npu *npu)
 {
 	if (!npu)
 		return;
-	for (int i = 0; i < RB_SIM_MAX_CORES; i++)
+	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
 		free(npu->ran[i].v);
+		rb_sim_gemm_mem_free(&npu->gemm_mem[i]);
+	}
 	free(npu);
 }
 

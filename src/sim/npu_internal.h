@@ -78,6 +78,27 @@ struct rb_sim_tasks {
 	size_t n, cap;
 };
 
+struct rb_sim_scratch; /* hw_gemm.c's */
+
+/* What hw_gemm.c keeps of a core from task to task; owned by the NPU, one per core.
+ * f: the weights the core's last task loaded, converted: what a task with WEIGHT_REUSE
+ * finds in the CBUF (§c); hw_gemm.c fills, keys and empties it. scratch: its workers'
+ * buffers, kept rather than allocated (and faulted in) for every task. */
+struct rb_sim_gemm_mem {
+	float *f;
+	size_t cap; /* floats */
+	bool valid;
+	/* the key: whose weights, which shape, converted for which kernel family */
+	const uint8_t *b;
+	int64_t channels, kernels;
+	bool int8;
+	const char *impl;
+	struct rb_sim_scratch **scratch;
+	int scratch_n;
+};
+
+void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m);
+
 struct rb_sim_npu {
 	int cores;
 	int threads;        /* resolved: >= 1 */
@@ -87,6 +108,7 @@ struct rb_sim_npu {
 	struct rb_soc_profile soc;
 	struct rb_sim_core core[RB_SIM_MAX_CORES];
 	struct rb_sim_tasks ran[RB_SIM_MAX_CORES];
+	struct rb_sim_gemm_mem gemm_mem[RB_SIM_MAX_CORES];
 };
 
 /* Why a task stopped: status HANG or IOMMU_FAULT and a reason that names the register
@@ -165,11 +187,19 @@ struct rb_sim_gemm {
 	unsigned kb, c2_out;
 	unsigned size_e[3]; /* first, middle, last line */
 	int threads;
+	/* The core's memory (or NULL); weight_reuse: the task claims WEIGHT_REUSE (checked
+	 * against the CBUF's state); weights_resident: they fit the banks. */
+	struct rb_sim_gemm_mem *mem;
+	bool weight_reuse, weights_resident;
 };
 
 int rb_sim_gemm_run(const struct rb_sim_gemm *g);
-/* For tests: nonzero makes x86 use the portable kernel instead of AVX2+FMA (the same
- * bits), zero restores the automatic choice. */
-void rb_sim_gemm_force_portable(int on);
+/* The kernel family rb_sim_gemm_run uses: "avx512" (two kernels per register),
+ * "avx2" (AVX2+FMA, F16C) or "portable"; all give the same bits. */
+const char *rb_sim_gemm_impl(void);
+/* For tests and benchmarks: use the family `name` (one rb_sim_gemm_impl can name);
+ * NULL restores the automatic choice. Returns 0, -ENOTSUP when this CPU or build lacks
+ * it, or -EINVAL for an unknown name. */
+int rb_sim_gemm_force_impl(const char *name);
 
 #endif

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -789,9 +790,9 @@ static void run_threads(int threads, bool portable, uint8_t *out, size_t size)
 	rc = emit(&t);
 	place_words(r, rc.words, rc.count, 0);
 	commit(r, 0, RC_ADDR, (uint32_t)rc.count - RB_REGCMD_TAIL_WORDS, 1);
-	rb_sim_gemm_force_portable(portable);
+	assert_int_equal(rb_sim_gemm_force_impl(portable ? "portable" : NULL), 0);
 	res = run(r, 0);
-	rb_sim_gemm_force_portable(0);
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
 	expect_done(&res, 1);
 	expect_c(&mm, mm.hc);
 	assert_int_equal(c_bytes(&mm), size);
@@ -1251,6 +1252,57 @@ static void test_weight_reuse_across_kicks(void **state)
 }
 
 /* TASK_DMA_BASE_ADDR is added to every data address, not to the regcmd's (§a.2). */
+/* The weights hw_gemm.c keeps converted for WEIGHT_REUSE: a task without the bit
+ * reads the weights again, even at the same address of the same shape; a reuse under
+ * another kernel family (another tile layout) converts them again. */
+static void test_weight_cache(void **state)
+{
+	static const char *const fam[] = {"portable", "avx2", "avx512"};
+	struct rig *r = rig_new();
+	struct rb_npu_task t[2];
+	struct rb_sim_core_result res;
+	struct mm mm;
+
+	(void)state;
+	mm_init(&mm, RB_DTYPE_FP16, 16, 288, 48, false);
+	mm_place(r, &mm, 0x01000000, 0x02000000, 0x03000000);
+	two_row_tasks(&mm, t);
+	t[0].m = t[1].m = 8; /* more rows than the direct kernels take */
+	t[1].a_addr = t[0].a_addr + 8 * 16;
+	t[1].c_addr = t[0].c_addr + 8 * 16;
+	t[1].weight_reuse = true;
+	for (int round = 0; round < 2; round++) {
+		if (round) { /* new numbers in the same buffers */
+			mm_fill(&mm, false);
+			pack_a(&mm, mm.ha);
+			pack_b(&mm, mm.hb);
+		}
+		memset(mm.hc, SENTINEL, c_bytes(&mm));
+		res = run_chain(r, t, 2);
+		expect_done(&res, 2);
+		expect_c(&mm, mm.hc);
+		drop_program(r);
+	}
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 3; j++) {
+			if (rb_sim_gemm_force_impl(fam[i]) || rb_sim_gemm_force_impl(fam[j]))
+				continue; /* a family this CPU lacks */
+			memset(mm.hc, SENTINEL, c_bytes(&mm));
+			assert_int_equal(rb_sim_gemm_force_impl(fam[i]), 0);
+			res = run_chain(r, &t[0], 1);
+			expect_done(&res, 1);
+			drop_program(r);
+			assert_int_equal(rb_sim_gemm_force_impl(fam[j]), 0);
+			res = run_chain(r, &t[1], 1);
+			expect_done(&res, 1);
+			drop_program(r);
+			expect_c(&mm, mm.hc);
+		}
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
+	mm_release(&mm);
+	rig_free(r);
+}
+
 static void test_dma_base(void **state)
 {
 	struct rig *r = rig_new();
@@ -1316,6 +1368,94 @@ static void test_partial_channels(void **state)
 	(void)state;
 	channels_case(1);
 	channels_case(8);
+}
+
+/* ---- kernel families: every one hw_gemm.c has, the same bits ---- */
+
+/* Kernels 0..kernels-1 of an N = 32 matmul (WEIGHT_KERNELS and the cube patched): an
+ * odd count leaves the AVX-512 kernel's last pair half used. */
+static void kernels_case(enum rb_dtype dtype, uint32_t m, uint32_t kernels)
+{
+	struct one o;
+	struct rb_sim_core_result res;
+
+	one_setup(&o, dtype, m, 96, 32, false);
+	patch(o.words, 0, o.count, RB_FIELD_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, kernels);
+	patch(o.words, 0, o.count, RB_FIELD_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, kernels - 1);
+	patch(o.words, 0, o.count, RB_FIELD_DPU_DATA_CUBE_CHANNEL_CHANNEL, kernels - 1);
+	res = one_run(&o);
+	expect_done(&res, 1);
+	for (uint32_t row = 0; row < m; row++)
+		for (uint32_t n = 0; n < kernels; n++)
+			if (c_at(&o.mm, o.mm.hc, row, n) != want_bits(&o.mm, row, n))
+				fail_msg("%u kernels: C[%u][%u] = 0x%x, want 0x%x", kernels, row, n,
+					 c_at(&o.mm, o.mm.hc, row, n), want_bits(&o.mm, row, n));
+	one_release(&o);
+}
+
+/* The shapes that reach each tail: rows of a tile (M = 1..3 take the direct kernels),
+ * of an item (96 rows), kernels of a tile and of an item (64), channels of a pass
+ * (256) and of a plane (DATAIN_CHANNEL 60), an odd kernel count; fp16 in with fp32 and
+ * fp16 out, int8 in with int32 out. Each against the documented order, bit for bit. */
+static void family_case(const char *name)
+{
+	static const uint32_t f16[][3] = {{1, 64, 32},  {2, 96, 48},  {3, 544, 80}, {4, 64, 16},
+					  {7, 288, 48}, {13, 96, 32}, {97, 320, 80}};
+	static const uint32_t i8[][3] = {{1, 64, 32}, {3, 544, 64}, {7, 96, 32}, {97, 320, 96}};
+	int err = rb_sim_gemm_force_impl(name);
+
+	if (err == -ENOTSUP) {
+		print_message("# %s kernels: not on this CPU or build\n", name);
+		skip();
+	}
+	assert_int_equal(err, 0);
+	assert_string_equal(rb_sim_gemm_impl(), name);
+	for (size_t i = 0; i < sizeof(f16) / sizeof(f16[0]); i++)
+		run_shape(RB_DTYPE_FP16, RB_PREC_FP32, f16[i][0], f16[i][1], f16[i][2]);
+	for (size_t i = 0; i < sizeof(i8) / sizeof(i8[0]); i++)
+		run_shape(RB_DTYPE_INT8, RB_PREC_INT32, i8[i][0], i8[i][1], i8[i][2]);
+	run_shape(RB_DTYPE_FP16, RB_PREC_FP16, 5, 96, 48);
+	run_shape(RB_DTYPE_FP16, RB_PREC_FP16, 1, 64, 16);
+	channels_case(1);
+	channels_case(8);
+	kernels_case(RB_DTYPE_FP16, 1, 29);
+	kernels_case(RB_DTYPE_FP16, 7, 29);
+	kernels_case(RB_DTYPE_INT8, 7, 31);
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
+}
+
+static void test_family_portable(void **state)
+{
+	(void)state;
+	family_case("portable");
+}
+
+static void test_family_avx2(void **state)
+{
+	(void)state;
+	family_case("avx2");
+}
+
+static void test_family_avx512(void **state)
+{
+	(void)state;
+	family_case("avx512");
+}
+
+static void test_family_names(void **state)
+{
+	(void)state;
+	assert_int_equal(rb_sim_gemm_force_impl("no-such-kernels"), -EINVAL);
+	assert_int_equal(rb_sim_gemm_force_impl("portable"), 0);
+	assert_string_equal(rb_sim_gemm_impl(), "portable");
+	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
+#if defined(__x86_64__)
+	/* the CPUs this runs on have AVX2 at least: the automatic choice is not portable */
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		assert_string_not_equal(rb_sim_gemm_impl(), "portable");
+	if (__builtin_cpu_supports("avx512f"))
+		assert_string_equal(rb_sim_gemm_impl(), "avx512");
+#endif
 }
 
 /* ---- MMIO ---- */
@@ -1408,6 +1548,10 @@ int main(void)
 	    cmocka_unit_test(test_chain_splits),
 	    cmocka_unit_test(test_register_persistence),
 	    cmocka_unit_test(test_threads_bit_exact),
+	    cmocka_unit_test(test_family_portable),
+	    cmocka_unit_test(test_family_avx2),
+	    cmocka_unit_test(test_family_avx512),
+	    cmocka_unit_test(test_family_names),
 	    cmocka_unit_test(test_fault_banks),
 	    cmocka_unit_test(test_fault_feature_too_big),
 	    cmocka_unit_test(test_weights_streaming),
@@ -1422,6 +1566,7 @@ int main(void)
 	    cmocka_unit_test(test_weight_reuse),
 	    cmocka_unit_test(test_weight_reuse_stale),
 	    cmocka_unit_test(test_weight_reuse_across_kicks),
+	    cmocka_unit_test(test_weight_cache),
 	    cmocka_unit_test(test_dma_base),
 	    cmocka_unit_test(test_partial_channels),
 	    cmocka_unit_test(test_mmio),
