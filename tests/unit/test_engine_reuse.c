@@ -163,7 +163,8 @@ static void test_packed_b_handover(void **state)
 	plan(&all, &s, "mask=0x7 split=n");
 	plan(&sliced, &s, "mask=0x7 split=n kslice=256");
 
-	assert_int_equal(rb_npu_job_new_keeping(&job, &dev, &one, &in, RB_LAUNCH_FENCES, &keep, 0), 0);
+	assert_int_equal(rb_npu_job_new_keeping(&job, &dev, &one, &in, RB_LAUNCH_FENCES, &keep, 0),
+			 0);
 	rb_npu_job_keep_weights(job, &keep);
 	rb_npu_job_free(job);
 	assert_true(keep.source == in.serial);
@@ -171,7 +172,8 @@ static void test_packed_b_handover(void **state)
 	assert_false(rb_npu_packed_b_fits(&keep, &dev, &all, &other));
 	assert_false(rb_npu_packed_b_fits(&keep, &dev, &sliced, &in));
 	assert_true(rb_npu_packed_b_fits(&keep, &dev, &all, &in));
-	assert_int_equal(rb_npu_job_new_keeping(&job, &dev, &all, &in, RB_LAUNCH_FENCES, &keep, 0), 0);
+	assert_int_equal(rb_npu_job_new_keeping(&job, &dev, &all, &in, RB_LAUNCH_FENCES, &keep, 0),
+			 0);
 	assert_true(keep.source == 0); /* taken */
 	rb_npu_job_free(job);
 
