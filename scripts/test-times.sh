@@ -33,12 +33,12 @@ tail -n 1 "$tmp/new.log" | sed 's/^/  here: /' >&2
 sort -k2 "$tmp/base.times" >"$tmp/b"
 sort -k2 "$tmp/new.times" >"$tmp/n"
 join -1 2 -2 2 "$tmp/b" "$tmp/n" | awk -v limit="$limit" -v min_s="$min_s" '
-	{ b = $2 / 1000; n = $3 / 1000; r = b > 0 ? n / b : 0
+	{ b = $2 / 1000; n = $3 / 1000; r = (b > 0 ? n / b : 0)
 	  flag = (r > limit && n >= min_s) ? "SLOWER" : ""
 	  if (flag != "") slower++
 	  tb += b; tn += n
 	  printf "%-32s %9.2f %9.2f %6.2f %s\n", $1, b, n, r, flag }
-	END { printf "%-32s %9.2f %9.2f %6.2f\n", "(sum of the common tests)", tb, tn, tb > 0 ? tn / tb : 0
+	END { printf "%-32s %9.2f %9.2f %6.2f\n", "(sum of the common tests)", tb, tn, (tb > 0 ? tn / tb : 0)
 	      exit slower > 0 }' >"$tmp/table" && rc=0 || rc=$?
 printf '%-32s %9s %9s %6s\n' test "base s" "new s" ratio
 sort -k3 -rn "$tmp/table" | grep -v '^(sum' || true
