@@ -277,6 +277,32 @@ struct model_worker_arg {
 	pthread_t tid;
 };
 
+/* Under the lock: the end of the run of uncached points from i that share i's plan.
+ * One worker models them all: the launch modes of a config follow each other in the
+ * enumeration, and its engine then plans, encodes and validates the programs once
+ * (reuse_model_job in run/engine_npu.c) instead of once per worker that meets them. */
+static size_t same_plan_end(const struct model_phase *m, size_t i)
+{
+	const struct rb_tune_points *pts = &m->c->points;
+	size_t end = i;
+
+	while (end < pts->count && !m->ready[end] &&
+	       rb_plan_config_equal(&pts->items[end].plan, &pts->items[i].plan))
+		end++;
+	return end;
+}
+
+static void model_one(struct model_phase *m, struct rb_engine *e, size_t i)
+{
+	int err = model_eval(m->c, e, &m->c->points.items[i], &m->rec[i]);
+
+	pthread_mutex_lock(&m->lock);
+	m->err[i] = err;
+	m->ready[i] = true;
+	pthread_cond_broadcast(&m->done);
+	pthread_mutex_unlock(&m->lock);
+}
+
 static void *model_worker(void *arg)
 {
 	struct model_phase *m = ((struct model_worker_arg *)arg)->m;
@@ -284,24 +310,21 @@ static void *model_worker(void *arg)
 	const struct shape_ctx *c = m->c;
 
 	for (;;) {
-		size_t i;
+		size_t i, end;
 		bool quit;
-		int err;
 
 		pthread_mutex_lock(&m->lock);
 		while (m->next < c->points.count && m->ready[m->next])
 			m->next++; /* found in the cache */
-		i = m->next++;
+		i = m->next;
+		end = same_plan_end(m, i);
+		m->next = end > i ? end : i + 1;
 		quit = m->quit;
 		pthread_mutex_unlock(&m->lock);
 		if (i >= c->points.count || quit || stopped(c))
 			break;
-		err = model_eval(c, e, &c->points.items[i], &m->rec[i]);
-		pthread_mutex_lock(&m->lock);
-		m->err[i] = err;
-		m->ready[i] = true;
-		pthread_cond_broadcast(&m->done);
-		pthread_mutex_unlock(&m->lock);
+		for (; i < end && !stopped(c); i++)
+			model_one(m, e, i);
 	}
 	pthread_mutex_lock(&m->lock);
 	pthread_cond_broadcast(&m->done); /* a keeper waiting for a point no one takes */

@@ -318,7 +318,8 @@ static uint64_t hash_u64(uint64_t h, uint64_t v)
 	return fnv1a(h, &v, sizeof(v));
 }
 
-uint64_t rb_tune_plan_signature(const struct rb_plan *p, enum rb_npu_launch launch)
+/* The signature without the launch mode: one plan serves every launch mode. */
+static uint64_t program_hash(const struct rb_plan *p)
 {
 	const struct rb_plan_config *c = &p->config;
 	uint64_t h = FNV_OFFSET;
@@ -336,8 +337,12 @@ uint64_t rb_tune_plan_signature(const struct rb_plan *p, enum rb_npu_launch laun
 	h = hash_u64(h, (uint64_t)p->k_slice << 32 | p->n_kslices);
 	h = hash_u64(h, (uint64_t)p->m_cap << 32 | p->n_cap);
 	h = hash_u64(h, (uint64_t)c->chain << 16 | (uint64_t)c->out << 8 | c->mainline);
-	h = hash_u64(h, p->weight_reuse); /* whether a task reuses, not the knob */
-	return hash_u64(h, launch);
+	return hash_u64(h, p->weight_reuse); /* whether a task reuses, not the knob */
+}
+
+uint64_t rb_tune_plan_signature(const struct rb_plan *p, enum rb_npu_launch launch)
+{
+	return hash_u64(program_hash(p), launch);
 }
 
 static unsigned popcount3(unsigned x)
@@ -374,6 +379,11 @@ static int make_point(const struct rb_tune_space *s, const unsigned idx[RB_KNOB_
 struct seen {
 	uint64_t *sigs;
 	size_t count;
+	/* The last config planned and what came of it: the launch mode is the last knob, so
+	 * the combinations of one plan follow each other and it is planned once. */
+	bool have_last, last_ok;
+	struct rb_plan_config last;
+	uint64_t last_hash;
 };
 
 static bool seen_has(const struct seen *seen, uint64_t sig)
@@ -388,15 +398,23 @@ static bool seen_has(const struct seen *seen, uint64_t sig)
 static int consider(struct rb_tune_points *pts, struct seen *seen, const struct rb_shape *shape,
 		    const struct rb_tune_point *p)
 {
-	struct rb_plan plan;
 	uint64_t sig;
 
-	if (rb_plan_init(&plan, shape, &p->plan) < 0) {
+	if (!seen->have_last || !rb_plan_config_equal(&seen->last, &p->plan)) {
+		struct rb_plan plan;
+
+		seen->have_last = true;
+		seen->last = p->plan;
+		seen->last_ok = rb_plan_init(&plan, shape, &p->plan) == 0;
+		if (seen->last_ok)
+			seen->last_hash = program_hash(&plan);
+		rb_plan_release(&plan);
+	}
+	if (!seen->last_ok) {
 		pts->rejected++;
 		return 0;
 	}
-	sig = rb_tune_plan_signature(&plan, p->launch);
-	rb_plan_release(&plan);
+	sig = hash_u64(seen->last_hash, p->launch);
 	if (seen_has(seen, sig)) {
 		pts->duplicates++;
 		return 0;
@@ -433,7 +451,7 @@ int rb_tune_space_enumerate(const struct rb_tune_space *space, const struct rb_s
 {
 	unsigned idx[RB_KNOB_COUNT] = {0};
 	size_t total = combinations(space);
-	struct seen seen = {calloc(total ? total : 1, sizeof(uint64_t)), 0};
+	struct seen seen = {.sigs = calloc(total ? total : 1, sizeof(uint64_t))};
 	struct rb_tune_point p;
 	int ret = 0;
 
