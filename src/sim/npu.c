@@ -40,34 +40,59 @@ static const struct pp_block pp_blocks[] = {
 
 #define N_PP_BLOCKS (sizeof(pp_blocks) / sizeof(pp_blocks[0]))
 
-/* pp_blocks by block id (NULL: one register group), asked for every word written. */
-static const struct pp_block *pp_by_block[RB_BLOCK_COUNT];
+/* Asked for every word written and every register read, so looked up once: per block,
+ * its pp_block (NULL: one register group) and the offsets a write is checked against;
+ * per register, where it lives (block, word) and whether it is shadowed. */
+struct block_slots {
+	const struct pp_block *pp;
+	uint16_t base, s_pointer, s_status, op_enable;
+};
 
-__attribute__((constructor)) static void index_pp_blocks(void)
-{
-	for (size_t i = 0; i < N_PP_BLOCKS; i++)
-		pp_by_block[pp_blocks[i].block] = &pp_blocks[i];
-}
+struct reg_slot {
+	uint8_t block;
+	bool shadowed;
+	uint16_t word;
+};
 
-static const struct pp_block *pp_of(int block)
-{
-	return pp_by_block[block];
-}
+static struct block_slots block_slots[RB_BLOCK_COUNT];
+static struct reg_slot reg_slots[RB_REG_COUNT];
 
 static uint16_t reg_offset(enum rb_reg_id id)
 {
 	return rb_reg(id)->offset;
 }
 
-static unsigned word_index(int block, uint32_t offset)
+/* Registers from the block's OPERATION_ENABLE on are shadowed (§a.4). */
+static bool shadowed(const struct block_slots *b, uint32_t offset)
 {
-	return (offset - rb_block(block)->base) / 4;
+	return b->pp && offset >= b->op_enable;
 }
 
-/* Registers from the block's OPERATION_ENABLE on are shadowed (§a.4). */
-static bool shadowed(const struct pp_block *pp, uint32_t offset)
+static unsigned word_index(int block, uint32_t offset)
 {
-	return pp && offset >= reg_offset(pp->op_enable);
+	return (offset - block_slots[block].base) / 4;
+}
+
+__attribute__((constructor)) static void index_slots(void)
+{
+	for (int b = 0; b < RB_BLOCK_COUNT; b++)
+		block_slots[b].base = rb_block(b)->base;
+	for (size_t i = 0; i < N_PP_BLOCKS; i++) {
+		struct block_slots *b = &block_slots[pp_blocks[i].block];
+
+		b->pp = &pp_blocks[i];
+		b->s_pointer = reg_offset(pp_blocks[i].s_pointer);
+		b->s_status = reg_offset(pp_blocks[i].s_status);
+		b->op_enable = reg_offset(pp_blocks[i].op_enable);
+	}
+	for (int id = 0; id < RB_REG_COUNT; id++) {
+		const struct rb_reg_info *r = rb_reg(id);
+
+		reg_slots[id] =
+		    (struct reg_slot){.block = (uint8_t)r->block,
+				      .shadowed = shadowed(&block_slots[r->block], r->offset),
+				      .word = (uint16_t)word_index(r->block, r->offset)};
+	}
 }
 
 int rb_sim_hang(struct rb_sim_fault *f, const char *fmt, ...)
@@ -100,11 +125,9 @@ const char *rb_sim_field_name(enum rb_field_id id, char *buf, size_t size)
 
 uint32_t rb_sim_reg(const struct rb_sim_core *c, enum rb_reg_id id)
 {
-	const struct rb_reg_info *r = rb_reg(id);
-	const struct pp_block *pp = pp_of(r->block);
-	int grp = shadowed(pp, r->offset) ? c->pp[r->block].executer : 0;
+	struct reg_slot r = reg_slots[id];
 
-	return c->regs[r->block][grp][word_index(r->block, r->offset)];
+	return c->regs[r.block][r.shadowed ? c->pp[r.block].executer : 0][r.word];
 }
 
 int64_t rb_sim_field(const struct rb_sim_core *c, enum rb_field_id id)
@@ -192,7 +215,7 @@ static void s_pointer_write(struct rb_sim_core *c, int block, uint32_t v)
 void rb_sim_core_write(struct rb_sim_core *c, uint32_t offset, uint32_t value, bool from_regcmd)
 {
 	int block = rb_block_by_offset((uint16_t)offset);
-	const struct pp_block *pp;
+	const struct block_slots *b;
 	int grp = 0;
 
 	if (block < 0 || offset > UINT16_MAX)
@@ -200,16 +223,16 @@ void rb_sim_core_write(struct rb_sim_core *c, uint32_t offset, uint32_t value, b
 	if (block == RB_BLOCK_PC &&
 	    pc_special_write(c, rb_reg_find(RB_BLOCK_PC, (uint16_t)offset), &value, from_regcmd))
 		return;
-	pp = pp_of(block);
-	if (pp && offset == reg_offset(pp->s_pointer)) {
+	b = &block_slots[block];
+	if (b->pp && offset == b->s_pointer) {
 		s_pointer_write(c, block, value);
 		return;
 	}
-	if (pp && offset == reg_offset(pp->s_status))
+	if (b->pp && offset == b->s_status)
 		return; /* read-only */
-	if (shadowed(pp, offset))
+	if (shadowed(b, offset))
 		grp = c->pp[block].pointer;
-	c->regs[block][grp][word_index(block, offset)] = value;
+	c->regs[block][grp][(offset - b->base) / 4] = value;
 }
 
 static uint32_t s_pointer_read(const struct rb_sim_core *c, int block)
@@ -249,18 +272,18 @@ static uint32_t pc_read(const struct rb_sim_core *c, uint32_t offset)
 static uint32_t core_read(const struct rb_sim_core *c, uint32_t offset)
 {
 	int block = rb_block_by_offset((uint16_t)offset);
-	const struct pp_block *pp;
+	const struct block_slots *b;
 
 	if (block < 0 || offset > UINT16_MAX)
 		return 0;
 	if (block == RB_BLOCK_PC)
 		return pc_read(c, offset);
-	pp = pp_of(block);
-	if (pp && offset == reg_offset(pp->s_pointer))
+	b = &block_slots[block];
+	if (b->pp && offset == b->s_pointer)
 		return s_pointer_read(c, block);
-	if (pp && offset == reg_offset(pp->s_status))
+	if (b->pp && offset == b->s_status)
 		return 0;
-	return c->regs[block][shadowed(pp, offset) ? c->pp[block].pointer : 0]
+	return c->regs[block][shadowed(b, offset) ? c->pp[block].pointer : 0]
 		      [word_index(block, offset)];
 }
 
