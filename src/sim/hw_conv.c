@@ -315,7 +315,8 @@ static void *dma_map(const struct rb_sim_exec *x, uint32_t addr, uint64_t len)
 	return mmu->map(mmu->ctx, x->core->index, addr, len);
 }
 
-/* The feature per channel group (§b.2, hw/conv.h). */
+/* The feature per channel group (§b.2, hw/conv.h); surf NULL: only checked (a timing-
+ * only run, which needs no pointers: K = 8192 has 1024 groups per task). */
 static int map_feature(const struct rb_sim_exec *x, const struct rb_conv *cv, const uint8_t **surf,
 		       struct rb_sim_fault *f)
 {
@@ -326,15 +327,17 @@ static int map_feature(const struct rb_sim_exec *x, const struct rb_conv *cv, co
 	/* Mapped as one range when one buffer holds every group (the same pointers the
 	 * groups one by one give); else group by group, to name the one outside. */
 	if (rb_conv_feature_span(cv, &span, &pitch) && (base = dma_map(x, span.addr, span.len))) {
-		for (uint32_t g = 0; g < groups; g++)
+		for (uint32_t g = 0; surf && g < groups; g++)
 			surf[g] = base + (size_t)g * pitch;
 		return 0;
 	}
 	for (uint32_t g = 0; g < groups; g++) {
 		struct rb_dma_range r = rb_conv_feature_range(cv, g);
+		const uint8_t *p = dma_map(x, r.addr, r.len);
 
-		surf[g] = dma_map(x, r.addr, r.len);
-		if (!surf[g])
+		if (surf)
+			surf[g] = p;
+		if (!p)
 			return rb_sim_iommu_fault(
 			    f, false,
 			    "CNA.FEATURE_DATA_ADDR: channel group %u of the "
@@ -471,9 +474,10 @@ int rb_sim_conv_run(struct rb_sim_exec *x, struct rb_sim_fault *f)
 
 	if (ret)
 		return ret;
-	a = calloc(div_up(cv.channels, cv.c2_in), sizeof(*a));
+	if (!x->npu->model_only)
+		a = calloc(div_up(cv.channels, cv.c2_in), sizeof(*a));
 	out = calloc(div_up(cv.kernels, cv.c2_out), sizeof(*out));
-	ret = a && out ? compute(x, &cv, a, out, f) : -ENOMEM;
+	ret = (a || x->npu->model_only) && out ? compute(x, &cv, a, out, f) : -ENOMEM;
 	free(a);
 	free(out);
 	if (ret)

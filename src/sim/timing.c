@@ -67,9 +67,12 @@ static uint64_t left(uint64_t cap, uint64_t used, size_t n)
 static uint64_t muldiv(uint64_t a, uint64_t b, uint64_t c, bool up)
 {
 #ifdef __SIZEOF_INT128__
-	unsigned __int128 p = (unsigned __int128)a * b;
+	unsigned __int128 p = (unsigned __int128)a * b + (up ? c - 1 : 0);
 
-	return (uint64_t)((p + (up ? c - 1 : 0)) / c);
+	/* The 128-bit division is a library call; most products fit 64 bits. */
+	if (!(uint64_t)(p >> 64))
+		return (uint64_t)p / c;
+	return (uint64_t)(p / c);
 #else
 	long double q = (long double)a * b / c;
 
