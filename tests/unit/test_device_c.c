@@ -85,9 +85,9 @@ static void test_blocked_full_is_whole(void **state)
 	const struct rb_shape shapes[] = {{37, 8, 300, RB_DTYPE_FP16}, {37, 8, 300, RB_DTYPE_INT8}};
 	/* {rows, cols} of the tilings: single elements, single rows and columns, whole */
 	const int64_t tilings[][2] = {{1, 1}, {16, 64}, {37, 1}, {1, 300}, {5, 7}, {37, 300}};
-	const int64_t wrong[][2] = {{0, 63},  {0, 64},   {15, 64}, {16, 127}, {36, 299},
-				    {20, 70}, {21, 71},  {22, 72}, {23, 73},  {24, 74},
-				    {25, 75}, {36, 0},   {5, 128}, {6, 191},  {31, 192}};
+	const int64_t wrong[][2] = {{0, 63},  {0, 64},  {15, 64}, {16, 127}, {36, 299},
+				    {20, 70}, {21, 71}, {22, 72}, {23, 73},  {24, 74},
+				    {25, 75}, {36, 0},  {5, 128}, {6, 191},  {31, 192}};
 
 	(void)state;
 	for (size_t d = 0; d < 2; d++) {
@@ -112,17 +112,17 @@ static void test_blocked_full_is_whole(void **state)
 			cf[at] += 0.25f * (float)(w + 1);
 			ci[at] += (int32_t)w + 1;
 		}
-		cf[2 * s->n + 200] = NAN;      /* where a finite value was expected */
-		ef[3 * s->n + 10] = INFINITY;  /* expected non-finite, got finite */
+		cf[2 * s->n + 200] = NAN;                    /* where a finite value was expected */
+		ef[3 * s->n + 10] = INFINITY;                /* expected non-finite, got finite */
 		cf[4 * s->n + 11] = ef[4 * s->n + 11] = NAN; /* a match */
-		ef[0] = 0;                     /* out of max_rel */
+		ef[0] = 0;                                   /* out of max_rel */
 		rb_verify_full(&io, f16 ? (void *)ef : (void *)ei, &vo, &whole);
 		assert_int_equal(whole.status, RB_VERIFY_FAILED);
 		assert_true(whole.mismatches > RB_VERIFY_MAX_REPORTED);
 		for (size_t t = 0; t < sizeof(tilings) / sizeof(tilings[0]); t++) {
 			for (int back = 0; back < 2; back++) {
-				verify_blocked(s, io.c, f16 ? (void *)ef : (void *)ei, tilings[t][0],
-					       tilings[t][1], back, &vo, &blocked);
+				verify_blocked(s, io.c, f16 ? (void *)ef : (void *)ei,
+					       tilings[t][0], tilings[t][1], back, &vo, &blocked);
 				assert_same_result(&whole, &blocked);
 			}
 		}
@@ -136,8 +136,8 @@ static void test_blocked_full_is_whole(void **state)
 /* An engine prepared for the case, on inputs the caller releases. */
 struct device_case {
 	struct rb_shape shape;
-	unsigned k_slice;        /* 0: the planner's choice */
-	enum rb_plan_out out;    /* RB_PLAN_OUT_FP16: fp16 K-slices summed on the host */
+	unsigned k_slice;     /* 0: the planner's choice */
+	enum rb_plan_out out; /* RB_PLAN_OUT_FP16: fp16 K-slices summed on the host */
 	const struct rb_engine_ops *ops;
 };
 
@@ -173,8 +173,10 @@ static void test_read_c_is_run_c(void **state)
 		const struct rb_shape *s = &cases[k].shape;
 		size_t es = rb_dtype_out_size(s->dtype), bytes = (size_t)(s->m * s->n) * es;
 		/* {m0, rows, n0, cols} */
-		const int64_t blocks[][4] = {{0, 1, 0, 1},	    {s->m - 1, 1, 0, s->n},
-					     {0, s->m, 16, 16},	    {1, s->m - 1, 32, s->n - 32},
+		const int64_t blocks[][4] = {{0, 1, 0, 1},
+					     {s->m - 1, 1, 0, s->n},
+					     {0, s->m, 16, 16},
+					     {1, s->m - 1, 32, s->n - 32},
 					     {0, s->m, s->n / 16 * 16, s->n % 16},
 					     {0, s->m, 0, s->n}};
 		void *whole = malloc(bytes), *block = malloc(bytes), *want = malloc(bytes);
@@ -232,43 +234,46 @@ static void measure(const struct rb_shape *s, enum rb_verify_mode mode, int64_t 
 	rb_engine_close(&e);
 }
 
+/* One shape, mode and B (held: stream_b_min -1, streamed: 1), with the debug flags
+ * `flags` and then flags plus device_c: the same verdict, numbers, first mismatches and
+ * modeled time. */
+static void assert_the_same(const struct rb_shape *s, enum rb_verify_mode mode,
+			    int64_t stream_b_min, bool corrupt)
+{
+	struct rb_result held, on_device;
+
+	rb_debug_set(corrupt ? "corrupt_c" : "");
+	measure(s, mode, stream_b_min, &held);
+	rb_debug_set(corrupt ? "corrupt_c,device_c" : "device_c");
+	measure(s, mode, stream_b_min, &on_device);
+	rb_debug_set(NULL);
+	if (!corrupt || mode == RB_VERIFY_FULL) /* a sample may miss the one wrong element */
+		assert_int_equal(held.verify.status,
+				 corrupt ? RB_VERIFY_FAILED : RB_VERIFY_VERIFIED);
+	assert_same_result(&held.verify, &on_device.verify);
+	assert_true(held.stats.median_us == on_device.stats.median_us);
+	rb_result_release(&held);
+	rb_result_release(&on_device);
+}
+
 /* run's path with C held and with C on the device (RKNN_BENCH_DEBUG=device_c), with B
  * held and streamed, in full and sample mode, right and with one wrong element
- * (corrupt_c): the same verdict, numbers, first mismatches and modeled time. */
+ * (corrupt_c). */
 static void test_measure_the_same(void **state)
 {
 	const struct rb_shape shapes[] = {{9, 700, 2500, RB_DTYPE_FP16},
 					  {1, 512, 1000, RB_DTYPE_FP16},
 					  {6, 800, 1700, RB_DTYPE_INT8}};
-	const enum rb_verify_mode modes[] = {RB_VERIFY_FULL, RB_VERIFY_SAMPLE};
-	const char *const flags[][2] = {{"", "device_c"},
-					{"corrupt_c", "corrupt_c,device_c"}};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-		for (size_t k = 0; k < 2; k++) {
-			for (size_t f = 0; f < 2; f++) {
-				for (int64_t stream = -1; stream <= 1; stream += 2) {
-					struct rb_result held, on_device;
-
-					rb_debug_set(flags[f][0]);
-					measure(&shapes[i], modes[k], stream, &held);
-					rb_debug_set(flags[f][1]);
-					measure(&shapes[i], modes[k], stream, &on_device);
-					/* a sample may miss the one wrong element */
-					if (!f || modes[k] == RB_VERIFY_FULL)
-						assert_int_equal(held.verify.status,
-								 f ? RB_VERIFY_FAILED
-								   : RB_VERIFY_VERIFIED);
-					assert_same_result(&held.verify, &on_device.verify);
-					assert_true(held.stats.median_us == on_device.stats.median_us);
-					rb_result_release(&held);
-					rb_result_release(&on_device);
-				}
+		for (int corrupt = 0; corrupt < 2; corrupt++) {
+			for (int64_t stream = -1; stream <= 1; stream += 2) {
+				assert_the_same(&shapes[i], RB_VERIFY_FULL, stream, corrupt);
+				assert_the_same(&shapes[i], RB_VERIFY_SAMPLE, stream, corrupt);
 			}
 		}
 	}
-	rb_debug_set(NULL);
 }
 
 int main(void)
