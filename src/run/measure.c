@@ -151,7 +151,7 @@ static int read_few(void *ctx, int64_t m0, int64_t rows, int64_t n0, int64_t col
 {
 	const struct device_c *d = ctx;
 	size_t bytes = (size_t)(rows * cols) * rb_dtype_out_size(d->shape->dtype);
-	unsigned char buf[64 * sizeof(float) + GUARD_BYTES];
+	_Alignas(64) unsigned char buf[64 * sizeof(float) + GUARD_BYTES];
 	int ret;
 
 	if (bytes > sizeof(buf) - GUARD_BYTES)
