@@ -85,15 +85,20 @@ static int reference_block(void *ctx, const void *block, int64_t n0, int64_t col
 	return ret;
 }
 
-static int reference_streamed(const struct rb_inputs *in, void *expected, int threads)
+/* Columns of B per reference block: about REF_BLOCK_BYTES of B, REF_BLOCK_ALIGN-aligned. */
+static int64_t ref_block_width(const struct rb_shape *s)
 {
-	const struct rb_shape *s = &in->shape;
 	int64_t width = REF_BLOCK_BYTES / (s->k * (int64_t)rb_dtype_in_size(s->dtype));
-	struct ref_blocks r = {in, expected};
 
 	width = width / REF_BLOCK_ALIGN * REF_BLOCK_ALIGN;
-	return rb_inputs_b_columns(in, width > REF_BLOCK_ALIGN ? width : REF_BLOCK_ALIGN, threads,
-				   reference_block, &r);
+	return width > REF_BLOCK_ALIGN ? width : REF_BLOCK_ALIGN;
+}
+
+static int reference_streamed(const struct rb_inputs *in, void *expected, int threads)
+{
+	struct ref_blocks r = {in, expected};
+
+	return rb_inputs_b_columns(in, ref_block_width(&in->shape), threads, reference_block, &r);
 }
 
 /* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C, changed in the
@@ -118,7 +123,8 @@ static void corrupt_block(const struct rb_shape *s, int64_t m0, int64_t rows, in
  * run nothing needs a host C: a large C stays in the device's output cube and is read
  * a block at a time, as it is checked (engine read_c: the same unpacking, the same
  * values). The process then holds C once, in the device's layout, instead of that and
- * a host copy. Every block read gets the guard and corrupt_c of a host C. */
+ * a host copy. Every block read gets the guard and corrupt_c of a host C. Below
+ * DEVICE_C_MIN_BYTES a host copy costs little and one whole unpack is the simplest. */
 #define DEVICE_C_MIN_BYTES (INT64_C(16) << 20)
 
 struct device_c {
@@ -135,9 +141,10 @@ static int read_guarded(const struct device_c *d, int64_t m0, int64_t rows, int6
 
 	memset((char *)buf + bytes, GUARD_BYTE, GUARD_BYTES);
 	ret = d->engine->ops->read_c(d->engine, m0, rows, n0, cols, buf);
-	if (ret < 0)
-		return rb_set_error(ret, "reading C from device '%s' failed: %s",
-				    d->engine->ops->name, rb_last_error());
+	if (ret < 0) /* the device's fault, like a failed run (exit 3), unless memory ran out */
+		return rb_set_error(ret == -ENOMEM ? ret : -EIO,
+				    "reading C from device '%s' failed: %s", d->engine->ops->name,
+				    rb_last_error());
 	if (!guard_intact(buf, bytes))
 		return rb_set_error(-EFAULT, "device '%s' wrote past the end of C",
 				    d->engine->ops->name);
@@ -203,16 +210,12 @@ static int verify_device_full(const struct device_c *c, const struct rb_inputs *
 			      const struct rb_verify_opts *opts, int threads,
 			      struct rb_verify_result *res)
 {
-	const struct rb_shape *s = &in->shape;
-	int64_t width = REF_BLOCK_BYTES / (s->k * (int64_t)rb_dtype_in_size(s->dtype));
 	struct device_blocks d = {.c = *c, .in = in, .opts = opts, .res = res};
 	int ret;
 
-	width = width / REF_BLOCK_ALIGN * REF_BLOCK_ALIGN;
 	rb_verify_full_begin(res);
 	pthread_mutex_init(&d.lock, NULL);
-	ret = rb_inputs_b_columns(in, width > REF_BLOCK_ALIGN ? width : REF_BLOCK_ALIGN, threads,
-				  compare_block, &d);
+	ret = rb_inputs_b_columns(in, ref_block_width(&in->shape), threads, compare_block, &d);
 	pthread_mutex_destroy(&d.lock);
 	return ret;
 }
