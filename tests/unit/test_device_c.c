@@ -76,60 +76,72 @@ static void verify_blocked(const struct rb_shape *s, const void *c, const void *
 	free(eb);
 }
 
-/* Wrong elements placed against a tiling of 16×64 blocks: a block's first and last
- * column and row, a corner of C, one block with many, and (fp16) non-finite values,
- * more than RB_VERIFY_MAX_REPORTED in all so that the blocks' first mismatches must be
- * merged. Every tiling, whatever its order, gives the whole comparison's result. */
-static void test_blocked_full_is_whole(void **state)
+/* A 37×300 C and its expected C (fp16: float, int8: int32_t), with wrong elements
+ * placed against a tiling of 16×64 blocks: a block's first and last column and row, a
+ * corner of C, one block with many, and (fp16) non-finite values; more than
+ * RB_VERIFY_MAX_REPORTED in all, so that the blocks' first mismatches must be merged. */
+#define WM 37
+#define WN 300
+static void make_wrong(enum rb_dtype dtype, void *c, void *expected)
 {
-	const struct rb_shape shapes[] = {{37, 8, 300, RB_DTYPE_FP16}, {37, 8, 300, RB_DTYPE_INT8}};
-	/* {rows, cols} of the tilings: single elements, single rows and columns, whole */
-	const int64_t tilings[][2] = {{1, 1}, {16, 64}, {37, 1}, {1, 300}, {5, 7}, {37, 300}};
 	const int64_t wrong[][2] = {{0, 63},  {0, 64},  {15, 64}, {16, 127}, {36, 299},
 				    {20, 70}, {21, 71}, {22, 72}, {23, 73},  {24, 74},
 				    {25, 75}, {36, 0},  {5, 128}, {6, 191},  {31, 192}};
+	float *cf = c, *ef = expected;
+	int32_t *ci = c, *ei = expected;
+
+	for (int i = 0; i < WM * WN; i++) {
+		if (dtype == RB_DTYPE_FP16)
+			ef[i] = cf[i] = (float)(i % 97 - 48) / 8.0f;
+		else
+			ei[i] = ci[i] = i % 1013 - 500;
+	}
+	for (int w = 0; w < (int)(sizeof(wrong) / sizeof(wrong[0])); w++) {
+		int64_t at = wrong[w][0] * WN + wrong[w][1];
+
+		if (dtype == RB_DTYPE_FP16)
+			cf[at] += 0.25f * (float)(w + 1);
+		else
+			ci[at] += w + 1;
+	}
+	if (dtype != RB_DTYPE_FP16)
+		return;
+	cf[2 * WN + 200] = NAN;                  /* where a finite value was expected */
+	ef[3 * WN + 10] = INFINITY;              /* expected non-finite, got finite */
+	cf[4 * WN + 11] = ef[4 * WN + 11] = NAN; /* a match */
+	ef[0] = 0;                               /* out of max_rel */
+}
+
+/* Every tiling, whatever the order of its blocks, gives the whole comparison's result. */
+static void test_blocked_full_is_whole(void **state)
+{
+	const enum rb_dtype dtypes[] = {RB_DTYPE_FP16, RB_DTYPE_INT8};
+	/* {rows, cols} of the tilings: single elements, single rows and columns, whole */
+	const int64_t tilings[][2] = {{1, 1}, {16, 64}, {WM, 1}, {1, WN}, {5, 7}, {WM, WN}};
 
 	(void)state;
 	for (size_t d = 0; d < 2; d++) {
-		const struct rb_shape *s = &shapes[d];
-		size_t n = (size_t)(s->m * s->n);
-		float *cf = malloc(n * sizeof(float)), *ef = malloc(n * sizeof(float));
-		int32_t *ci = malloc(n * sizeof(int32_t)), *ei = malloc(n * sizeof(int32_t));
-		bool f16 = s->dtype == RB_DTYPE_FP16;
-		struct rb_matmul_io io = {.shape = *s, .c = f16 ? (void *)cf : (void *)ci};
+		const struct rb_shape s = {WM, 8, WN, dtypes[d]};
+		void *c = malloc(WM * WN * 4), *expected = malloc(WM * WN * 4);
+		struct rb_matmul_io io = {.shape = s, .c = c};
 		struct rb_verify_opts vo;
 		struct rb_verify_result whole, blocked;
 
-		assert_true(cf && ef && ci && ei);
-		rb_verify_opts_init(&vo, s->dtype);
-		for (size_t i = 0; i < n; i++) {
-			ef[i] = cf[i] = (float)((int)(i % 97) - 48) / 8.0f;
-			ei[i] = ci[i] = (int32_t)(i % 1013) - 500;
-		}
-		for (size_t w = 0; w < sizeof(wrong) / sizeof(wrong[0]); w++) {
-			size_t at = (size_t)(wrong[w][0] * s->n + wrong[w][1]);
-
-			cf[at] += 0.25f * (float)(w + 1);
-			ci[at] += (int32_t)w + 1;
-		}
-		cf[2 * s->n + 200] = NAN;                    /* where a finite value was expected */
-		ef[3 * s->n + 10] = INFINITY;                /* expected non-finite, got finite */
-		cf[4 * s->n + 11] = ef[4 * s->n + 11] = NAN; /* a match */
-		ef[0] = 0;                                   /* out of max_rel */
-		rb_verify_full(&io, f16 ? (void *)ef : (void *)ei, &vo, &whole);
+		assert_true(c && expected);
+		make_wrong(s.dtype, c, expected);
+		rb_verify_opts_init(&vo, s.dtype);
+		rb_verify_full(&io, expected, &vo, &whole);
 		assert_int_equal(whole.status, RB_VERIFY_FAILED);
 		assert_true(whole.mismatches > RB_VERIFY_MAX_REPORTED);
 		for (size_t t = 0; t < sizeof(tilings) / sizeof(tilings[0]); t++) {
 			for (int back = 0; back < 2; back++) {
-				verify_blocked(s, io.c, f16 ? (void *)ef : (void *)ei,
-					       tilings[t][0], tilings[t][1], back, &vo, &blocked);
+				verify_blocked(&s, c, expected, tilings[t][0], tilings[t][1], back,
+					       &vo, &blocked);
 				assert_same_result(&whole, &blocked);
 			}
 		}
-		free(cf);
-		free(ef);
-		free(ci);
-		free(ei);
+		free(c);
+		free(expected);
 	}
 }
 
