@@ -7,7 +7,9 @@
  *   shim        build/shim/librknnrt.so prints each failed call and each run's device
  *               time on stderr (it is silent otherwise)
  *   stream_b    `run` streams B to an NPU device whatever its size (run/measure.h):
- *               the streamed path on shapes small enough for every test */
+ *               the streamed path on shapes small enough for every test
+ *   device_c    `run` on sim leaves C on the device whatever its size and checks it a
+ *               block at a time (run/measure.c), as it does for a large C */
 #ifndef RB_CORE_DEBUG_H
 #define RB_CORE_DEBUG_H
 

@@ -60,19 +60,24 @@ static void result_start(struct rb_verify_result *res, enum rb_verify_mode mode)
 	res->mode = mode;
 }
 
+/* Keeps the first RB_VERIFY_MAX_REPORTED mismatches in row-major order, whatever order
+ * the blocks of a blocked verification come in: within a block they come in row-major
+ * order, so the list of the whole is the first ones of the blocks' lists merged. */
 static void record(struct rb_verify_result *res, int64_t i, int64_t j, double exp, double got)
 {
-	struct rb_mismatch *mm;
+	struct rb_mismatch *first = res->first;
+	int at = res->n_reported;
 
 	res->mismatches++;
 	res->status = RB_VERIFY_FAILED;
-	if (res->n_reported >= RB_VERIFY_MAX_REPORTED)
+	while (at > 0 && (first[at - 1].i > i || (first[at - 1].i == i && first[at - 1].j > j)))
+		at--;
+	if (at >= RB_VERIFY_MAX_REPORTED)
 		return;
-	mm = &res->first[res->n_reported++];
-	mm->i = i;
-	mm->j = j;
-	mm->expected = exp;
-	mm->got = got;
+	if (res->n_reported < RB_VERIFY_MAX_REPORTED)
+		res->n_reported++;
+	memmove(&first[at + 1], &first[at], (size_t)(res->n_reported - 1 - at) * sizeof(*first));
+	first[at] = (struct rb_mismatch){i, j, exp, got};
 }
 
 /* Error of one element, or -1 when exp is non-finite and so has no error. */
@@ -111,28 +116,42 @@ static void check(struct rb_verify_result *res, const struct rb_verify_opts *opt
 		record(res, i, j, exp, got);
 }
 
-void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
-		    const struct rb_verify_opts *opts, struct rb_verify_result *res)
+void rb_verify_full_begin(struct rb_verify_result *res)
+{
+	result_start(res, RB_VERIFY_FULL);
+}
+
+void rb_verify_full_block(const struct rb_verify_block *blk, const struct rb_verify_opts *opts,
+			  struct rb_verify_result *res)
 {
 	struct rb_verify_opts exact = *opts;
-	int64_t i, j, idx, m = io->shape.m, n = io->shape.n;
-	const float *cf = io->c, *ef = expected;
-	const int32_t *ci = io->c, *ei = expected;
+	const float *cf = blk->c, *ef = blk->expected;
+	const int32_t *ci = blk->c, *ei = blk->expected;
+	int64_t idx;
 
-	result_start(res, RB_VERIFY_FULL);
-	if (io->shape.dtype == RB_DTYPE_INT8) {
+	if (blk->dtype == RB_DTYPE_INT8) {
 		exact.atol = exact.rtol = 0; /* integers match exactly, whatever opts say */
 		opts = &exact;
 	}
-	for (i = 0; i < m; i++) {
-		for (j = 0; j < n; j++) {
-			idx = i * n + j;
-			if (io->shape.dtype == RB_DTYPE_INT8)
-				check(res, opts, i, j, ei[idx], ci[idx]);
+	for (int64_t i = 0; i < blk->rows; i++) {
+		for (int64_t j = 0; j < blk->cols; j++) {
+			idx = i * blk->cols + j;
+			if (blk->dtype == RB_DTYPE_INT8)
+				check(res, opts, blk->i0 + i, blk->j0 + j, ei[idx], ci[idx]);
 			else
-				check(res, opts, i, j, ef[idx], cf[idx]);
+				check(res, opts, blk->i0 + i, blk->j0 + j, ef[idx], cf[idx]);
 		}
 	}
+}
+
+void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
+		    const struct rb_verify_opts *opts, struct rb_verify_result *res)
+{
+	struct rb_verify_block whole = {io->shape.dtype, 0,     0,       io->shape.m,
+					io->shape.n,     io->c, expected};
+
+	rb_verify_full_begin(res);
+	rb_verify_full_block(&whole, opts, res);
 }
 
 /* Where sample mode reads B: io->b, or one column at a time from io->b_stream. */
@@ -157,20 +176,56 @@ static const void *b_column(const struct rb_matmul_io *io, struct b_source *src,
 	return src->column;
 }
 
+/* Where sample mode reads C: io->c, or (io->c NULL) the 16 columns around an element
+ * read through io->read_c, kept for the next element of the same row. */
+#define C_RUN 16
+struct c_source {
+	int64_t i, j0; /* the run held: row i, columns [j0, j0 + C_RUN); i < 0: none */
+	union {
+		float f[C_RUN];
+		int32_t i[C_RUN];
+	} run;
+	int err; /* the first read error: the checks after it are skipped */
+};
+
+/* Element (i, j) of C as a double, or false after a read error. */
+static bool c_element(const struct rb_matmul_io *io, struct c_source *src, int64_t i, int64_t j,
+		      double *value)
+{
+	int64_t j0 = j / C_RUN * C_RUN, n = io->shape.n, at = j - j0;
+	bool int8 = io->shape.dtype == RB_DTYPE_INT8;
+
+	if (io->c) {
+		*value =
+		    int8 ? ((const int32_t *)io->c)[i * n + j] : ((const float *)io->c)[i * n + j];
+		return true;
+	}
+	if (!src->err && (src->i != i || src->j0 != j0)) {
+		src->err =
+		    io->read_c(io->read_ctx, i, 1, j0, n - j0 < C_RUN ? n - j0 : C_RUN, &src->run);
+		src->i = src->err ? -1 : i;
+		src->j0 = j0;
+	}
+	*value = int8 ? src->run.i[at] : src->run.f[at];
+	return !src->err;
+}
+
 /* Checks element `idx` (row-major) against its own dot product. */
-static void check_dot(const struct rb_matmul_io *io, struct b_source *src,
+static void check_dot(const struct rb_matmul_io *io, struct b_source *src, struct c_source *csrc,
 		      const struct rb_verify_opts *opts, struct rb_verify_result *res, int64_t idx)
 {
 	int64_t k = io->shape.k, n = io->shape.n, i = idx / n, j = idx % n, col;
-	const void *b = b_column(io, src, j, &col);
+	const void *b;
 	int64_t ldb = src->column ? 1 : n;
-	const float *cf = io->c;
-	const int32_t *ci = io->c;
+	double got;
 
+	if (!c_element(io, csrc, i, j, &got))
+		return;
+	b = b_column(io, src, j, &col);
 	if (io->shape.dtype == RB_DTYPE_INT8)
-		check(res, opts, i, j, rb_ref_dot_i8(io->a, b, k, ldb, i, col), ci[idx]);
+		check(res, opts, i, j, rb_ref_dot_i8(io->a, b, k, ldb, i, col), got);
 	else
-		check(res, opts, i, j, rb_ref_dot_f16(io->a, b, k, ldb, i, col), cf[idx]);
+		check(res, opts, i, j, rb_ref_dot_f16(io->a, b, k, ldb, i, col), got);
 }
 
 /* The distinct corner indices in increasing order; returns how many. */
@@ -194,7 +249,7 @@ static int corners(const struct rb_shape *s, int64_t out[4])
 
 /* Checks the corners merged, in row-major order, with one seeded position from each
  * of `runs` equal runs of the M·N elements. */
-static void check_strata(const struct rb_matmul_io *io, struct b_source *src,
+static void check_strata(const struct rb_matmul_io *io, struct b_source *src, struct c_source *csrc,
 			 const struct rb_verify_opts *opts, struct rb_verify_result *res,
 			 int64_t runs)
 {
@@ -210,11 +265,11 @@ static void check_strata(const struct rb_matmul_io *io, struct b_source *src,
 		pos = start + rb_rng_range(&rng, 0, len - 1);
 		for (; ci < nc && corner[ci] <= pos; ci++)
 			if (corner[ci] != pos)
-				check_dot(io, src, opts, res, corner[ci]);
-		check_dot(io, src, opts, res, pos);
+				check_dot(io, src, csrc, opts, res, corner[ci]);
+		check_dot(io, src, csrc, opts, res, pos);
 	}
 	for (; ci < nc; ci++)
-		check_dot(io, src, opts, res, corner[ci]);
+		check_dot(io, src, csrc, opts, res, corner[ci]);
 }
 
 int rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
@@ -223,6 +278,7 @@ int rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts 
 	struct rb_verify_opts exact = *opts;
 	int64_t total = io->shape.m * io->shape.n, idx, corner[4], runs;
 	struct b_source src = {io->b, NULL, -1};
+	struct c_source csrc = {.i = -1};
 
 	result_start(res, RB_VERIFY_SAMPLE);
 	if (io->shape.m <= 0 || io->shape.n <= 0)
@@ -239,13 +295,13 @@ int rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts 
 	}
 	if (opts->samples >= total) {
 		for (idx = 0; idx < total; idx++)
-			check_dot(io, &src, opts, res, idx);
+			check_dot(io, &src, &csrc, opts, res, idx);
 	} else {
 		runs = opts->samples - corners(&io->shape, corner);
-		check_strata(io, &src, opts, res, runs > 0 ? runs : 0);
+		check_strata(io, &src, &csrc, opts, res, runs > 0 ? runs : 0);
 	}
 	free(src.column);
-	return 0;
+	return csrc.err;
 }
 
 void rb_verify_skipped(struct rb_verify_result *res)

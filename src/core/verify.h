@@ -90,6 +90,19 @@ struct rb_matmul_io {
 	/* When b is NULL: streamed inputs (core/inputs.h) whose B sample mode reads a
 	 * column at a time from the stream. */
 	const struct rb_inputs *b_stream;
+	/* When c is NULL (sample mode): C is read a few elements at a time, rows [m0, m0 +
+	 * rows) and columns [n0, n0 + cols) into dst (rows×cols row-major, n0 a multiple
+	 * of 16); 0 or -errno with a message. */
+	int (*read_c)(void *ctx, int64_t m0, int64_t rows, int64_t n0, int64_t cols, void *dst);
+	void *read_ctx;
+};
+
+/* A block of C and of the expected C, both rows×cols row-major (float for fp16, int32_t
+ * for int8), at rows [i0, i0 + rows) and columns [j0, j0 + cols) of the whole. */
+struct rb_verify_block {
+	enum rb_dtype dtype;
+	int64_t i0, j0, rows, cols;
+	const void *c, *expected;
 };
 
 /* Mode AUTO, fp16 atol/rtol RB_VERIFY_FP16_* (int8: 0, exact), RB_VERIFY_DEFAULT_SAMPLES,
@@ -102,9 +115,18 @@ enum rb_verify_mode rb_verify_resolve_mode(const struct rb_verify_opts *opts,
 /* Compares io->c against a full expected C (float for fp16, int32_t for int8). */
 void rb_verify_full(const struct rb_matmul_io *io, const void *expected,
 		    const struct rb_verify_opts *opts, struct rb_verify_result *res);
-/* Compares a seeded sample of io->c against dot products of io->a and io->b (or of B's
- * columns made from io->b_stream: the same values, so the same verdict). 0, or -ENOMEM
- * (a column of a streamed B could not be allocated; res then says nothing). */
+/* The same a block at a time, for a C or an expected C too large to hold whole next to
+ * each other: rb_verify_full_begin, then rb_verify_full_block once for each block of a
+ * tiling of C, in any order (not concurrently on one res). res then equals what
+ * rb_verify_full gives: every element is judged alike and `first` keeps the first
+ * mismatches in row-major order whatever the order of the blocks. */
+void rb_verify_full_begin(struct rb_verify_result *res);
+void rb_verify_full_block(const struct rb_verify_block *blk, const struct rb_verify_opts *opts,
+			  struct rb_verify_result *res);
+/* Compares a seeded sample of io->c (or of C read through io->read_c) against dot
+ * products of io->a and io->b (or of B's columns made from io->b_stream: the same
+ * values, so the same verdict). 0, -ENOMEM (a column of a streamed B could not be
+ * allocated) or read_c's error; res then says nothing. */
 int rb_verify_sample(const struct rb_matmul_io *io, const struct rb_verify_opts *opts,
 		     struct rb_verify_result *res);
 /* Status SKIPPED, mode NONE, nothing checked, max_abs and max_rel NAN (undefined). */

@@ -2,6 +2,7 @@
 #include "npu/job.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -459,34 +460,74 @@ void rb_npu_job_free(struct rb_npu_job *job)
 
 /* ---- running ---- */
 
-/* C (row-major) from the C cubes, adding K-slices on the host. */
-static int unpack_output(struct rb_npu_job *job, void *c)
+/* Rows [m0, m0 + rows) and columns [n0, n0 + cols) of C into c (rows×cols, row-major)
+ * from the C cubes, adding K-slices on the host in slice order (the same sums whatever
+ * the block). n0 is a multiple of the cube's C2, so the block starts a channel group:
+ * its cube begins (n0 / C2) surfaces and m0 rows into the whole one (layout.h). fp16
+ * slices after the first go through `partial` (rows×cols floats) before adding. */
+static int unpack_block(const struct rb_npu_job *job, int64_t m0, int64_t rows, int64_t n0,
+			int64_t cols, void *c, float *partial)
 {
 	const struct rb_plan *p = job->plan;
+	size_t esize = p->out == RB_PREC_FP16 ? 2 : 4;
+	size_t skip =
+	    ((size_t)(n0 / rb_layout_c2(esize)) * p->m + (size_t)m0) * RB_LAYOUT_ATOM_BYTES;
 	struct rb_layout_c_tile tile;
 	int ret = 0;
 
-	rb_layout_c_tile_full(&tile, p->shape.m, p->shape.n);
-	tile.cube_rows = p->m; /* the mainline variant pads M < 4 (plan.h) */
+	rb_layout_c_tile_full(&tile, rows, cols);
+	tile.cube_rows = p->m; /* the whole cube's rows (the mainline variant pads M < 4) */
 	for (uint32_t s = 0; ret == 0 && s < p->n_kslices; s++) {
-		const void *cube = (const char *)job->c.map + (size_t)s * p->c_cube_bytes;
-		float *dst = s && p->out == RB_PREC_FP16 ? job->partial : c;
+		const void *cube = (const char *)job->c.map + (size_t)s * p->c_cube_bytes + skip;
+		float *dst = s && p->out == RB_PREC_FP16 ? partial : c;
 
 		if (p->out == RB_PREC_FP16)
-			ret = rb_layout_unpack_c_f16_f32(dst, p->shape.n, cube, &tile, 0);
+			ret = rb_layout_unpack_c_f16_f32(dst, cols, cube, &tile, 0);
 		else if (s == 0)
-			ret = rb_layout_unpack_c(c, p->shape.n, cube, 4, &tile, 0);
+			ret = rb_layout_unpack_c(c, cols, cube, 4, &tile, 0);
 		else if (p->out == RB_PREC_INT32)
-			ret = rb_layout_accumulate_c_i32(c, p->shape.n, cube, &tile, 0);
+			ret = rb_layout_accumulate_c_i32(c, cols, cube, &tile, 0);
 		else
-			ret = rb_layout_accumulate_c_f32(c, p->shape.n, cube, &tile, 0);
-		if (ret == 0 && dst == job->partial) {
-			size_t n = (size_t)p->shape.m * (size_t)p->shape.n;
+			ret = rb_layout_accumulate_c_f32(c, cols, cube, &tile, 0);
+		if (ret == 0 && dst == partial) {
+			size_t n = (size_t)rows * (size_t)cols;
 
 			for (size_t i = 0; i < n; i++)
-				((float *)c)[i] += job->partial[i];
+				((float *)c)[i] += partial[i];
 		}
 	}
+	return ret;
+}
+
+/* C (row-major) from the C cubes. */
+static int unpack_output(struct rb_npu_job *job, void *c)
+{
+	return unpack_block(job, 0, job->plan->shape.m, 0, job->plan->shape.n, c, job->partial);
+}
+
+int rb_npu_job_read_c(const struct rb_npu_job *job, int64_t m0, int64_t rows, int64_t n0,
+		      int64_t cols, void *c)
+{
+	const struct rb_plan *p = job->plan;
+	int64_t c2 = rb_layout_c2(p->out == RB_PREC_FP16 ? 2 : 4);
+	bool sliced16 = p->out == RB_PREC_FP16 && p->n_kslices > 1;
+	float *partial;
+	int ret;
+
+	if (job->dev->model_only || !job->launched || job->failed)
+		return rb_set_error(-EINVAL, "no C on the device to read: the job has not run");
+	if (m0 < 0 || rows < 0 || m0 + rows > p->shape.m || n0 < 0 || cols < 0 ||
+	    n0 + cols > p->shape.n || n0 % c2)
+		return rb_set_error(-EINVAL,
+				    "block %" PRId64 "+%" PRId64 " x %" PRId64 "+%" PRId64
+				    " is not inside C %" PRId64 "x%" PRId64
+				    " starting on a multiple of %" PRId64 " columns",
+				    m0, rows, n0, cols, p->shape.m, p->shape.n, c2);
+	partial = sliced16 ? malloc((size_t)rows * (size_t)cols * sizeof(float)) : NULL;
+	if (sliced16 && !partial)
+		return rb_set_error(-ENOMEM, "out of memory for a block of K-slice sums");
+	ret = unpack_block(job, m0, rows, n0, cols, c, partial);
+	free(partial);
 	return ret;
 }
 
@@ -714,7 +755,7 @@ int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *tim
 	t0 = host_us();
 	if (ret == 0 && run)
 		ret = bo_from_device(job->dev, &job->c);
-	if (ret == 0 && run && !job->dev->model_only)
+	if (ret == 0 && run && !job->dev->model_only && c)
 		ret = unpack_output(job, c);
 	times->unpack_us = host_us() - t0;
 	phase(job, RB_NPU_PHASE_DONE);

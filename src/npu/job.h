@@ -73,8 +73,16 @@ void rb_npu_job_set_features(struct rb_npu_job *job, const void *a);
 int rb_npu_job_set_launch(struct rb_npu_job *job, enum rb_npu_launch launch);
 /* Runs the matmul; C is M×N row-major of the shape's output type. A launch that times
  * out is retried once after a reset (rknpu: ACT_RESET; rocket: the kernel reset the
- * core itself); a second timeout fails with -ETIMEDOUT. */
+ * core itself); a second timeout fails with -ETIMEDOUT. c NULL: C is left in the
+ * device's cubes, for rb_npu_job_read_c (no host C next to the cubes). */
 int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *times);
+/* Rows [m0, m0 + rows) and columns [n0, n0 + cols) of the last run's C into c (rows×cols
+ * row-major): the values rb_npu_job_run would have written there (the same unpacking
+ * and K-slice sums). n0 must start a channel group of the cube: a multiple of 16
+ * always does. 0, -EINVAL (a block outside C, or no
+ * successful run with data) or -ENOMEM. */
+int rb_npu_job_read_c(const struct rb_npu_job *job, int64_t m0, int64_t rows, int64_t n0,
+		      int64_t cols, void *c);
 void rb_npu_job_free(struct rb_npu_job *job);
 
 /* Words of all the programs of a job of `plan` (the regcmd buffer). */

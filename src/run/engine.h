@@ -54,8 +54,15 @@ struct rb_engine_ops {
 	 * -EINVAL: the shape or config cannot be planned (an input error); -ENOMEM: the
 	 * host is short of memory now; other errors are the device's. */
 	int (*prepare)(struct rb_engine *engine, const struct rb_inputs *in);
-	/* Computes C (M×N of the dtype's output type) and its elapsed time. */
+	/* Computes C (M×N of the dtype's output type) and its elapsed time. With read_c,
+	 * c may be NULL: C then stays on the device, for read_c. */
 	int (*run)(struct rb_engine *engine, void *c, double *elapsed_us);
+	/* Optional: rows [m0, m0 + rows) and columns [n0, n0 + cols) of the C of the last
+	 * run into c (rows×cols row-major; n0 a multiple of 16), the values run would have
+	 * written: a large C can be checked a block at a time instead of held whole next
+	 * to the device's copy. */
+	int (*read_c)(const struct rb_engine *engine, int64_t m0, int64_t rows, int64_t n0,
+		      int64_t cols, void *c);
 	/* The configuration this engine runs with, as a new JSON object. */
 	cJSON *(*config)(const struct rb_engine *engine);
 	void (*close)(struct rb_engine *engine);

@@ -203,6 +203,16 @@ static int npu_run(struct rb_engine *e, void *c, double *elapsed_us)
 	return ret;
 }
 
+static int npu_read_c(const struct rb_engine *e, int64_t m0, int64_t rows, int64_t n0, int64_t cols,
+		      void *c)
+{
+	const struct npu_engine *ne = e->priv;
+
+	if (!ne->job)
+		return rb_set_error(-EINVAL, "no C on the device to read: nothing was prepared");
+	return rb_npu_job_read_c(ne->job, m0, rows, n0, cols, c);
+}
+
 /* The hardware profile the emulator's times come from, e.g. "rk3588.json v1
  * (calibrated, see bench/calibration.md)". */
 static const char *timing_model(const struct rb_engine *e)
@@ -298,6 +308,7 @@ const struct rb_engine_ops rb_engine_sim = {
     .check = npu_check,
     .prepare = npu_prepare,
     .run = npu_run,
+    .read_c = npu_read_c,
     .config = npu_config,
     .close = npu_close,
 };
@@ -309,6 +320,7 @@ const struct rb_engine_ops rb_engine_rknpu = {
     .check = npu_check,
     .prepare = npu_prepare,
     .run = npu_run,
+    .read_c = npu_read_c,
     .config = npu_config,
     .close = npu_close,
 };
@@ -321,6 +333,7 @@ const struct rb_engine_ops rb_engine_sim_rocket = {
     .open = npu_open,
     .prepare = npu_prepare,
     .run = npu_run,
+    .read_c = npu_read_c,
     .config = npu_config,
     .close = npu_close,
 };
@@ -332,6 +345,7 @@ const struct rb_engine_ops rb_engine_rocket = {
     .open = npu_open,
     .prepare = npu_prepare,
     .run = npu_run,
+    .read_c = npu_read_c,
     .config = npu_config,
     .close = npu_close,
 };

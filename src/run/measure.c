@@ -3,6 +3,7 @@
 #include "run/measure.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,15 +85,139 @@ static int reference_block(void *ctx, const void *block, int64_t n0, int64_t col
 	return ret;
 }
 
-static int reference_streamed(const struct rb_inputs *in, void *expected, int threads)
+/* Columns of B per reference block: about REF_BLOCK_BYTES of B, REF_BLOCK_ALIGN-aligned. */
+static int64_t ref_block_width(const struct rb_shape *s)
 {
-	const struct rb_shape *s = &in->shape;
 	int64_t width = REF_BLOCK_BYTES / (s->k * (int64_t)rb_dtype_in_size(s->dtype));
-	struct ref_blocks r = {in, expected};
 
 	width = width / REF_BLOCK_ALIGN * REF_BLOCK_ALIGN;
-	return rb_inputs_b_columns(in, width > REF_BLOCK_ALIGN ? width : REF_BLOCK_ALIGN, threads,
-				   reference_block, &r);
+	return width > REF_BLOCK_ALIGN ? width : REF_BLOCK_ALIGN;
+}
+
+static int reference_streamed(const struct rb_inputs *in, void *expected, int threads)
+{
+	struct ref_blocks r = {in, expected};
+
+	return rb_inputs_b_columns(in, ref_block_width(&in->shape), threads, reference_block, &r);
+}
+
+/* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C, changed in the
+ * block of C (rows [m0, m0 + rows), columns [n0, n0 + cols), row-major) that holds it. */
+static void corrupt_block(const struct rb_shape *s, int64_t m0, int64_t rows, int64_t n0,
+			  int64_t cols, void *c)
+{
+	int64_t i = s->m / 2 - m0, j = s->n / 2 - n0;
+	size_t at = (size_t)(i * cols + j);
+
+	if (i < 0 || i >= rows || j < 0 || j >= cols)
+		return;
+	if (s->dtype == RB_DTYPE_FP16)
+		((float *)c)[at] += 1.0f;
+	else
+		((int32_t *)c)[at] += 1;
+}
+
+/* ---- C left on the device ----
+ *
+ * The modeled time of a run is its only sample (modeled_once), so after the checked
+ * run nothing needs a host C: a large C stays in the device's output cube and is read
+ * a block at a time, as it is checked (engine read_c: the same unpacking, the same
+ * values). The process then holds C once, in the device's layout, instead of that and
+ * a host copy. Every block read gets the guard and corrupt_c of a host C. Below
+ * DEVICE_C_MIN_BYTES a host copy costs little and one whole unpack is the simplest. */
+#define DEVICE_C_MIN_BYTES (INT64_C(16) << 20)
+
+struct device_c {
+	const struct rb_engine *engine;
+	const struct rb_shape *shape;
+};
+
+/* A block of C into buf, followed by GUARD_BYTES that the read must leave alone. */
+static int read_guarded(const struct device_c *d, int64_t m0, int64_t rows, int64_t n0,
+			int64_t cols, void *buf)
+{
+	size_t bytes = (size_t)(rows * cols) * rb_dtype_out_size(d->shape->dtype);
+	int ret;
+
+	memset((char *)buf + bytes, GUARD_BYTE, GUARD_BYTES);
+	ret = d->engine->ops->read_c(d->engine, m0, rows, n0, cols, buf);
+	if (ret < 0) /* the device's fault, like a failed run (exit 3), unless memory ran out */
+		return rb_set_error(ret == -ENOMEM ? ret : -EIO,
+				    "reading C from device '%s' failed: %s", d->engine->ops->name,
+				    rb_last_error());
+	if (!guard_intact(buf, bytes))
+		return rb_set_error(-EFAULT, "device '%s' wrote past the end of C",
+				    d->engine->ops->name);
+	if (rb_debug("corrupt_c"))
+		corrupt_block(d->shape, m0, rows, n0, cols, buf);
+	return 0;
+}
+
+/* rb_matmul_io.read_c of sample mode: a few elements at a time. */
+static int read_few(void *ctx, int64_t m0, int64_t rows, int64_t n0, int64_t cols, void *dst)
+{
+	const struct device_c *d = ctx;
+	size_t bytes = (size_t)(rows * cols) * rb_dtype_out_size(d->shape->dtype);
+	_Alignas(64) unsigned char buf[64 * sizeof(float) + GUARD_BYTES];
+	int ret;
+
+	if (bytes > sizeof(buf) - GUARD_BYTES)
+		return rb_set_error(-EINVAL, "a read of %zu bytes of C is not a few elements",
+				    bytes);
+	ret = read_guarded(d, m0, rows, n0, cols, buf);
+	if (ret == 0)
+		memcpy(dst, buf, bytes);
+	return ret;
+}
+
+/* Full verification of the C on the device: per block of B's columns (made from B's
+ * stream, or copied from the held B), the reference GEMM gives that block of the
+ * expected C, the same block of C is read, and the two are compared at once
+ * (rb_verify_full_block: the same verdict and numbers as one comparison of the whole).
+ * The reference never reads the device's packed copy of B. */
+struct device_blocks {
+	struct device_c c;
+	const struct rb_inputs *in;
+	const struct rb_verify_opts *opts;
+	struct rb_verify_result *res;
+	pthread_mutex_t lock; /* res: blocks are compared on every reference thread */
+};
+
+static int compare_block(void *ctx, const void *block, int64_t n0, int64_t cols)
+{
+	struct device_blocks *d = ctx;
+	const struct rb_shape *s = &d->in->shape;
+	struct rb_shape part = {s->m, s->k, cols, s->dtype};
+	size_t bytes = (size_t)(s->m * cols) * rb_dtype_out_size(s->dtype);
+	void *expected = malloc(bytes), *got = malloc(bytes + GUARD_BYTES);
+	struct rb_verify_block vb = {s->dtype, 0, n0, s->m, cols, got, expected};
+	int ret = expected && got ? rb_ref_gemm(&part, d->in->a, block, expected, 1)
+				  : rb_set_error(-ENOMEM, "out of memory for a block of C");
+
+	if (ret == 0)
+		ret = read_guarded(&d->c, 0, s->m, n0, cols, got);
+	if (ret == 0) {
+		pthread_mutex_lock(&d->lock);
+		rb_verify_full_block(&vb, d->opts, d->res);
+		pthread_mutex_unlock(&d->lock);
+	}
+	free(expected);
+	free(got);
+	return ret;
+}
+
+static int verify_device_full(const struct device_c *c, const struct rb_inputs *in,
+			      const struct rb_verify_opts *opts, int threads,
+			      struct rb_verify_result *res)
+{
+	struct device_blocks d = {.c = *c, .in = in, .opts = opts, .res = res};
+	int ret;
+
+	rb_verify_full_begin(res);
+	pthread_mutex_init(&d.lock, NULL);
+	ret = rb_inputs_b_columns(in, ref_block_width(&in->shape), threads, compare_block, &d);
+	pthread_mutex_destroy(&d.lock);
+	return ret;
 }
 
 /* Checks C from one run. The expected values never come from the code under test: the
@@ -101,8 +226,14 @@ static int reference_streamed(const struct rb_inputs *in, void *expected, int th
 static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 			 const struct rb_inputs *in, const void *c, struct rb_verify_result *res)
 {
-	struct rb_matmul_io io = {
-	    .shape = in->shape, .a = in->a, .b = in->b, .c = c, .b_stream = in};
+	struct device_c dc = {e, &in->shape};
+	struct rb_matmul_io io = {.shape = in->shape,
+				  .a = in->a,
+				  .b = in->b,
+				  .c = c,
+				  .b_stream = in,
+				  .read_c = read_few,
+				  .read_ctx = &dc};
 	struct rb_verify_opts vo = *m->verify;
 	const struct rb_shape *s = &in->shape;
 	void *expected;
@@ -119,6 +250,10 @@ static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 		ret = rb_verify_sample(&io, &vo, res);
 		return ret < 0 ? fail(m, ret, "sampled verification failed: %s", rb_last_error())
 			       : 0;
+	}
+	if (!c) {
+		ret = verify_device_full(&dc, in, &vo, m->ref_threads, res);
+		return ret < 0 ? fail(m, ret, "full verification failed: %s", rb_last_error()) : 0;
 	}
 	/* Only the blocked GEMM's result is kept: the CPU engine checks itself against the
 	 * independent naive loop, every time. */
@@ -147,17 +282,6 @@ static int verify_output(struct rb_shape_measure *m, const struct rb_engine *e,
 	else
 		free(expected);
 	return ret < 0 ? fail(m, ret, "reference GEMM failed: %s", rb_last_error()) : 0;
-}
-
-/* RKNN_BENCH_DEBUG=corrupt_c: one wrong element in the middle of C. */
-static void corrupt_output(const struct rb_shape *s, void *c)
-{
-	size_t mid = (size_t)(s->m / 2) * (size_t)s->n + (size_t)(s->n / 2);
-
-	if (s->dtype == RB_DTYPE_FP16)
-		((float *)c)[mid] += 1.0f;
-	else
-		((int32_t *)c)[mid] += 1;
 }
 
 /* A measured sample should last at least this long: shorter runs are batched (clock
@@ -219,10 +343,10 @@ static int checked_run(struct rb_shape_measure *m, struct rb_engine *e, const st
 	if (ret < 0) /* a timeout stays one: a tune does not cache it as the config's fault */
 		return fail(m, ret == -ETIMEDOUT ? ret : -EIO, "device '%s' failed: %s",
 			    e->ops->name, rb_last_error());
-	if (!guard_intact(c, bytes))
+	if (c && !guard_intact(c, bytes))
 		return fail(m, -EFAULT, "device '%s' wrote past the end of C", e->ops->name);
-	if (rb_debug("corrupt_c"))
-		corrupt_output(&in->shape, c);
+	if (c && rb_debug("corrupt_c"))
+		corrupt_block(&in->shape, 0, in->shape.m, 0, in->shape.n, c);
 	if (m->verify->mode != RB_VERIFY_NONE) /* else nothing to count */
 		rb_perfctr_enter(e->perf, RB_PHASE_VERIFY);
 	ret = verify_output(m, e, in, c, &r->verify);
@@ -284,17 +408,32 @@ static int prepare(struct rb_shape_measure *m, struct rb_engine *e, const struct
 	return 0;
 }
 
+/* Whether the checked run leaves C on the device (see DEVICE_C_MIN_BYTES):
+ * RKNN_BENCH_DEBUG=device_c for any size (the tests). Not for a tune, which keeps one
+ * expected C for all the configs of a shape. */
+static bool c_on_device(const struct rb_shape_measure *m, const struct rb_engine *e,
+			const struct rb_shape *s)
+{
+	double bytes = (double)s->m * (double)s->n * (double)rb_dtype_out_size(s->dtype);
+
+	return e->ops->read_c && modeled_once(m, e) && !m->expected &&
+	       (rb_debug("device_c") || bytes >= (double)DEVICE_C_MIN_BYTES);
+}
+
 int rb_measure_shape(struct rb_shape_measure *m, struct rb_engine *e, const struct rb_inputs *in,
 		     struct rb_result *r)
 {
-	size_t bytes;
-	struct timed_run t = {
-	    .engine = e, .c = guarded_output(&in->shape, &bytes), .batch = 1, .stop = m->stop};
+	size_t bytes = 0;
+	bool on_device = c_on_device(m, e, &in->shape);
+	struct timed_run t = {.engine = e,
+			      .c = on_device ? NULL : guarded_output(&in->shape, &bytes),
+			      .batch = 1,
+			      .stop = m->stop};
 	double t0 = rb_now_us(), checked_us = 0;
 	int ret;
 
 	m->reason[0] = '\0';
-	if (!t.c)
+	if (!t.c && !on_device)
 		return fail(m, -ENOMEM, "out of memory for C (%zu bytes)", bytes);
 	ret = prepare(m, e, in);
 	r->setup_us = rb_now_us() - t0;

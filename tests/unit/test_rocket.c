@@ -592,7 +592,7 @@ static double ffn_up_us(uint32_t mask)
 	assert_int_equal(rb_npu_job_new(&job, &dev, &plan, &in, RB_LAUNCH_FENCES), 0);
 	assert_int_equal(rb_npu_job_run(job, c, &t), 0);
 	rb_verify_opts_init(&vo, s.dtype);
-	io = (struct rb_matmul_io){s, in.a, in.b, c, NULL};
+	io = (struct rb_matmul_io){.shape = s, .a = in.a, .b = in.b, .c = c};
 	rb_verify_sample(&io, &vo, &vr);
 	assert_int_equal(vr.status, RB_VERIFY_VERIFIED);
 	rb_npu_job_free(job);

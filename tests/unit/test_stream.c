@@ -293,9 +293,13 @@ static void test_sample_failure_the_same(void **state)
 	c[0] += 1.0f;      /* a corner: always sampled */
 	c[s.n - 1] = 0.5f; /* another corner */
 	assert_int_equal(
-	    rb_verify_sample(&(struct rb_matmul_io){s, held.a, held.b, c, NULL}, &vo, &a), 0);
+	    rb_verify_sample(&(struct rb_matmul_io){.shape = s, .a = held.a, .b = held.b, .c = c},
+			     &vo, &a),
+	    0);
 	assert_int_equal(
-	    rb_verify_sample(&(struct rb_matmul_io){s, streamed.a, NULL, c, &streamed}, &vo, &b),
+	    rb_verify_sample(
+		&(struct rb_matmul_io){.shape = s, .a = streamed.a, .c = c, .b_stream = &streamed},
+		&vo, &b),
 	    0);
 	assert_int_equal(a.status, RB_VERIFY_FAILED);
 	assert_same_verdict(&a, &b);
