@@ -10,7 +10,11 @@
  *                            MxN 512x8192 (src/core/layout.h) vs memcpy of the same bytes
  *                            between the same buffers, split over as many threads as the
  *                            layout code starts (one per 2 MiB, at most -t); ratio =
- *                            time ours / time memcpy, target <= 1.25
+ *                            time ours / time memcpy, target <= 1.25. The buffers come
+ *                            from rb_inputs_alloc, as the tool's matrices do (2 MiB
+ *                            pages advised for 2 MiB or more; the emulator's buffer
+ *                            objects ask the same); the driver's buffers on a board may
+ *                            sit on 4 KiB pages
  *   emulator fp16 1x2048x8192, 128x2048x2048, 512x2048x8192: the engines of
  *                            `rknn-bench run --device sim` and `--device cpu`
  *                            (src/run/engine.h: the tool's default plan, A packed, the
@@ -466,9 +470,9 @@ static int run_layout(const struct options *o, struct row *r)
 		  : l.kind == PACK_B ? (size_t)(l.k * l.n) * 2
 				     : (size_t)(l.m * l.n) * 4;
 	/* 64-byte aligned: the B pack streams its stores to an aligned dst (layout.h). */
-	l.src = aligned_alloc(64, (l.bytes + 63) & ~(size_t)63);
-	l.dst = aligned_alloc(64, (l.bytes + 63) & ~(size_t)63);
-	l.back = malloc(l.bytes);
+	l.src = rb_inputs_alloc(l.bytes);
+	l.dst = rb_inputs_alloc(l.bytes);
+	l.back = rb_inputs_alloc(l.bytes);
 	if (!l.src || !l.dst || !l.back)
 		err = -ENOMEM;
 	if (!err) {

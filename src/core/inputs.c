@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -73,12 +74,28 @@ static int check_memory(const struct rb_shape *s, size_t a, size_t b, size_t c)
 	return rb_limits_check_memory(what, "host memory", need);
 }
 
-/* aligned_alloc wants a size that is a multiple of the alignment. */
-static void *alloc_aligned(size_t bytes)
-{
-	size_t rounded = (bytes + RB_INPUTS_ALIGN - 1) & ~(size_t)(RB_INPUTS_ALIGN - 1);
+/* Big buffers on 2 MiB pages where the kernel gives them on request (transparent huge
+ * pages set to "madvise", as on Debian). Packing B into the NPU layout reads 32 rows of
+ * B at once, each in its own 4 KiB page: on huge pages it took 1.27x memcpy's time
+ * instead of 1.51x (2048x8192) and 1.34x instead of 1.61x (2048x128256). */
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
-	return aligned_alloc(RB_INPUTS_ALIGN, rounded ? rounded : RB_INPUTS_ALIGN);
+void *rb_inputs_alloc(size_t bytes)
+{
+	size_t align = bytes >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : RB_INPUTS_ALIGN;
+	size_t rounded;
+	void *p;
+
+	if (bytes > SIZE_MAX - align)
+		return NULL;
+	/* aligned_alloc wants a size that is a multiple of the alignment */
+	rounded = (bytes + align - 1) & ~(align - 1);
+	p = aligned_alloc(align, rounded ? rounded : align);
+#ifdef MADV_HUGEPAGE
+	if (p && align == HUGE_PAGE_BYTES)
+		madvise(p, rounded, MADV_HUGEPAGE); /* advice only: no error */
+#endif
+	return p;
 }
 
 /* Uniform index in [0, n) from the top 32 bits (bias below n / 2^32). */
@@ -320,8 +337,8 @@ static int inputs_init(struct rb_inputs *in, const struct rb_shape *shape, uint6
 		err = check_memory(shape, bytes_a, streamed ? 0 : bytes_b, bytes_c);
 	if (err)
 		return err;
-	in->a = alloc_aligned(bytes_a);
-	in->b = streamed ? NULL : alloc_aligned(bytes_b);
+	in->a = rb_inputs_alloc(bytes_a);
+	in->b = streamed ? NULL : rb_inputs_alloc(bytes_b);
 	if (!in->a || (!streamed && !in->b)) {
 		rb_inputs_release(in);
 		return rb_set_error(-ENOMEM, "out of memory for A (%zu bytes) and B (%zu bytes)",
@@ -409,7 +426,7 @@ void *rb_output_alloc(const struct rb_shape *shape)
 		errno = -err;
 		return NULL;
 	}
-	c = alloc_aligned(bytes);
+	c = rb_inputs_alloc(bytes);
 	if (!c) {
 		rb_set_error(-ENOMEM, "out of memory for output C (%zu bytes)", bytes);
 		errno = ENOMEM;

@@ -51,6 +51,11 @@ struct rb_inputs {
 /* Buffers are 64-byte aligned (free with free()). */
 #define RB_INPUTS_ALIGN 64
 
+/* What A, B and C are allocated with: RB_INPUTS_ALIGN-aligned, and a buffer of 2 MiB or
+ * more 2 MiB-aligned and advised onto transparent huge pages. NULL if out of memory.
+ * Free with free(). */
+void *rb_inputs_alloc(size_t bytes);
+
 /* Allocates and fills A and B; returns 0, -EINVAL (a dimension outside [1, 2^31] or an
  * unknown dtype), -ENOMEM or -EOVERFLOW (A, B or C larger than size_t can count), with
  * a message. On error *in is left empty. */
