@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "core/inputs.h"
+#include "thp.h"
 
 static void test_exact_fp16_values(void **state)
 {
@@ -182,6 +183,36 @@ static void test_alignment_and_output(void **state)
 	free(c);
 }
 
+/* A buffer of 2 MiB or more is 2 MiB-aligned and asks for huge pages (packing B reads
+ * 32 rows at once, in 32 pages); a small one is only RB_INPUTS_ALIGN-aligned. The
+ * matrices of a big shape come through it. */
+static void test_big_buffers_ask_for_huge_pages(void **state)
+{
+	struct rb_shape s = {1, 2048, 2048, RB_DTYPE_FP16};
+	struct rb_inputs in;
+	char flags[512];
+	void *big = rb_inputs_alloc((size_t)4 << 20), *small = rb_inputs_alloc(1000);
+
+	(void)state;
+	assert_non_null(big);
+	assert_non_null(small);
+	assert_int_equal((uintptr_t)big % ((uintptr_t)2 << 20), 0);
+	assert_int_equal((uintptr_t)small % RB_INPUTS_ALIGN, 0);
+	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_UNIFORM), 0);
+	assert_int_equal((uintptr_t)in.b % ((uintptr_t)2 << 20), 0); /* 8 MiB */
+	if (thp_available()) {
+		thp_vm_flags_of(big, flags, sizeof(flags));
+		assert_non_null(strstr(flags, " hg"));
+		thp_vm_flags_of(in.b, flags, sizeof(flags));
+		assert_non_null(strstr(flags, " hg"));
+	} else {
+		print_message("# no transparent huge pages here: flags not checked\n");
+	}
+	rb_inputs_release(&in);
+	free(big);
+	free(small);
+}
+
 static void test_bad_shapes(void **state)
 {
 	const int64_t big = INT64_C(1) << 31;
@@ -265,6 +296,7 @@ int main(void)
 	    cmocka_unit_test(test_uniform_fp16),
 	    cmocka_unit_test(test_int8),
 	    cmocka_unit_test(test_alignment_and_output),
+	    cmocka_unit_test(test_big_buffers_ask_for_huge_pages),
 	    cmocka_unit_test(test_bad_shapes),
 	    cmocka_unit_test(test_kind_names),
 	    cmocka_unit_test(test_parallel_fill_is_one_stream),
