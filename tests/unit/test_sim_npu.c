@@ -1393,7 +1393,8 @@ static void kernels_case(enum rb_dtype dtype, uint32_t m, uint32_t kernels)
 	one_release(&o);
 }
 
-/* The shapes that reach each tail: rows of a tile (M = 1..3 take the direct kernels),
+/* The shapes that reach each tail: rows of a tile (M = 1..3 take the direct kernels,
+ * whose strips are 4 kernels on AVX2 and 16 on AVX-512, half of an int8 group),
  * of an item (96 rows), kernels of a tile and of an item (64), channels of a pass
  * (256) and of a plane (DATAIN_CHANNEL 60), an odd kernel count; fp16 in with fp32 and
  * fp16 out, int8 in with int32 out. Each against the documented order, bit for bit. */
@@ -1401,7 +1402,8 @@ static void family_case(const char *name)
 {
 	static const uint32_t f16[][3] = {{1, 64, 32},  {2, 96, 48},  {3, 544, 80}, {4, 64, 16},
 					  {7, 288, 48}, {13, 96, 32}, {97, 320, 80}};
-	static const uint32_t i8[][3] = {{1, 64, 32}, {3, 544, 64}, {7, 96, 32}, {97, 320, 96}};
+	static const uint32_t i8[][3] = {
+	    {1, 64, 32}, {2, 96, 96}, {3, 544, 64}, {7, 96, 32}, {97, 320, 96}};
 	int err = rb_sim_gemm_force_impl(name);
 
 	if (err == -ENOTSUP) {
@@ -1419,7 +1421,9 @@ static void family_case(const char *name)
 	channels_case(1);
 	channels_case(8);
 	kernels_case(RB_DTYPE_FP16, 1, 29);
+	kernels_case(RB_DTYPE_FP16, 3, 29);
 	kernels_case(RB_DTYPE_FP16, 7, 29);
+	kernels_case(RB_DTYPE_INT8, 2, 31);
 	kernels_case(RB_DTYPE_INT8, 7, 31);
 	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
 }
