@@ -116,6 +116,8 @@ struct kern_ops {
 	/* int8 and fp16 (exact) -> fp32, n a multiple of 8 */
 	void (*i8_to_f32)(float *dst, const uint8_t *src, size_t n);
 	void (*f16_to_f32)(float *dst, const uint8_t *src, size_t n);
+	void (*f16_planes)(float *dst, const uint8_t *const *surf, size_t off, int64_t planes,
+			   size_t n);
 	/* Kernels that convert B from the weights in registers, for items of at most dmr
 	 * rows, where a converted tile of B would be used once; NULL if none. They take
 	 * dmr × dnr tiles. */
@@ -671,13 +673,36 @@ static void f16_portable(float *dst, const uint8_t *src, size_t n)
 	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
 }
 
+/* fp16 A of dense surfaces, one surface per plane: n values at byte off of surf[p] to
+ * plane p of the scratch, for p < planes. One call per convert_a: a decode task's
+ * planes hold 8 values each, and a call per plane cost more than its conversion. */
+static void f16_planes_portable(float *dst, const uint8_t *const *surf, size_t off, int64_t planes,
+				size_t n)
+{
+	for (int64_t p = 0; p < planes; p++)
+		f16_portable(dst + p * A_PLANE, surf[p] + off, n);
+}
+
 #if defined(SIM_X86)
 /* The families that have F16C: no probe per call (convert_a calls this per plane). */
-__attribute__((target("avx,f16c"))) static void f16_f16c(float *dst, const uint8_t *src, size_t n)
+__attribute__((always_inline, target("avx,f16c"))) static inline void
+f16_f16c_body(float *dst, const uint8_t *src, size_t n)
 {
 	for (size_t i = 0; i < n; i += LANES)
 		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
 					      (const __m128i *)(const void *)(src + i * 2))));
+}
+
+__attribute__((target("avx,f16c"))) static void f16_f16c(float *dst, const uint8_t *src, size_t n)
+{
+	f16_f16c_body(dst, src, n);
+}
+
+__attribute__((target("avx,f16c"))) static void
+f16_planes_f16c(float *dst, const uint8_t *const *surf, size_t off, int64_t planes, size_t n)
+{
+	for (int64_t p = 0; p < planes; p++)
+		f16_f16c_body(dst + p * A_PLANE, surf[p] + off, n);
 }
 #endif
 
@@ -748,6 +773,7 @@ static struct kern_ops pick_kernel(void)
 			     .nr = 2,
 			     .i8_to_f32 = i8_portable,
 			     .f16_to_f32 = f16_portable,
+			     .f16_planes = f16_planes_portable,
 			     .reduce = reduce_portable};
 
 #if defined(SIM_X86)
@@ -758,6 +784,7 @@ static struct kern_ops pick_kernel(void)
 				      .nr = 4,
 				      .i8_to_f32 = i8_avx2,
 				      .f16_to_f32 = f16_f16c,
+				      .f16_planes = f16_planes_f16c,
 				      .direct_f16 = kern_direct_f16,
 				      .direct_i8 = kern_direct_i8,
 				      .dmr = 3,
@@ -833,33 +860,43 @@ static const uint8_t *pixel(const struct ctx *x, const uint8_t *surf, int64_t p)
 	return surf + (p / g->width) * g->a_line + (p % g->width) * ATOM;
 }
 
+/* convert_a pixel by pixel: int8 (two planes a surface) or surfaces with gaps. */
+static void convert_a_pixels(const struct ctx *x, float *a, int64_t r0, int64_t rn, int64_t k0,
+			     int64_t planes)
+{
+	const struct rb_sim_gemm *g = x->g;
+
+	for (int64_t p = 0; p < planes; p++) {
+		/* channel c's byte in the C2 channels of a surface's atom: a shift, where
+		 * dividing by C2 (a variable) was most of convert_a's time on decode tasks */
+		int64_t byte = (k0 + p * LANES) * x->bpe;
+		const uint8_t *surf = g->a_surf[byte / ATOM];
+		size_t off = (size_t)(byte % ATOM);
+
+		for (int64_t i = 0; i < rn; i++) {
+			const uint8_t *src = pixel(x, surf, r0 + i) + off;
+			float *dst = a + p * A_PLANE + i * LANES;
+
+			if (g->int8)
+				x->ops.i8_to_f32(dst, src, LANES);
+			else
+				x->ops.f16_to_f32(dst, src, LANES);
+		}
+	}
+}
+
 /* Channels [k0, k0 + kc) of pixels [r0, r0 + rn) into planes of 8 channels × ROWS. */
 static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int64_t k0, int64_t kc)
 {
 	const struct rb_sim_gemm *g = x->g;
 	int64_t planes = div_up(kc, LANES), tail = kc % LANES;
 
-	for (int64_t p = 0; p < planes; p++) {
-		float *dst = a + p * A_PLANE;
-		/* channel c's byte in the C2 channels of a surface's atom: a shift, where
-		 * dividing by C2 (a variable) was most of this function's time on decode tasks */
-		int64_t byte = (k0 + p * LANES) * x->bpe;
-		const uint8_t *surf = g->a_surf[byte / ATOM];
-		size_t off = (size_t)(byte % ATOM);
-
-		if (!g->int8 && x->dense) {
-			x->ops.f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
-			continue;
-		}
-		for (int64_t i = 0; i < rn; i++) {
-			const uint8_t *src = pixel(x, surf, r0 + i) + off;
-
-			if (g->int8)
-				x->ops.i8_to_f32(dst + i * LANES, src, LANES);
-			else
-				x->ops.f16_to_f32(dst + i * LANES, src, LANES);
-		}
-	}
+	/* fp16: C2 is 8 channels, a plane; a pass starts on a plane (k0 % 8 == 0) */
+	if (!g->int8 && x->dense)
+		x->ops.f16_planes(a, g->a_surf + k0 / LANES, (size_t)(r0 * ATOM), planes,
+				  (size_t)(rn * LANES));
+	else
+		convert_a_pixels(x, a, r0, rn, k0, planes);
 	/* channels past DATAIN_CHANNEL in the last plane take no part */
 	for (int64_t i = 0; tail && i < rn; i++)
 		memset(a + (planes - 1) * A_PLANE + i * LANES + tail, 0,
