@@ -23,8 +23,9 @@
  * (GCC vector extensions, 8-lane multiply-adds), avx2 (the same built for AVX2+FMA),
  * avx512 (two kernels' 8 lanes per register, see kern_avx512). The item's results go
  * to memory through the DPU address model when its last pass ends. Items of one row
- * panel (M <= 3: decode) would use a B tile once; on x86 they skip it: an AVX2/F16C
- * kernel converts B's vectors from the weights in registers.
+ * panel (M <= 3: decode) would use a B tile once; on x86 they skip it: a direct kernel
+ * converts B's vectors from the weights in registers (AVX2/F16C: strips of 4 kernels;
+ * AVX-512: strips of 16, each weight block read once from start to end, see d512_body).
  *
  * From task to task a core keeps (struct rb_sim_gemm_mem) its workers' scratch and the
  * weights its last task converted, which a task with WEIGHT_REUSE computes from, as
