@@ -1218,8 +1218,6 @@ static int thread_count(const struct ctx *x)
 	return n < 1 ? 1 : (int)n;
 }
 
-/* Threads 1..n-1 are started, this one is thread 0. One that cannot be started leaves
- * its items to the others: slower, the same result. */
 /* WEIGHT_REUSE (§c): the task computes with what the CBUF holds, the weights the last
  * task on the core loaded. Their tiles as that task converted them are kept: a task
  * that claims reuse of the same weights (the same host pointer, shape and kernel
@@ -1273,8 +1271,15 @@ static void keep_wcache(const struct ctx *x)
 	c->impl = x->ops.name;
 }
 
+void rb_sim_gemm_mem_init(struct rb_sim_gemm_mem *m)
+{
+	memset(m, 0, sizeof(*m));
+	rb_sim_pool_init(&m->pool);
+}
+
 void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m)
 {
+	rb_sim_pool_release(&m->pool);
 	free(m->f);
 	for (int i = 0; i < m->scratch_n; i++) {
 		scratch_free(m->scratch[i]);
@@ -1284,11 +1289,17 @@ void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void worker_job(void *x, int job)
+{
+	(void)job; /* workers take the next item, whoever they are */
+	worker(x);
+}
+
+/* Workers 1..n-1 run on the core's kept threads, this thread is worker 0. A thread that
+ * cannot be started leaves its items to the others: slower, the same result. */
 int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 {
 	struct ctx x = {.g = g, .ops = pick_kernel()};
-	pthread_t *tid;
-	bool *started;
 	int n;
 
 	x.pixels = g->width * g->height;
@@ -1304,16 +1315,10 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	atomic_init(&x.workers, 0);
 	n = thread_count(&x);
 	scratch_pool(&x, n);
-	tid = calloc((size_t)n, sizeof(*tid));
-	started = calloc((size_t)n, sizeof(*started));
-	for (int i = 1; tid && started && i < n; i++)
-		started[i] = pthread_create(&tid[i], NULL, worker, &x) == 0;
-	worker(&x);
-	for (int i = 1; tid && started && i < n; i++)
-		if (started[i])
-			pthread_join(tid[i], NULL);
-	free(tid);
-	free(started);
+	if (g->mem)
+		rb_sim_pool_run(&g->mem->pool, n, worker_job, &x);
+	else
+		worker(&x); /* no core to keep threads in: this thread takes every item */
 	keep_wcache(&x);
 	return atomic_load(&x.done) == x.items ? 0 : -ENOMEM;
 }
