@@ -65,7 +65,8 @@ static void grow(struct rb_sim_pool *p, int n)
 
 		if (!t)
 			break;
-		*t = (struct rb_sim_pool_thread){.pool = p, .job = p->started + 1, .round = p->round};
+		*t = (struct rb_sim_pool_thread){
+		    .pool = p, .job = p->started + 1, .round = p->round};
 		if (pthread_create(&t->tid, NULL, pool_main, t) != 0) {
 			free(t);
 			break;

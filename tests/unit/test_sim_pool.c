@@ -21,7 +21,7 @@ static _Thread_local int calls_here;
 struct record {
 	atomic_int runs[JOBS];
 	pthread_t who[JOBS];
-	int calls[JOBS]; /* calls_here after the job */
+	int calls[JOBS];          /* calls_here after the job */
 	struct rb_sim_pool *pool; /* for the nested call */
 	struct record *inner;
 };
