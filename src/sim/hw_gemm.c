@@ -23,8 +23,9 @@
  * (GCC vector extensions, 8-lane multiply-adds), avx2 (the same built for AVX2+FMA),
  * avx512 (two kernels' 8 lanes per register, see kern_avx512). The item's results go
  * to memory through the DPU address model when its last pass ends. Items of one row
- * panel (M <= 3: decode) would use a B tile once; on x86 they skip it: an AVX2/F16C
- * kernel converts B's vectors from the weights in registers.
+ * panel (M <= 3: decode) would use a B tile once; on x86 they skip it: a direct kernel
+ * converts B's vectors from the weights in registers (AVX2/F16C: strips of 4 kernels;
+ * AVX-512: strips of 16, each weight block read once from start to end, see d512_body).
  *
  * From task to task a core keeps (struct rb_sim_gemm_mem) its workers' scratch and the
  * weights its last task converted, which a task with WEIGHT_REUSE computes from, as
@@ -116,6 +117,8 @@ struct kern_ops {
 	/* int8 and fp16 (exact) -> fp32, n a multiple of 8 */
 	void (*i8_to_f32)(float *dst, const uint8_t *src, size_t n);
 	void (*f16_to_f32)(float *dst, const uint8_t *src, size_t n);
+	void (*f16_planes)(float *dst, const uint8_t *const *surf, size_t off, int64_t planes,
+			   size_t n);
 	/* Kernels that convert B from the weights in registers, for items of at most dmr
 	 * rows, where a converted tile of B would be used once; NULL if none. They take
 	 * dmr × dnr tiles. */
@@ -357,34 +360,37 @@ AVX512_INLINE __m512 bcast_plane(const float *p)
 	    _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(const void *)p)));
 }
 
-AVX512_INLINE void k512_load(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
+/* acc: mr rows of np pairs, row i at acc + i * stride (the kernels' own arrays). */
+AVX512_INLINE void k512_load(const struct kargs *k, __m512 *acc, int stride, int mr, int np,
 			     int ints)
 {
 #pragma GCC unroll 8
 	for (int i = 0; i < mr; i++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (int p = 0; p < np; p++)
-			acc[i][p] = ints ? _mm512_setzero_ps()
-					 : _mm512_loadu_ps((const float *)k->acc + i * k->acc_row +
-							   p * 2 * LANES);
+			acc[i * stride + p] = ints
+						  ? _mm512_setzero_ps()
+						  : _mm512_loadu_ps((const float *)k->acc +
+								    i * k->acc_row + p * 2 * LANES);
 }
 
-AVX512_INLINE void k512_store(const struct kargs *k, __m512 acc[MR512][NP512], int mr, int np,
+AVX512_INLINE void k512_store(const struct kargs *k, const __m512 *acc, int stride, int mr, int np,
 			      int ints)
 {
 #pragma GCC unroll 8
 	for (int i = 0; i < mr; i++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (int p = 0; p < np; p++) {
 			float *dst = (float *)k->acc + i * k->acc_row + p * 2 * LANES;
 
 			if (!ints) {
-				_mm512_storeu_ps(dst, acc[i][p]);
+				_mm512_storeu_ps(dst, acc[i * stride + p]);
 				continue;
 			}
 			/* exact integers: truncation is conversion; vpaddd wraps mod 2^32 */
-			_mm512_storeu_si512(dst, _mm512_add_epi32(_mm512_loadu_si512(dst),
-								  _mm512_cvttps_epi32(acc[i][p])));
+			_mm512_storeu_si512(
+			    dst, _mm512_add_epi32(_mm512_loadu_si512(dst),
+						  _mm512_cvttps_epi32(acc[i * stride + p])));
 		}
 }
 
@@ -413,7 +419,7 @@ AVX512_INLINE void k512_body(const struct kargs *k, int mr, int np, int ints)
 	const float *a = k->a, *b = k->b;
 	int64_t g = 0;
 
-	k512_load(k, acc, mr, np, ints);
+	k512_load(k, &acc[0][0], NP512, mr, np, ints);
 	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, b += k->b_block) {
 #pragma GCC unroll 4
 		for (int s = 0; s < 4; s++)
@@ -421,7 +427,7 @@ AVX512_INLINE void k512_body(const struct kargs *k, int mr, int np, int ints)
 	}
 	for (int s = 0; g < k->steps; g++, s++)
 		k512_step(acc, a + s * A_PLANE, b + s * 2 * LANES, mr, np);
-	k512_store(k, acc, mr, np, ints);
+	k512_store(k, &acc[0][0], NP512, mr, np, ints);
 }
 
 #define K512_CASE(m, p)                                                                            \
@@ -446,35 +452,154 @@ __attribute__((target(AVX512_TARGET))) static void kern_avx512(const struct karg
 	}
 }
 
+/* A pair from the weights: w is kernel r's 8 channels of a plane; kernel r + 1's are a
+ * weight block's kernel stride (32 channels) further. */
+AVX512_INLINE __m512 pair_w_f16(const uint8_t *w)
+{
+	__m256i h = _mm256_inserti128_si256(
+	    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)w)),
+	    _mm_loadu_si128((const __m128i *)(const void *)(w + K_BLOCK * 2)), 1);
+
+	return _mm512_cvtph_ps(h);
+}
+
+AVX512_INLINE __m512 pair_w_i8(const uint8_t *w)
+{
+	__m128i q8 =
+	    _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)w),
+			       _mm_loadl_epi64((const __m128i *)(const void *)(w + K_BLOCK)));
+
+	return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8));
+}
+
+/* The direct kernel of AVX-512: k512_body with the pairs made from the weights in
+ * registers, for items of at most DMR512 rows (decode), where a converted tile would be
+ * used once. Its strip is DNP512 pairs, a whole fp16 kernel group (half an int8 one):
+ * each weight block's strip is one run of memory (1 KiB in fp16), read once from start
+ * to end, where the AVX2 kernel's 4 kernels take a quarter of it and come back for the
+ * rest. 3 rows x 8 pairs of accumulators take 24 of the 32 registers. */
+enum { DMR512 = 3, DNP512 = 8 };
+
+AVX512_INLINE void d512_step(__m512 acc[DMR512][DNP512], const float *ap, const uint8_t *wp, int mr,
+			     int np, int i8)
+{
+	__m512 av[DMR512];
+
+#pragma GCC unroll 4
+	for (int i = 0; i < mr; i++)
+		av[i] = bcast_plane(ap + i * LANES);
+#pragma GCC unroll 8
+	for (int p = 0; p < np; p++) {
+		__m512 bv =
+		    i8 ? pair_w_i8(wp + p * 2 * K_BLOCK) : pair_w_f16(wp + p * 2 * K_BLOCK * 2);
+
+#pragma GCC unroll 4
+		for (int i = 0; i < mr; i++)
+			acc[i][p] = _mm512_fmadd_ps(av[i], bv, acc[i][p]);
+	}
+}
+
+/* A whole block pair by pair: the pair's lines are read once, in order, for all 4
+ * planes (each accumulator still adds its planes in increasing order). */
+AVX512_INLINE void d512_block(__m512 acc[DMR512][DNP512], const float *ap, const uint8_t *wp,
+			      int mr, int np, int i8)
+{
+	int64_t plane = i8 ? LANES : 2 * LANES;
+	__m512 av[2][4];
+
+#pragma GCC unroll 2
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++)
+			av[i][s] = bcast_plane(ap + s * A_PLANE + i * LANES);
+#pragma GCC unroll 8
+	for (int p = 0; p < np; p++)
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++) {
+			const uint8_t *w = wp + p * 8 * plane + s * plane;
+			__m512 bv = i8 ? pair_w_i8(w) : pair_w_f16(w);
+
+#pragma GCC unroll 2
+			for (int i = 0; i < mr; i++)
+				acc[i][p] = _mm512_fmadd_ps(av[i][s], bv, acc[i][p]);
+		}
+}
+
+AVX512_INLINE void d512_body(const struct kargs *k, int mr, int np, int i8)
+{
+	__m512 acc[DMR512][DNP512];
+	int64_t plane = i8 ? LANES : 2 * LANES; /* bytes of 8 channels */
+	const float *a = k->a;
+	const uint8_t *w = k->w;
+	int64_t g = 0;
+
+	k512_load(k, &acc[0][0], DNP512, mr, np, i8);
+	for (; g + 4 <= k->steps; g += 4, a += 4 * A_PLANE, w += k->w_block) {
+		/* the strip's cache lines PREFETCH_BLOCKS blocks ahead: a pair of kernels is
+		 * 8 planes of the block */
+#pragma GCC unroll 16
+		for (int64_t l = 0; l < np * 8 * plane; l += 64)
+			__builtin_prefetch(w + PREFETCH_BLOCKS * k->w_block + l);
+		if (mr <= 2) {
+			d512_block(acc, a, w, mr, np, i8);
+			continue;
+		}
+#pragma GCC unroll 4
+		for (int s = 0; s < 4; s++)
+			d512_step(acc, a + s * A_PLANE, w + s * plane, mr, np, i8);
+	}
+	for (int s = 0; g < k->steps; g++, s++)
+		d512_step(acc, a + s * A_PLANE, w + s * plane, mr, np, i8);
+	k512_store(k, &acc[0][0], DNP512, mr, np, i8);
+}
+
+#define D512_CASE(m, p, i8)                                                                        \
+	case (m)*16 + (p):                                                                         \
+		d512_body(k, m, p, i8);                                                            \
+		break;
+#define D512_CASES_4(m, p, i8)                                                                     \
+	D512_CASE(m, p, i8) D512_CASE(m, p + 1, i8) D512_CASE(m, p + 2, i8) D512_CASE(m, p + 3, i8)
+#define D512_CASES_ROW(m, i8) D512_CASES_4(m, 1, i8) D512_CASES_4(m, 5, i8)
+/* nr kernels: (nr + 1) / 2 pairs. */
+#define D512_SWITCH(k, mr, nr, i8)                                                                 \
+	switch ((mr)*16 + ((nr) + 1) / 2) {                                                        \
+		D512_CASES_ROW(1, i8)                                                              \
+		D512_CASES_ROW(2, i8)                                                              \
+		D512_CASES_ROW(3, i8)                                                              \
+	default:                                                                                   \
+		break;                                                                             \
+	}
+
+__attribute__((target(AVX512_TARGET))) static void kern_direct512_f16(const struct kargs *k, int mr,
+								      int nr, int ints)
+{
+	(void)ints;
+	D512_SWITCH(k, mr, nr, 0);
+}
+
+__attribute__((target(AVX512_TARGET))) static void kern_direct512_i8(const struct kargs *k, int mr,
+								     int nr, int ints)
+{
+	(void)ints;
+	D512_SWITCH(k, mr, nr, 1);
+}
+
 /* Blocks [0, blocks) of one kernel group of the weights to fp32 in the pairs layout:
  * per block, per pair of kernels, per plane, the pair's two 8-channel vectors. */
 __attribute__((target(AVX512_TARGET))) static void b_pairs_f16(float *dst, const uint8_t *src,
 							       int64_t kg, int64_t blocks)
 {
 	for (int64_t q = 0; q < blocks * kg; q += 2, src += 2 * K_BLOCK * 2)
-		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES) {
-			const uint8_t *w = src + s * LANES * 2;
-			__m256i h = _mm256_inserti128_si256(
-			    _mm256_castsi128_si256(
-				_mm_loadu_si128((const __m128i *)(const void *)w)),
-			    _mm_loadu_si128((const __m128i *)(const void *)(w + K_BLOCK * 2)), 1);
-
-			_mm512_storeu_ps(dst, _mm512_cvtph_ps(h));
-		}
+		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES)
+			_mm512_storeu_ps(dst, pair_w_f16(src + s * LANES * 2));
 }
 
 __attribute__((target(AVX512_TARGET))) static void b_pairs_i8(float *dst, const uint8_t *src,
 							      int64_t kg, int64_t blocks)
 {
 	for (int64_t q = 0; q < blocks * kg; q += 2, src += 2 * K_BLOCK)
-		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES) {
-			const uint8_t *w = src + s * LANES;
-			__m128i q8 = _mm_unpacklo_epi64(
-			    _mm_loadl_epi64((const __m128i *)(const void *)w),
-			    _mm_loadl_epi64((const __m128i *)(const void *)(w + K_BLOCK)));
-
-			_mm512_storeu_ps(dst, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8)));
-		}
+		for (int s = 0; s < K_BLOCK / LANES; s++, dst += 2 * LANES)
+			_mm512_storeu_ps(dst, pair_w_i8(src + s * LANES));
 }
 
 /* The tree of the top for two elements per register, in three additions: each lane
@@ -549,13 +674,36 @@ static void f16_portable(float *dst, const uint8_t *src, size_t n)
 	rb_fp16_to_f32_array(dst, (const uint16_t *)(const void *)src, n);
 }
 
+/* fp16 A of dense surfaces, one surface per plane: n values at byte off of surf[p] to
+ * plane p of the scratch, for p < planes. One call per convert_a: a decode task's
+ * planes hold 8 values each, and a call per plane cost more than its conversion. */
+static void f16_planes_portable(float *dst, const uint8_t *const *surf, size_t off, int64_t planes,
+				size_t n)
+{
+	for (int64_t p = 0; p < planes; p++)
+		f16_portable(dst + p * A_PLANE, surf[p] + off, n);
+}
+
 #if defined(SIM_X86)
 /* The families that have F16C: no probe per call (convert_a calls this per plane). */
-__attribute__((target("avx,f16c"))) static void f16_f16c(float *dst, const uint8_t *src, size_t n)
+__attribute__((always_inline, target("avx,f16c"))) static inline void
+f16_f16c_body(float *dst, const uint8_t *src, size_t n)
 {
 	for (size_t i = 0; i < n; i += LANES)
 		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(
 					      (const __m128i *)(const void *)(src + i * 2))));
+}
+
+__attribute__((target("avx,f16c"))) static void f16_f16c(float *dst, const uint8_t *src, size_t n)
+{
+	f16_f16c_body(dst, src, n);
+}
+
+__attribute__((target("avx,f16c"))) static void
+f16_planes_f16c(float *dst, const uint8_t *const *surf, size_t off, int64_t planes, size_t n)
+{
+	for (int64_t p = 0; p < planes; p++)
+		f16_f16c_body(dst + p * A_PLANE, surf[p] + off, n);
 }
 #endif
 
@@ -626,6 +774,7 @@ static struct kern_ops pick_kernel(void)
 			     .nr = 2,
 			     .i8_to_f32 = i8_portable,
 			     .f16_to_f32 = f16_portable,
+			     .f16_planes = f16_planes_portable,
 			     .reduce = reduce_portable};
 
 #if defined(SIM_X86)
@@ -636,6 +785,7 @@ static struct kern_ops pick_kernel(void)
 				      .nr = 4,
 				      .i8_to_f32 = i8_avx2,
 				      .f16_to_f32 = f16_f16c,
+				      .f16_planes = f16_planes_f16c,
 				      .direct_f16 = kern_direct_f16,
 				      .direct_i8 = kern_direct_i8,
 				      .dmr = 3,
@@ -648,6 +798,10 @@ static struct kern_ops pick_kernel(void)
 		o.nr = 2 * NP512;
 		o.pairs_f16 = b_pairs_f16;
 		o.pairs_i8 = b_pairs_i8;
+		o.direct_f16 = kern_direct512_f16;
+		o.direct_i8 = kern_direct512_i8;
+		o.dmr = DMR512;
+		o.dnr = 2 * DNP512;
 		o.reduce = reduce_avx512;
 	}
 #elif defined(__aarch64__)
@@ -668,7 +822,7 @@ struct ctx {
 	const struct rb_sim_gemm *g;
 	struct kern_ops ops;
 	int64_t pixels, kernel_items, items;
-	int64_t kg, bpe, c2_in;
+	int64_t kg, bpe;
 	bool dense; /* a surface's pixels are 16 bytes apart */
 	/* The weights' tiles for every kernel panel and pass, converted (see plan_wcache):
 	 * read from (wcache_use) or, by the items of the first row panel, written to
@@ -707,31 +861,43 @@ static const uint8_t *pixel(const struct ctx *x, const uint8_t *surf, int64_t p)
 	return surf + (p / g->width) * g->a_line + (p % g->width) * ATOM;
 }
 
+/* convert_a pixel by pixel: int8 (two planes a surface) or surfaces with gaps. */
+static void convert_a_pixels(const struct ctx *x, float *a, int64_t r0, int64_t rn, int64_t k0,
+			     int64_t planes)
+{
+	const struct rb_sim_gemm *g = x->g;
+
+	for (int64_t p = 0; p < planes; p++) {
+		/* channel c's byte in the C2 channels of a surface's atom: a shift, where
+		 * dividing by C2 (a variable) was most of convert_a's time on decode tasks */
+		int64_t byte = (k0 + p * LANES) * x->bpe;
+		const uint8_t *surf = g->a_surf[byte / ATOM];
+		size_t off = (size_t)(byte % ATOM);
+
+		for (int64_t i = 0; i < rn; i++) {
+			const uint8_t *src = pixel(x, surf, r0 + i) + off;
+			float *dst = a + p * A_PLANE + i * LANES;
+
+			if (g->int8)
+				x->ops.i8_to_f32(dst, src, LANES);
+			else
+				x->ops.f16_to_f32(dst, src, LANES);
+		}
+	}
+}
+
 /* Channels [k0, k0 + kc) of pixels [r0, r0 + rn) into planes of 8 channels × ROWS. */
 static void convert_a(const struct ctx *x, float *a, int64_t r0, int64_t rn, int64_t k0, int64_t kc)
 {
 	const struct rb_sim_gemm *g = x->g;
 	int64_t planes = div_up(kc, LANES), tail = kc % LANES;
 
-	for (int64_t p = 0; p < planes; p++) {
-		float *dst = a + p * A_PLANE;
-		int64_t c = k0 + p * LANES;
-		const uint8_t *surf = g->a_surf[c / x->c2_in];
-		size_t off = (size_t)((c % x->c2_in) * x->bpe);
-
-		if (!g->int8 && x->dense) {
-			x->ops.f16_to_f32(dst, surf + r0 * ATOM, (size_t)(rn * LANES));
-			continue;
-		}
-		for (int64_t i = 0; i < rn; i++) {
-			const uint8_t *src = pixel(x, surf, r0 + i) + off;
-
-			if (g->int8)
-				x->ops.i8_to_f32(dst + i * LANES, src, LANES);
-			else
-				x->ops.f16_to_f32(dst + i * LANES, src, LANES);
-		}
-	}
+	/* fp16: C2 is 8 channels, a plane; a pass starts on a plane (k0 % 8 == 0) */
+	if (!g->int8 && x->dense)
+		x->ops.f16_planes(a, g->a_surf + k0 / LANES, (size_t)(r0 * ATOM), planes,
+				  (size_t)(rn * LANES));
+	else
+		convert_a_pixels(x, a, r0, rn, k0, planes);
 	/* channels past DATAIN_CHANNEL in the last plane take no part */
 	for (int64_t i = 0; tail && i < rn; i++)
 		memset(a + (planes - 1) * A_PLANE + i * LANES + tail, 0,
@@ -1052,8 +1218,6 @@ static int thread_count(const struct ctx *x)
 	return n < 1 ? 1 : (int)n;
 }
 
-/* Threads 1..n-1 are started, this one is thread 0. One that cannot be started leaves
- * its items to the others: slower, the same result. */
 /* WEIGHT_REUSE (§c): the task computes with what the CBUF holds, the weights the last
  * task on the core loaded. Their tiles as that task converted them are kept: a task
  * that claims reuse of the same weights (the same host pointer, shape and kernel
@@ -1107,8 +1271,15 @@ static void keep_wcache(const struct ctx *x)
 	c->impl = x->ops.name;
 }
 
+void rb_sim_gemm_mem_init(struct rb_sim_gemm_mem *m)
+{
+	memset(m, 0, sizeof(*m));
+	rb_sim_pool_init(&m->pool);
+}
+
 void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m)
 {
+	rb_sim_pool_release(&m->pool);
 	free(m->f);
 	for (int i = 0; i < m->scratch_n; i++) {
 		scratch_free(m->scratch[i]);
@@ -1118,11 +1289,17 @@ void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void worker_job(void *x, int job)
+{
+	(void)job; /* workers take the next item, whoever they are */
+	worker(x);
+}
+
+/* Workers 1..n-1 run on the core's kept threads, this thread is worker 0. A thread that
+ * cannot be started leaves its items to the others: slower, the same result. */
 int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 {
 	struct ctx x = {.g = g, .ops = pick_kernel()};
-	pthread_t *tid;
-	bool *started;
 	int n;
 
 	x.pixels = g->width * g->height;
@@ -1130,7 +1307,6 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	x.items = div_up(x.pixels, ROWS) * x.kernel_items;
 	x.kg = rb_layout_kernel_group(g->int8 ? RB_DTYPE_INT8 : RB_DTYPE_FP16);
 	x.bpe = g->int8 ? 1 : 2;
-	x.c2_in = ATOM / x.bpe;
 	x.dense = g->a_line == ATOM * g->width;
 	x.passes = div_up(g->channels, KC);
 	plan_wcache(&x);
@@ -1139,16 +1315,10 @@ int rb_sim_gemm_run(const struct rb_sim_gemm *g)
 	atomic_init(&x.workers, 0);
 	n = thread_count(&x);
 	scratch_pool(&x, n);
-	tid = calloc((size_t)n, sizeof(*tid));
-	started = calloc((size_t)n, sizeof(*started));
-	for (int i = 1; tid && started && i < n; i++)
-		started[i] = pthread_create(&tid[i], NULL, worker, &x) == 0;
-	worker(&x);
-	for (int i = 1; tid && started && i < n; i++)
-		if (started[i])
-			pthread_join(tid[i], NULL);
-	free(tid);
-	free(started);
+	if (g->mem)
+		rb_sim_pool_run(&g->mem->pool, n, worker_job, &x);
+	else
+		worker(&x); /* no core to keep threads in: this thread takes every item */
 	keep_wcache(&x);
 	return atomic_load(&x.done) == x.items ? 0 : -ENOMEM;
 }

@@ -364,7 +364,9 @@ struct rb_sim_npu *rb_sim_npu_new(const struct rb_sim_config *cfg, const struct 
 	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
 		npu->core[i].index = i;
 		rb_sim_core_reset(&npu->core[i]);
+		rb_sim_gemm_mem_init(&npu->gemm_mem[i]);
 	}
+	rb_sim_pool_init(&npu->pool);
 	return npu;
 }
 
@@ -372,6 +374,7 @@ void rb_sim_npu_free(struct rb_sim_npu *npu)
 {
 	if (!npu)
 		return;
+	rb_sim_pool_release(&npu->pool);
 	for (int i = 0; i < RB_SIM_MAX_CORES; i++) {
 		free(npu->ran[i].v);
 		rb_sim_gemm_mem_free(&npu->gemm_mem[i]);
@@ -442,47 +445,41 @@ static void time_cores(struct rb_sim_npu *npu, uint32_t core_mask, const uint64_
 		results[index[j]].elapsed_ns = tc[j].elapsed_ns;
 }
 
-/* One core's run on a host thread of its own. */
+/* One core's run. */
 struct core_run {
 	struct rb_sim_npu *npu;
 	struct rb_sim_core *c;
 	struct rb_sim_core_result *res;
 	int err;
-	pthread_t tid;
 };
 
-static void *core_run_main(void *arg)
+static void core_run_job(void *arg, int i)
 {
-	struct core_run *r = arg;
+	struct core_run *r = (struct core_run *)arg + i;
 
 	r->err = rb_sim_pc_run(r->npu, r->c, r->res) < 0 ? -ENOMEM : 0;
-	return NULL;
 }
 
 /* The cores' runs share nothing but what they read (the programs, the IOMMU, A and B)
  * and write disjoint outputs, and a core's result does not depend on the host threads
- * (hw_gemm.c), so cores with work run at once on host threads, sharing the CPUs out;
- * a core whose thread cannot be started runs on the calling thread. Model-only runs do
- * no arithmetic: they stay on the calling thread. */
+ * (hw_gemm.c), so cores with work run at once on host threads (the NPU's pool, kept
+ * from run to run), sharing the CPUs out; a core whose thread cannot be started runs
+ * on the calling thread. Model-only runs do no arithmetic: they stay on the calling
+ * thread. */
 static int run_cores(struct rb_sim_npu *npu, struct core_run *runs, int n)
 {
 	bool parallel = n > 1 && npu->threads > 1 && !npu->model_only;
 	int share = parallel && npu->threads / n > 1 ? npu->threads / n : 1, err = 0;
-	bool started[RB_SIM_MAX_CORES] = {false};
 
 	for (int i = 0; i < n; i++)
 		runs[i].c->threads = parallel ? share : npu->threads;
-	for (int i = 1; parallel && i < n; i++)
-		started[i] = pthread_create(&runs[i].tid, NULL, core_run_main, &runs[i]) == 0;
+	if (parallel)
+		rb_sim_pool_run(&npu->pool, n, core_run_job, runs);
+	for (int i = 0; !parallel && i < n; i++)
+		core_run_job(runs, i);
 	for (int i = 0; i < n; i++)
-		if (!started[i])
-			core_run_main(&runs[i]);
-	for (int i = 0; i < n; i++) {
-		if (started[i])
-			pthread_join(runs[i].tid, NULL);
 		if (runs[i].err && !err)
 			err = runs[i].err;
-	}
 	return err;
 }
 
@@ -505,7 +502,7 @@ int rb_sim_npu_run_at(struct rb_sim_npu *npu, uint32_t core_mask,
 			continue;
 		memset(&results[i], 0, sizeof(results[i]));
 		if (c->start.pending) /* else RB_SIM_IDLE */
-			runs[n++] = (struct core_run){npu, c, &results[i], 0, 0};
+			runs[n++] = (struct core_run){npu, c, &results[i], 0};
 	}
 	err = run_cores(npu, runs, n);
 	time_cores(npu, core_mask, start_ns, results);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "hw/regs.h"
+#include "sim/pool.h"
 #include "sim/sim.h"
 #include "hw/soc.h"
 #include "sim/timing.h"
@@ -95,8 +96,10 @@ struct rb_sim_gemm_mem {
 	const char *impl;
 	struct rb_sim_scratch **scratch;
 	int scratch_n;
+	struct rb_sim_pool pool; /* the core's workers, kept from task to task */
 };
 
+void rb_sim_gemm_mem_init(struct rb_sim_gemm_mem *m);
 void rb_sim_gemm_mem_free(struct rb_sim_gemm_mem *m);
 
 struct rb_sim_npu {
@@ -109,6 +112,7 @@ struct rb_sim_npu {
 	struct rb_sim_core core[RB_SIM_MAX_CORES];
 	struct rb_sim_tasks ran[RB_SIM_MAX_CORES];
 	struct rb_sim_gemm_mem gemm_mem[RB_SIM_MAX_CORES];
+	struct rb_sim_pool pool; /* the threads the cores run on, kept from run to run */
 };
 
 /* Why a task stopped: status HANG or IOMMU_FAULT and a reason that names the register

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,61 @@ static void test_bo_create_map_destroy(void **state)
 		assert_int_equal(bo[i].handle, 0);
 		rb_rknpu_bo_destroy(&f->dev, &bo[i]); /* safe on a zeroed bo */
 	}
+}
+
+/* The VmFlags of the mapping holding addr (/proc/self/smaps), or "" if not found. */
+static void vm_flags_of(const void *addr, char *flags, size_t size)
+{
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	unsigned long long at = (uintptr_t)addr, lo, hi;
+	char line[512], *end;
+	bool inside = false;
+
+	flags[0] = '\0';
+	while (fp && fgets(line, sizeof(line), fp)) {
+		/* a mapping's first line: "lo-hi perms ..." in hex */
+		lo = strtoull(line, &end, 16);
+		if (end != line && *end == '-') {
+			hi = strtoull(end + 1, &end, 16);
+			inside = *end == ' ' && at >= lo && at < hi;
+		} else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, size, "%s", line + 8);
+			break;
+		}
+	}
+	if (fp)
+		fclose(fp);
+}
+
+/* Host buffers of 2 MiB or more ask for transparent huge pages (the emulator streams
+ * big weights), smaller ones do not. Skipped where the kernel gives none, and under
+ * qemu-user (make check-aarch64 sets RUNNER), which does not pass the advice on. */
+static void test_huge_pages(void **state)
+{
+	struct fx *f = *state;
+	const char *runner = getenv("RUNNER");
+	FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char mode[128] = "", flags[512];
+	struct rb_rknpu_bo big, small;
+
+	if (thp) {
+		if (!fgets(mode, sizeof(mode), thp))
+			mode[0] = '\0';
+		fclose(thp);
+	}
+	if ((runner && *runner) || !mode[0] || strstr(mode, "[never]")) {
+		print_message("# no transparent huge pages here\n");
+		skip();
+	}
+	assert_int_equal(rb_rknpu_bo_create(&f->dev, (size_t)4 << 20, 0, &big), 0);
+	assert_int_equal(rb_rknpu_bo_create(&f->dev, (size_t)64 << 10, 0, &small), 0);
+	vm_flags_of(big.map, flags, sizeof(flags));
+	assert_non_null(strstr(flags, " hg"));
+	vm_flags_of(small.map, flags, sizeof(flags));
+	assert_true(flags[0] != '\0');
+	assert_null(strstr(flags, " hg"));
+	rb_rknpu_bo_destroy(&f->dev, &big);
+	rb_rknpu_bo_destroy(&f->dev, &small);
 }
 
 static void test_handles(void **state)
@@ -1088,6 +1144,7 @@ int main(void)
 	    T(test_actions),
 	    T(test_act_reset),
 	    T(test_bo_create_map_destroy),
+	    T(test_huge_pages),
 	    T(test_handles),
 	    cmocka_unit_test(test_budget),
 	    T(test_address_space_full),

@@ -1330,16 +1330,18 @@ static void test_dma_base(void **state)
 	rig_free(r);
 }
 
-/* DATAIN_CHANNEL not a multiple of 8: the channels past it take no part, even when the
- * padding holds NaN (rows 1 and 8: with and without a single panel of rows). */
-static void channels_case(uint32_t m)
+/* DATAIN_CHANNEL `used` below K = 64: the channels past it take no part, even when the
+ * padding holds NaN (rows 1 and 8: with and without a single panel of rows). 60 is not
+ * a multiple of 8 (the tile kernels); 56 is, but ends inside a 32-channel block (the
+ * direct kernels' last, partial block). */
+static void channels_case(uint32_t m, uint32_t used)
 {
 	struct one o;
 	struct rb_sim_core_result res;
 	uint16_t nan = 0x7e00;
 
 	one_setup(&o, RB_DTYPE_FP16, m, 64, 32, false);
-	for (uint32_t k = 60; k < 64; k++) {
+	for (uint32_t k = used; k < 64; k++) {
 		for (uint32_t row = 0; row < m; row++)
 			memcpy(o.mm.ha + ((k / 8) * m * 8 + row * 8 + k % 8) * 2, &nan, 2);
 		for (uint32_t n = 0; n < 32; n++)
@@ -1348,12 +1350,12 @@ static void channels_case(uint32_t m)
 				       2,
 			       &nan, 2);
 	}
-	patch(o.words, 0, o.count, RB_FIELD_CNA_DATA_SIZE1_DATAIN_CHANNEL, 60);
+	patch(o.words, 0, o.count, RB_FIELD_CNA_DATA_SIZE1_DATAIN_CHANNEL, used);
 	res = one_run(&o);
 	expect_done(&res, 1);
 	for (uint32_t row = 0; row < m; row++)
 		for (uint32_t n = 0; n < 32; n++) {
-			float want = ordered_dot_k(&o.mm, row, n, 60);
+			float want = ordered_dot_k(&o.mm, row, n, used);
 			uint32_t bits = c_at(&o.mm, o.mm.hc, row, n), wbits;
 
 			memcpy(&wbits, &want, 4);
@@ -1366,8 +1368,10 @@ static void channels_case(uint32_t m)
 static void test_partial_channels(void **state)
 {
 	(void)state;
-	channels_case(1);
-	channels_case(8);
+	channels_case(1, 60);
+	channels_case(8, 60);
+	channels_case(1, 56);
+	channels_case(3, 56);
 }
 
 /* ---- kernel families: every one hw_gemm.c has, the same bits ---- */
@@ -1393,7 +1397,8 @@ static void kernels_case(enum rb_dtype dtype, uint32_t m, uint32_t kernels)
 	one_release(&o);
 }
 
-/* The shapes that reach each tail: rows of a tile (M = 1..3 take the direct kernels),
+/* The shapes that reach each tail: rows of a tile (M = 1..3 take the direct kernels,
+ * whose strips are 4 kernels on AVX2 and 16 on AVX-512, half of an int8 group),
  * of an item (96 rows), kernels of a tile and of an item (64), channels of a pass
  * (256) and of a plane (DATAIN_CHANNEL 60), an odd kernel count; fp16 in with fp32 and
  * fp16 out, int8 in with int32 out. Each against the documented order, bit for bit. */
@@ -1401,7 +1406,8 @@ static void family_case(const char *name)
 {
 	static const uint32_t f16[][3] = {{1, 64, 32},  {2, 96, 48},  {3, 544, 80}, {4, 64, 16},
 					  {7, 288, 48}, {13, 96, 32}, {97, 320, 80}};
-	static const uint32_t i8[][3] = {{1, 64, 32}, {3, 544, 64}, {7, 96, 32}, {97, 320, 96}};
+	static const uint32_t i8[][3] = {
+	    {1, 64, 32}, {2, 96, 96}, {3, 544, 64}, {7, 96, 32}, {97, 320, 96}};
 	int err = rb_sim_gemm_force_impl(name);
 
 	if (err == -ENOTSUP) {
@@ -1416,10 +1422,14 @@ static void family_case(const char *name)
 		run_shape(RB_DTYPE_INT8, RB_PREC_INT32, i8[i][0], i8[i][1], i8[i][2]);
 	run_shape(RB_DTYPE_FP16, RB_PREC_FP16, 5, 96, 48);
 	run_shape(RB_DTYPE_FP16, RB_PREC_FP16, 1, 64, 16);
-	channels_case(1);
-	channels_case(8);
+	channels_case(1, 60);
+	channels_case(8, 60);
+	channels_case(1, 56);
+	channels_case(3, 56);
 	kernels_case(RB_DTYPE_FP16, 1, 29);
+	kernels_case(RB_DTYPE_FP16, 3, 29);
 	kernels_case(RB_DTYPE_FP16, 7, 29);
+	kernels_case(RB_DTYPE_INT8, 2, 31);
 	kernels_case(RB_DTYPE_INT8, 7, 31);
 	assert_int_equal(rb_sim_gemm_force_impl(NULL), 0);
 }
