@@ -24,6 +24,7 @@
 #include "npu/regcmd.h"
 #include "hw/regs.h"
 #include "sim/sim.h"
+#include "thp.h"
 
 #define M              4
 #define K              64
@@ -382,55 +383,24 @@ static void test_bo_create_map_destroy(void **state)
 	}
 }
 
-/* The VmFlags of the mapping holding addr (/proc/self/smaps), or "" if not found. */
-static void vm_flags_of(const void *addr, char *flags, size_t size)
-{
-	FILE *fp = fopen("/proc/self/smaps", "r");
-	unsigned long long at = (uintptr_t)addr, lo, hi;
-	char line[512], *end;
-	bool inside = false;
-
-	flags[0] = '\0';
-	while (fp && fgets(line, sizeof(line), fp)) {
-		/* a mapping's first line: "lo-hi perms ..." in hex */
-		lo = strtoull(line, &end, 16);
-		if (end != line && *end == '-') {
-			hi = strtoull(end + 1, &end, 16);
-			inside = *end == ' ' && at >= lo && at < hi;
-		} else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
-			snprintf(flags, size, "%s", line + 8);
-			break;
-		}
-	}
-	if (fp)
-		fclose(fp);
-}
-
 /* Host buffers of 2 MiB or more ask for transparent huge pages (the emulator streams
  * big weights), smaller ones do not. Skipped where the kernel gives none, and under
  * qemu-user (make check-aarch64 sets RUNNER), which does not pass the advice on. */
 static void test_huge_pages(void **state)
 {
 	struct fx *f = *state;
-	const char *runner = getenv("RUNNER");
-	FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	char mode[128] = "", flags[512];
+	char flags[512];
 	struct rb_rknpu_bo big, small;
 
-	if (thp) {
-		if (!fgets(mode, sizeof(mode), thp))
-			mode[0] = '\0';
-		fclose(thp);
-	}
-	if ((runner && *runner) || !mode[0] || strstr(mode, "[never]")) {
+	if (!thp_available()) {
 		print_message("# no transparent huge pages here\n");
 		skip();
 	}
 	assert_int_equal(rb_rknpu_bo_create(&f->dev, (size_t)4 << 20, 0, &big), 0);
 	assert_int_equal(rb_rknpu_bo_create(&f->dev, (size_t)64 << 10, 0, &small), 0);
-	vm_flags_of(big.map, flags, sizeof(flags));
+	thp_vm_flags_of(big.map, flags, sizeof(flags));
 	assert_non_null(strstr(flags, " hg"));
-	vm_flags_of(small.map, flags, sizeof(flags));
+	thp_vm_flags_of(small.map, flags, sizeof(flags));
 	assert_true(flags[0] != '\0');
 	assert_null(strstr(flags, " hg"));
 	rb_rknpu_bo_destroy(&f->dev, &big);

@@ -4,7 +4,6 @@
 #ifndef RB_TESTS_THP_H
 #define RB_TESTS_THP_H
 
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,15 +30,18 @@ static inline bool thp_available(void)
 static inline void thp_vm_flags_of(const void *addr, char *flags, size_t size)
 {
 	FILE *fp = fopen("/proc/self/smaps", "r");
-	uintptr_t at = (uintptr_t)addr, lo, hi;
-	char line[512];
+	unsigned long long at = (uintptr_t)addr, lo, hi;
+	char line[512], *end;
 	bool inside = false;
 
 	flags[0] = '\0';
 	while (fp && fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2)
-			inside = at >= lo && at < hi;
-		else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+		/* a mapping's first line: "lo-hi perms ..." in hex */
+		lo = strtoull(line, &end, 16);
+		if (end != line && *end == '-') {
+			hi = strtoull(end + 1, &end, 16);
+			inside = *end == ' ' && at >= lo && at < hi;
+		} else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
 			snprintf(flags, size, "%s", line + 8);
 			break;
 		}
