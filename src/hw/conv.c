@@ -163,14 +163,49 @@ uint32_t rb_conv_output_subs(const struct rb_conv *cv)
 
 /* §b.4 [derived]: channel c of pixel (h, w) at DST_BASE + (c / KB)·SURFACE_ADD +
  * ((c % KB) / C2_out)·DST_SURF_STRIDE + (h·(W + NOTCH) + w)·16 + (c % C2_out)·esize. */
-bool rb_conv_output_range(const struct rb_conv *cv, uint32_t sub, struct rb_dma_range *r)
+static unsigned largest_size_e(const struct rb_conv *cv)
 {
-	uint32_t c0 = sub * cv->c2_out, s = (c0 % cv->kb) / cv->c2_out;
 	unsigned most = cv->size_e[0];
 
 	most = cv->size_e[1] > most ? cv->size_e[1] : most;
-	most = cv->size_e[2] > most ? cv->size_e[2] : most;
-	r->addr = cv->dst_addr + (c0 / cv->kb) * cv->surface_add + s * cv->dst_surf_stride;
+	return cv->size_e[2] > most ? cv->size_e[2] : most;
+}
+
+/* Sub-surface s of surface `surface` (channels surface·KB + s·C2_out on). */
+static bool output_at(const struct rb_conv *cv, uint32_t surface, uint32_t s, unsigned most,
+		      struct rb_dma_range *r)
+{
+	r->addr = cv->dst_addr + surface * cv->surface_add + s * cv->dst_surf_stride;
 	r->len = ((uint64_t)(cv->height - 1) * (cv->width + cv->notch) + cv->width) * ATOM;
 	return s <= most;
+}
+
+bool rb_conv_output_range(const struct rb_conv *cv, uint32_t sub, struct rb_dma_range *r)
+{
+	uint32_t c0 = sub * cv->c2_out;
+
+	return output_at(cv, c0 / cv->kb, (c0 % cv->kb) / cv->c2_out, largest_size_e(cv), r);
+}
+
+void rb_conv_out_walk_init(struct rb_conv_out_walk *w, const struct rb_conv *cv)
+{
+	bool whole = cv->c2_out && cv->kb >= cv->c2_out && cv->kb % cv->c2_out == 0;
+
+	*w = (struct rb_conv_out_walk){
+	    .cv = cv, .per = whole ? cv->kb / cv->c2_out : 0, .most = largest_size_e(cv)};
+}
+
+bool rb_conv_out_walk_next(struct rb_conv_out_walk *w, struct rb_dma_range *r)
+{
+	bool valid;
+
+	if (!w->per)
+		return rb_conv_output_range(w->cv, w->sub++, r);
+	valid = output_at(w->cv, w->surface, w->s, w->most, r);
+	w->sub++;
+	if (++w->s == w->per) {
+		w->s = 0;
+		w->surface++;
+	}
+	return valid;
 }

@@ -69,5 +69,18 @@ struct rb_dma_range rb_conv_weight_range(const struct rb_conv *cv);
  * sub-surface past every SIZE_E, which is never written. */
 uint32_t rb_conv_output_subs(const struct rb_conv *cv);
 bool rb_conv_output_range(const struct rb_conv *cv, uint32_t sub, struct rb_dma_range *r);
+/* rb_conv_output_range of sub-surfaces 0, 1, 2, ... in turn, for a loop over all of
+ * them (each task's DMA check): the same ranges, without its three divisions per
+ * sub-surface when KB holds whole C2_out atoms (then the walk counts sub-surfaces
+ * within a surface). Init, then next once per sub-surface below rb_conv_output_subs. */
+struct rb_conv_out_walk {
+	const struct rb_conv *cv;
+	uint32_t sub;        /* the next sub-surface */
+	uint32_t per;        /* sub-surfaces per KB channels (0: each by rb_conv_output_range) */
+	uint32_t surface, s; /* of the next: c0 / KB and (c0 % KB) / C2_out */
+	unsigned most;       /* the largest SIZE_E */
+};
+void rb_conv_out_walk_init(struct rb_conv_out_walk *w, const struct rb_conv *cv);
+bool rb_conv_out_walk_next(struct rb_conv_out_walk *w, struct rb_dma_range *r);
 
 #endif

@@ -121,6 +121,7 @@ static int outside(const struct walk *w, const char *reg, const char *what, uint
 static int check_dma(const struct walk *w, const struct rb_conv *cv)
 {
 	struct rb_dma_range r;
+	struct rb_conv_out_walk out;
 	uint32_t pitch, groups = rb_conv_feature_groups(cv);
 
 	/* one buffer holding every group's span: no need to look at them one by one */
@@ -134,8 +135,9 @@ static int check_dma(const struct walk *w, const struct rb_conv *cv)
 			      "CNA.DCOMP_ADDR0: the weights at 0x%08x + %llu bytes "
 			      "(CNA.WEIGHT_SIZE0) are outside every buffer of this job",
 			      r.addr, (unsigned long long)r.len);
+	rb_conv_out_walk_init(&out, cv);
 	for (uint32_t s = 0; s < rb_conv_output_subs(cv); s++) {
-		if (!rb_conv_output_range(cv, s, &r))
+		if (!rb_conv_out_walk_next(&out, &r))
 			return refuse(w,
 				      "DPU.BS_OW_CFG: SIZE_E %u/%u/%u leaves output sub-surface %u "
 				      "(channels %u-%u) unwritten",

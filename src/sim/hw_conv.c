@@ -353,13 +353,15 @@ static int map_output(const struct rb_sim_exec *x, const struct rb_conv *cv, uin
 		      struct rb_sim_fault *f)
 {
 	uint32_t subs = rb_conv_output_subs(cv);
+	struct rb_conv_out_walk walk;
 
+	rb_conv_out_walk_init(&walk, cv);
 	for (uint32_t s = 0; s < subs; s++) {
 		struct rb_dma_range r;
 		uint32_t c0 = s * cv->c2_out;
 
 		surf[s] = NULL;
-		if (!rb_conv_output_range(cv, s, &r))
+		if (!rb_conv_out_walk_next(&walk, &r))
 			continue;
 		surf[s] = dma_map(x, r.addr, r.len);
 		if (!surf[s])

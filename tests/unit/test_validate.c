@@ -280,10 +280,47 @@ static void test_feature_span(void **state)
 	assert_int_equal(span.len, 16);
 }
 
+/* The walk gives rb_conv_output_range of every sub-surface, in order: KB holding whole
+ * C2_out atoms (counted) or not (each by the function), SIZE_E leaving some unwritten,
+ * addresses wrapping around 32 bits. */
+static void test_output_walk(void **state)
+{
+	static const struct {
+		uint32_t kb, c2_out, kernels, size_e;
+	} cases[] = {{16, 4, 200, 3}, {16, 8, 64, 1}, {16, 4, 36, 1}, {12, 8, 40, 1},
+		     {4, 8, 40, 0},   {32, 4, 4, 7},  {8, 8, 24, 0}};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rb_conv cv = {.kb = cases[i].kb,
+				     .c2_out = cases[i].c2_out,
+				     .kernels = cases[i].kernels,
+				     .width = 1,
+				     .height = 5,
+				     .notch = 1,
+				     .dst_addr = i % 2 ? 0xfffff000u : 0x20000000u,
+				     .surface_add = 0x400,
+				     .dst_surf_stride = 0x60,
+				     .size_e = {cases[i].size_e, cases[i].size_e, 1}};
+		struct rb_conv_out_walk walk;
+
+		rb_conv_out_walk_init(&walk, &cv);
+		for (uint32_t s = 0; s < rb_conv_output_subs(&cv); s++) {
+			struct rb_dma_range want, got;
+			bool valid = rb_conv_output_range(&cv, s, &want);
+
+			assert_int_equal(rb_conv_out_walk_next(&walk, &got), valid);
+			assert_int_equal(got.addr, want.addr);
+			assert_int_equal(got.len, want.len);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_feature_span),
+	    cmocka_unit_test(test_output_walk),
 	    T(test_encoded_chain_passes),
 	    T(test_unknown_bits),
 	    T(test_banks),
