@@ -18,25 +18,24 @@
 
 /* The engines and the cache (rb_tune_open); says when a cache is resumed. */
 /* What the search will do, before it starts: configs per shape and what runs where. */
-static void print_estimate(const struct rb_tune_run *t)
+static void print_estimate(struct rb_tune_run *t)
 {
 	const struct rb_tune_opts *o = t->o;
 	size_t shapes = 0, lo = SIZE_MAX, hi = 0, all = 0;
 
 	for (size_t i = 0; i < o->shapes.count; i++) {
 		const struct rb_tune_shard_work *w = t->work ? &t->work[i] : NULL;
-		struct rb_tune_points pts;
+		const struct rb_tune_points *pts;
 		size_t n;
 
 		if (rb_tune_first_same(&o->shapes, i) != i || (w && !w->mine) ||
-		    rb_tune_space_enumerate(&o->space, &o->shapes.entries[i].shape, &pts) < 0)
+		    !(pts = rb_tune_enumerate(t, &o->shapes.entries[i].shape)))
 			continue;
-		n = w ? (pts.count + w->slices - 1 - w->slice) / w->slices : pts.count;
+		n = w ? (pts->count + w->slices - 1 - w->slice) / w->slices : pts->count;
 		shapes++;
 		all += n;
 		lo = n < lo ? n : lo;
 		hi = n > hi ? n : hi;
-		rb_tune_points_release(&pts);
 	}
 	if (t->work)
 		fprintf(stderr, "rknn-bench: shard %u/%u: ", o->shard.index, o->shard.count);
@@ -91,8 +90,8 @@ static int open_session(struct rb_tune_run *t)
  * 512x2048x128256 (81 of 101 s) and of ffn_out 512x8192x2048; on a board it runs on the
  * host just the same while the runs get faster. With 0.1 the ETA said 6 min with under
  * a minute to go. */
-#define MODEL_SHARE 0.8
-#define MAIN_PASS_SHARE  0.8 /* of a shape with a side pass: the space's own pass */
+#define MODEL_SHARE     0.8
+#define MAIN_PASS_SHARE 0.8 /* of a shape with a side pass: the space's own pass */
 
 struct tune_display {
 	bool quiet, verbose;

@@ -616,6 +616,58 @@ static void explicit_config(struct rb_tune_best *b)
 	rb_plan_release(&plan);
 }
 
+static struct rb_tune_enumerated *enumerated_of(struct rb_tune_run *t, const struct rb_shape *shape)
+{
+	for (size_t i = 0; i < t->n_enumerated; i++)
+		if (rb_shape_equal(&t->enumerated[i].shape, shape))
+			return &t->enumerated[i];
+	return NULL;
+}
+
+const struct rb_tune_points *rb_tune_enumerate(struct rb_tune_run *t, const struct rb_shape *shape)
+{
+	struct rb_tune_enumerated *e = enumerated_of(t, shape), *v;
+
+	if (e)
+		return &e->points;
+	v = realloc(t->enumerated, (t->n_enumerated + 1) * sizeof(*v));
+	if (!v) {
+		rb_set_error(-ENOMEM, "out of memory for the configs of a shape");
+		return NULL;
+	}
+	t->enumerated = v;
+	e = &v[t->n_enumerated];
+	e->shape = *shape;
+	if (rb_tune_space_enumerate(&t->o->space, shape, &e->points) < 0)
+		return NULL;
+	t->n_enumerated++;
+	return &e->points;
+}
+
+/* The points of space for shape: rb_tune_enumerate's, taken (space is the tune's own),
+ * or enumerated now. */
+static int take_points(struct rb_tune_run *t, const struct rb_tune_space *space,
+		       const struct rb_shape *shape, struct rb_tune_points *points)
+{
+	struct rb_tune_enumerated *e = space == &t->o->space ? enumerated_of(t, shape) : NULL;
+
+	if (e && e->points.items) {
+		*points = e->points;
+		memset(&e->points, 0, sizeof(e->points));
+		return 0;
+	}
+	return rb_tune_space_enumerate(space, shape, points);
+}
+
+void rb_tune_enumerated_release(struct rb_tune_run *t)
+{
+	for (size_t i = 0; i < t->n_enumerated; i++)
+		rb_tune_points_release(&t->enumerated[i].points);
+	free(t->enumerated);
+	t->enumerated = NULL;
+	t->n_enumerated = 0;
+}
+
 /* --shard: the slice's points only, in enumeration order (index mod slices). */
 static void keep_slice(struct rb_tune_points *points, unsigned slice, unsigned slices)
 {
@@ -649,7 +701,7 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 	best->slice = work ? work->slice : 0;
 	best->slices = work ? work->slices : 1;
 	rb_tune_shape_key(shape, c.key, sizeof(c.key));
-	if (rb_tune_space_enumerate(space, shape, &c.points) < 0)
+	if (take_points(t, space, shape, &c.points) < 0)
 		return rb_set_error(-EINVAL, "%s: %s", label, rb_last_error());
 	keep_slice(&c.points, best->slice, best->slices);
 	best->n_space = c.points.count;

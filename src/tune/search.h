@@ -106,6 +106,12 @@ struct rb_tune_progress {
  * their own; the results are kept in the space's order whatever finished first. */
 #define RB_TUNE_MODEL_THREADS 16
 
+/* A shape's points of the space, enumerated before its search (rb_tune_enumerate). */
+struct rb_tune_enumerated {
+	struct rb_shape shape;
+	struct rb_tune_points points;
+};
+
 struct rb_tune_run {
 	const struct rb_tune_opts *o;
 	struct rb_engine device; /* the --device engine */
@@ -122,6 +128,10 @@ struct rb_tune_run {
 	double t0_us;
 	/* Optional: sampling and the search end when *stop becomes non-zero (-EINTR). */
 	const volatile sig_atomic_t *stop;
+	/* What rb_tune_enumerate made: the search of such a shape takes its points instead
+	 * of planning every combination of the space again (seconds for a big space). */
+	struct rb_tune_enumerated *enumerated;
+	size_t n_enumerated;
 	/* Optional callbacks (NULL: none): progress after each config; every result
 	 * (cached: found in the cache, not measured again). */
 	void (*on_progress)(void *ctx, const struct rb_tune_progress *p);
@@ -137,7 +147,12 @@ struct rb_tune_run {
  * or a corrupt one), with rb_last_error(). rb_tune_close releases whatever was opened
  * (also after a failed open). */
 int rb_tune_open(struct rb_tune_run *t);
+/* The points of t->o->space for shape, enumerated once and kept in t for its search
+ * (NULL with rb_last_error() on error); valid until that search or rb_tune_close. */
+const struct rb_tune_points *rb_tune_enumerate(struct rb_tune_run *t, const struct rb_shape *shape);
 void rb_tune_close(struct rb_tune_run *t);
+/* Frees what rb_tune_enumerate kept (rb_tune_close does). */
+void rb_tune_enumerated_release(struct rb_tune_run *t);
 
 /* Tunes one shape (the slice of the space work says; NULL: all of it): 0, -EINTR (*t->stop was set:
  * it stops after the config being measured), -EINVAL (the space cannot be enumerated for it),

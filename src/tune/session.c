@@ -136,5 +136,6 @@ void rb_tune_close(struct rb_tune_run *t)
 	t->cache_open = false;
 	free(t->work);
 	t->work = NULL;
+	rb_tune_enumerated_release(t);
 	close_engines(t);
 }
