@@ -136,7 +136,7 @@ static int check_dma(const struct walk *w, const struct rb_conv *cv)
 			      "(CNA.WEIGHT_SIZE0) are outside every buffer of this job",
 			      r.addr, (unsigned long long)r.len);
 	rb_conv_out_walk_init(&out, cv);
-	for (uint32_t s = 0; s < rb_conv_output_subs(cv); s++) {
+	for (uint32_t s = 0, subs = rb_conv_output_subs(cv); s < subs; s++) {
 		if (!rb_conv_out_walk_next(&out, &r))
 			return refuse(w,
 				      "DPU.BS_OW_CFG: SIZE_E %u/%u/%u leaves output sub-surface %u "

@@ -232,7 +232,7 @@ void rb_sim_core_write(struct rb_sim_core *c, uint32_t offset, uint32_t value, b
 		return; /* read-only */
 	if (shadowed(b, offset))
 		grp = c->pp[block].pointer;
-	c->regs[block][grp][(offset - b->base) / 4] = value;
+	c->regs[block][grp][word_index(block, offset)] = value;
 }
 
 static uint32_t s_pointer_read(const struct rb_sim_core *c, int block)
