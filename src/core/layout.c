@@ -13,8 +13,8 @@
  *    lines of each row of B) at a time, transposed with 16-byte vectors (SSE2 on
  *    x86-64, NEON on aarch64, both in the base ISA so no -march is needed) into a
  *    staging buffer and written out as whole sequential lines (streaming stores on
- *    x86); a strip of B_STRIP_BYTES columns is packed for every K before the next,
- *    with the next line of each of the 32 rows of B prefetched.
+ *    x86); a strip of up to B_STRIP_BYTES columns is packed for every K before the
+ *    next, with each of the 32 rows of B prefetched PREFETCH_AHEAD bytes ahead.
  *    Measured on x86-64 against the first straightforward version: explicit unrolling
  *    2×, block pairs +10-20%, staging with streaming stores +30-50%. On CPUs with
  *    AVX-512 F and BW (chosen at run time; rb_layout_force_impl overrides), fp16 blocks
@@ -28,8 +28,11 @@
  * 2048×8192 1.54 (1.84), 2048×128256 1.73 (1.92). B stays above memcpy because it waits
  * on memory: it reads 32 rows at once (a read-only pass in this order measured 1.3× a
  * sequential read), and its streaming writes do not overlap those reads as memcpy's
- * do; prefetching further or less, prefetches to L2, row buffers, wider or narrower
- * strips, ordinary stores with the lines prefetched all measured the same or slower.
+ * do. Later, quiet and on huge pages: 16 KiB strips prefetched 512 bytes ahead took
+ * 2048×128256 from 1.44-1.48 to 1.21-1.26 (2048×8192 stays near 1.2, its strips are a
+ * thread's half row); prefetches to L2, staging rows in L1/L2, prefetching the next
+ * band, two or four bands per strip, ordinary stores with the lines prefetched all
+ * measured the same or slower.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
 #include "core/layout.h"
@@ -70,8 +73,9 @@
  * contiguous bytes of a matrix row), an 8 KiB staging buffer. */
 #define ROW_BLOCK   16
 #define GROUP_BLOCK 32
-/* Width of the column strip of B packed for all K before the next strip. */
-#define B_STRIP_BYTES 8192
+/* Widest column strip of B packed for all K before the next strip (narrower when a
+ * thread's share of a row is: see b_strip_groups). */
+#define B_STRIP_BYTES 16384
 
 static int64_t min64(int64_t a, int64_t b)
 {
@@ -981,6 +985,7 @@ struct b_job {
 	bool stream;   /* dst is 16-byte aligned: whole blocks may use streaming stores */
 	bool stream64; /* dst is 64-byte aligned: whole lines may use streaming stores */
 	bool avx512;   /* the AVX-512 kernels may run */
+	int64_t strip; /* kernel groups per strip (b_strip_groups) */
 };
 
 /* A block at the edges of B, element by element: zeros where k >= K or n >= N. */
@@ -1027,10 +1032,11 @@ static int full_blocks(const struct b_job *b, int64_t kb, int64_t j, int64_t je)
 
 /* Prefetches, in each of the 32 rows of B at s, the line PREFETCH_AHEAD bytes on if it
  * is before `left` bytes (the end of the strip). The 32 rows are pitches apart, in 32
- * pages, more streams than the hardware prefetcher follows well: with 8 KiB strips,
- * 128 bytes ahead measured 0.58-0.61 of memcpy's speed on one thread, against
- * 0.40-0.58 with 2 KiB strips and no prefetch (256 and 512 bytes ahead: no better). */
-#define PREFETCH_AHEAD 128
+ * pages, more streams than the hardware prefetcher follows well. On 2048x128256 (2
+ * threads, huge pages, quiet Xeon) 512 bytes ahead with 16 KiB strips measured 1.20-1.25
+ * of memcpy's time against 1.43-1.51 with 128 bytes and 8 KiB strips; 256 bytes ahead
+ * measured 1.47, 1024 1.27-1.33. On 2048x8192 both measured 1.13-1.26. */
+#define PREFETCH_AHEAD 512
 static void prefetch_rows(const struct b_job *b, const uint8_t *s, size_t sp, int64_t left)
 {
 	(void)b;
@@ -1081,10 +1087,15 @@ static void pack_b_band(const struct b_job *b, int64_t k0, int64_t g, int64_t js
 	}
 }
 
-/* Kernel groups in a strip of B_STRIP_BYTES columns (an even number: blocks go in pairs). */
-static int64_t b_strip(const struct b_job *b)
+/* Kernel groups in a strip: B_STRIP_BYTES of columns, or a thread's share of a row if
+ * that is less (so that every thread gets a strip), an even number (blocks go in pairs)
+ * and at least 2. */
+static int64_t b_strip_groups(const struct b_job *b, int threads)
 {
-	return max64(2, B_STRIP_BYTES / (b->kg * (int64_t)b->es));
+	int64_t group_bytes = b->kg * (int64_t)b->es;
+	int64_t share = b->n_pad / b->kg / threads;
+
+	return max64(2, min64(B_STRIP_BYTES / group_bytes, share) / 2 * 2);
 }
 
 /* Strips of B_STRIP_BYTES columns, each packed for every K before the next: the rows of
@@ -1092,7 +1103,7 @@ static int64_t b_strip(const struct b_job *b)
 static void pack_b_range(const void *ctx, int64_t j0, int64_t j1)
 {
 	const struct b_job *b = ctx;
-	int64_t strip = b_strip(b);
+	int64_t strip = b->strip;
 
 	for (int64_t js = j0; js < j1; js += strip) {
 		int64_t je = min64(js + strip, j1);
@@ -1188,6 +1199,7 @@ static int run_b(range_fn fn, void *dst, const void *src, enum rb_dtype dtype, i
 {
 	struct b_job b = {.dst = dst, .src = src, .k = k, .n = n};
 	int64_t groups;
+	int nthreads;
 	int err = check_b_pads(dtype, k, n, k_pad, n_pad, k_slice);
 
 	if (err)
@@ -1203,9 +1215,9 @@ static int run_b(range_fn fn, void *dst, const void *src, enum rb_dtype dtype, i
 	 * to 64 keeps the SSE2 blocks, whose stores stream. */
 	b.avx512 = use_avx512() && (b.stream64 || !b.stream);
 	groups = n_pad / b.kg;
-	run_parallel(fn, &b, groups,
-		     resolve_threads(threads, rb_layout_b_bytes(dtype, k_pad, n_pad), groups),
-		     b_strip(&b));
+	nthreads = resolve_threads(threads, rb_layout_b_bytes(dtype, k_pad, n_pad), groups);
+	b.strip = b_strip_groups(&b, nthreads);
+	run_parallel(fn, &b, groups, nthreads, b.strip);
 	return 0;
 }
 

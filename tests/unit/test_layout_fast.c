@@ -180,10 +180,14 @@ static void check_b(enum rb_dtype dtype, int64_t k, int64_t n, int64_t kp, int64
 	check_b_at(dtype, k, n, kp, np, ks, threads, 0);
 }
 
-/* Several strips (8 KiB of columns) with a partial last one, N not a multiple of the
- * kernel group, K not a multiple of 32, padding past both, slices of 640 channels. */
+/* Strips (up to 16 KiB of columns, a thread's share of a row if less) with a partial
+ * last one, N not a multiple of the kernel group, K not a multiple of 32, padding past
+ * both, slices of 640 channels. */
 static void pack_b_odd(void)
 {
+	/* one thread: 16 KiB strips, 512 groups each, then 226 (fp16 and int8) */
+	check_b(RB_DTYPE_FP16, 40, 20000, 64, 20000, 64, 1);
+	check_b(RB_DTYPE_INT8, 40, 40000, 64, 40000, 64, 1);
 	check_b(RB_DTYPE_FP16, 1000, 5007, 1024, 5024, 1024, 1);
 	check_b(RB_DTYPE_FP16, 1000, 5007, 1056, 5040, 640, 2);
 	check_b(RB_DTYPE_FP16, 61, 9000, 64, 9008, 64, 0);
