@@ -32,7 +32,13 @@
  * 2048×128256 from 1.44-1.48 to 1.21-1.26 (2048×8192 stays near 1.2, its strips are a
  * thread's half row); prefetches to L2, staging rows in L1/L2, prefetching the next
  * band, two or four bands per strip, ordinary stores with the lines prefetched all
- * measured the same or slower.
+ * measured the same or slower. Where the rest goes (a harness of the same loops, 2
+ * threads): the reads alone in this order took 0.99-1.04 of a sequential read's time
+ * and the scattered 1 KiB streaming writes alone 0.98-1.01 of sequential ones, but both
+ * together, with no transpose at all (rows stored as they were read), 1.09-1.24 of
+ * memcpy's time: the order itself costs that. A transpose with fewer shuffles (rows
+ * gathered into lanes by the loads) measured no faster, strips of 1-2 KiB 1.9-2.2,
+ * non-temporal prefetches 3.0.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
 #include "core/layout.h"
