@@ -26,13 +26,12 @@
  * jobs (load 7-10), time / memcpy of the same bytes on 2 threads, medians of 3 runs
  * alternating with the previous code: pack A fp16 512×2048 1.12 (was 2.11), pack B fp16
  * 2048×8192 1.54 (1.84), 2048×128256 1.73 (1.92). B stays above memcpy because it waits
- * on memory: it reads 32 rows at once (a read-only pass in this order measured 1.3× a
- * sequential read), and its streaming writes do not overlap those reads as memcpy's
- * do. Later, quiet and on huge pages: 16 KiB strips prefetched 512 bytes ahead took
- * 2048×128256 from 1.44-1.48 to 1.21-1.26 (2048×8192 stays near 1.2, its strips are a
- * thread's half row); prefetches to L2, staging rows in L1/L2, prefetching the next
- * band, two or four bands per strip, ordinary stores with the lines prefetched all
- * measured the same or slower. Where the rest goes (a harness of the same loops, 2
+ * on memory: it reads 32 rows at once (with 8 KiB strips a read-only pass in this order
+ * measured 1.3× a sequential read), and its streaming writes do not overlap those reads
+ * as memcpy's do. Later, quiet and on huge pages, wider strips prefetched further ahead
+ * took 2048×128256 to about 1.2 (prefetch_rows has the figures); prefetches to L2, staging rows in
+ * L1/L2, prefetching the next band, two or four bands per strip, ordinary stores with the lines
+ * prefetched all measured the same or slower. Where the rest goes (a harness of the same loops, 2
  * threads): the reads alone in this order took 0.99-1.04 of a sequential read's time
  * and the scattered 1 KiB streaming writes alone 0.98-1.01 of sequential ones, but both
  * together, with no transpose at all (rows stored as they were read), 1.09-1.24 of
