@@ -4,11 +4,11 @@
  *  - matrices are packed into cubes (A, the rknn C) by columns of 4 channel groups down
  *    the rows (pack_column): each surface receives whole 64-byte lines in order, and
  *    the lines 16 rows on are prefetched so that the stores do not wait for them;
- *  - other cube conversions (unpacks, and the edges of packs) go in tiles of ROW_BLOCK
- *    rows × GROUP_BLOCK channel groups staged in an L1-sized buffer, so surfaces are read
- *    or written in 256-byte runs and matrix rows in 512-byte runs (writing 16-byte atoms
- *    straight into rows whose pitch is a power of two thrashes the cache sets and
- *    measured 2-3× slower);
+ *  - other cube conversions (unpacks that convert or add, or into unaligned rows, and
+ *    the edges of packs) go in tiles of ROW_BLOCK rows × GROUP_BLOCK channel groups
+ *    staged in an L1-sized buffer, so surfaces are read or written in 256-byte runs and
+ *    matrix rows in 512-byte runs (writing 16-byte atoms straight into rows whose pitch
+ *    is a power of two thrashes the cache sets and measured 2-3× slower);
  *  - B is packed two 1 KiB weight blocks (32 channels × 2·KG kernels, whole 64-byte
  *    lines of each row of B) at a time, transposed with 16-byte vectors (SSE2 on
  *    x86-64, NEON on aarch64, both in the base ISA so no -march is needed) into a
@@ -20,8 +20,9 @@
  *    AVX-512 F and BW (chosen at run time; rb_layout_force_impl overrides), fp16 blocks
  *    go through 32×32 register transposes that store each 64-byte line whole
  *    (tile32_f16_avx512), without staging;
- *  - a large C (x86) is unpacked without staging: whole 64-byte lines of C rows are
- *    written with streaming stores straight from 4 surfaces (copy_streams).
+ *  - C is unpacked without staging where its rows are aligned: whole 64-byte lines of C
+ *    rows are written straight from 4 surfaces (copy_by_lines), with streaming stores
+ *    when C is large (x86).
  * Measured with bench-summary on a 2-core Xeon (Cascade Lake, AVX-512) shared with other
  * jobs (load 7-10), time / memcpy of the same bytes on 2 threads, medians of 3 runs
  * alternating with the previous code: pack A fp16 512×2048 1.12 (was 2.11), pack B fp16
@@ -545,7 +546,8 @@ struct cube_job {
 	int64_t r0, r1;
 	int64_t col0, cols, groups;
 	bool split_rows; /* threads take row ranges, else channel-group ranges */
-	bool stream;     /* OP_COPY into a large, 16-byte aligned matrix: see copy_streams */
+	bool lines;      /* OP_COPY into a 16-byte aligned matrix: see copy_by_lines */
+	bool stream;     /* ... a large one, with streaming stores */
 };
 
 struct span {
@@ -694,23 +696,27 @@ static void row_range(const struct cube_job *j, int64_t q0, int64_t q1)
 	memset(cube + valid, 0, (size_t)(q1 - q0) * ATOM - valid);
 }
 
-/* Streaming unpack (OP_COPY when j->stream): 4 surfaces are read down together, and
- * each matrix row receives their 4 atoms as one whole 64-byte line of non-temporal
- * stores. The reads are 4 sequential streams and every written line is filled at once,
- * so no line of the matrix is read for ownership or kept in the caches. The lines must
- * be whole: a line left partly written by one pass of streaming stores and finished by
- * another measured 3× slower than the staged tiles, so the groups before the first line
- * boundary and after the last whole line go through copy_partial. */
-#define STREAM_GROUPS (64 / ATOM)
+/* Unpacking by lines (OP_COPY when j->lines): 4 surfaces are read down together, and
+ * each matrix row receives their 4 atoms as one whole 64-byte line. The reads are 4
+ * sequential streams and every written line is filled at once. A large C (j->stream,
+ * x86) takes non-temporal stores, so no line of it is read for ownership or kept in
+ * the caches; a smaller one ordinary stores, and stays in the caches for its reader
+ * (the staged tiles took 1.7x as long: 128x2048 fp32, 2 threads, 0.29 ms against 0.17
+ * in the caches, 0.77 against 0.43 from memory; 512x2048 2.3 against 1.3 ms). The
+ * streamed lines must be whole: a line left partly written by one pass of streaming
+ * stores and finished by another measured 3× slower than the staged tiles, so the
+ * groups before the first line boundary and after the last whole line go through
+ * copy_partial. */
+#define LINE_GROUPS (64 / ATOM)
 
 static uint8_t *matrix_at(const struct cube_job *j, int64_t r, int64_t q)
 {
 	return (uint8_t *)j->dst + ((size_t)r * j->ld + j->col0 + q * j->c2) * j->esize;
 }
 
-static void copy_lines_stream(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q)
+static void copy_lines(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q)
 {
-#if defined(RB_LAYOUT_SSE2)
+#if defined(RB_LAYOUT_SSE2) || defined(RB_LAYOUT_NEON)
 	const uint8_t *s = cube_at(j, q, r0);
 	size_t surf = (size_t)j->cube_rows * ATOM, pitch = (size_t)j->ld * j->esize;
 	uint8_t *d = matrix_at(j, r0, q);
@@ -719,13 +725,22 @@ static void copy_lines_stream(const struct cube_job *j, int64_t r0, int64_t r1, 
 		vec a0 = VLOAD(s), a1 = VLOAD(s + surf), a2 = VLOAD(s + 2 * surf);
 		vec a3 = VLOAD(s + 3 * surf);
 
-		_mm_stream_si128((__m128i *)(void *)d, a0);
-		_mm_stream_si128((__m128i *)(void *)(d + ATOM), a1);
-		_mm_stream_si128((__m128i *)(void *)(d + 2 * ATOM), a2);
-		_mm_stream_si128((__m128i *)(void *)(d + 3 * ATOM), a3);
+#if defined(RB_LAYOUT_SSE2)
+		if (j->stream) {
+			_mm_stream_si128((__m128i *)(void *)d, a0);
+			_mm_stream_si128((__m128i *)(void *)(d + ATOM), a1);
+			_mm_stream_si128((__m128i *)(void *)(d + 2 * ATOM), a2);
+			_mm_stream_si128((__m128i *)(void *)(d + 3 * ATOM), a3);
+			continue;
+		}
+#endif
+		VSTORE(d, a0);
+		VSTORE(d + ATOM, a1);
+		VSTORE(d + 2 * ATOM, a2);
+		VSTORE(d + 3 * ATOM, a3);
 	}
 #else
-	(void)j, (void)r0, (void)r1, (void)q; /* use_streams is false without SSE2 */
+	(void)j, (void)r0, (void)r1, (void)q; /* use_lines is false without vectors */
 #endif
 }
 
@@ -738,20 +753,21 @@ static void copy_partial(const struct cube_job *j, int64_t r0, int64_t r1, int64
 		emit_row(j, r, q, cube_at(j, q, r), n);
 }
 
-static void copy_streams(const struct cube_job *j, const struct span *sp)
+static void copy_by_lines(const struct cube_job *j, const struct span *sp)
 {
 	int64_t whole = min64(sp->q1, j->cols / j->c2);
-	/* groups until the first line boundary (the same in every row: see use_streams) */
+	/* groups until the first line boundary (the same in every row: see use_lines) */
 	int64_t head = (int64_t)((64 - (uintptr_t)matrix_at(j, sp->r0, sp->q0) % 64) % 64 / ATOM);
 	int64_t q = sp->q0;
 
 	for (; q < sp->q0 + head && q < sp->q1; q++)
 		copy_partial(j, sp->r0, sp->r1, q);
-	for (; q + STREAM_GROUPS <= whole; q += STREAM_GROUPS)
-		copy_lines_stream(j, sp->r0, sp->r1, q);
+	for (; q + LINE_GROUPS <= whole; q += LINE_GROUPS)
+		copy_lines(j, sp->r0, sp->r1, q);
 	for (; q < sp->q1; q++)
 		copy_partial(j, sp->r0, sp->r1, q);
-	stream_fence();
+	if (j->stream)
+		stream_fence();
 }
 
 /* Channel groups outside, rows inside: each tile continues the previous tile's surface
@@ -854,8 +870,8 @@ static void cube_range(const void *ctx, int64_t begin, int64_t end)
 
 	if (j->cube_rows == 1)
 		row_range(j, sp.q0, sp.q1);
-	else if (j->stream)
-		copy_streams(j, &sp);
+	else if (j->lines)
+		copy_by_lines(j, &sp);
 	else if (j->op == OP_PACK)
 		pack_columns(j, &sp);
 	else
@@ -867,16 +883,26 @@ static void cube_range(const void *ctx, int64_t begin, int64_t end)
  * ownership. */
 #define STREAM_MIN_BYTES ((size_t)8 << 20)
 
-/* Whether an unpack may use copy_streams: x86, a plain copy of a large matrix whose
- * atoms all land on 16-byte boundaries and whose rows all start at the same offset in a
- * 64-byte line. */
+/* Whether an unpack may use copy_by_lines: a plain copy into a matrix whose atoms all
+ * land on 16-byte boundaries and whose rows all start at the same offset in a 64-byte
+ * line, on a CPU with 16-byte vectors. */
+static bool use_lines(const struct cube_job *j)
+{
+#if defined(RB_LAYOUT_SSE2) || defined(RB_LAYOUT_NEON)
+	uintptr_t first = (uintptr_t)j->dst + (uintptr_t)(j->col0 * (int64_t)j->esize);
+
+	return j->op == OP_COPY && first % ATOM == 0 && (j->ld * (int64_t)j->esize) % 64 == 0;
+#else
+	(void)j;
+	return false;
+#endif
+}
+
+/* ... and with streaming stores: x86, a large matrix. */
 static bool use_streams(const struct cube_job *j)
 {
 #if defined(RB_LAYOUT_SSE2)
-	uintptr_t first = (uintptr_t)j->dst + (uintptr_t)(j->col0 * (int64_t)j->esize);
-
-	return j->op == OP_COPY && first % ATOM == 0 && (j->ld * (int64_t)j->esize) % 64 == 0 &&
-	       (size_t)(j->r1 - j->r0) * (size_t)j->cols * j->esize >= STREAM_MIN_BYTES;
+	return j->lines && (size_t)(j->r1 - j->r0) * (size_t)j->cols * j->esize >= STREAM_MIN_BYTES;
 #else
 	(void)j;
 	return false;
@@ -890,12 +916,13 @@ static void run_cube(struct cube_job *j, int threads)
 	int64_t items;
 
 	/* Row ranges keep each thread's writes together; use them unless there are too
-	 * few rows to give every thread whole row blocks (decode, M = 1). Streaming
-	 * unpacks prefer channel-group ranges: a chunk of rows would cut each surface into
-	 * short runs (32-row chunks of a 512-row C measured 2-3× slower), a chunk of
-	 * groups reads its surfaces whole. */
+	 * few rows to give every thread whole row blocks (decode, M = 1). Unpacks by
+	 * lines prefer channel-group ranges: a chunk of rows would cut each surface into
+	 * short runs (32-row chunks of a 512-row C measured 2-3× slower, streaming), a
+	 * chunk of groups reads its surfaces whole. */
+	j->lines = use_lines(j);
 	j->stream = use_streams(j);
-	if (j->stream)
+	if (j->lines)
 		j->split_rows = j->groups < (int64_t)n * GROUP_BLOCK;
 	else
 		j->split_rows = rows >= (int64_t)n * ROW_BLOCK;

@@ -68,7 +68,20 @@ typedef uint32_t vu __attribute__((vector_size(VL * sizeof(uint32_t))));
 /* KC: channels per pass, a multiple of K_BLOCK. ROWS × KC fp32 of A (96 KiB), KERNELS ×
  * KC of B (64 KiB) and the ROWS × KERNELS lane accumulators (192 KiB) sit in L2; one
  * NR-kernel strip of B (4 KiB) in L1. KERNELS is a multiple of both kernel groups.
- * (ROWS 96 measured a little faster than 48 on 128×2048×2048 and 512×2048×8192.) */
+ * (ROWS 96 measured a little faster than 48 on 128×2048×2048 and 512×2048×8192, whose
+ * default plans give tasks of 32 pixels: there ROWS only sets the planes' stride.)
+ *
+ * Where an emulated run's time goes (x86-64 with AVX-512, 2 CPUs, the default plan of
+ * 512×2048×8192, measured 2026-11-27): tasks of 32 pixels × 64 kernels are one item
+ * each, so each core runs its tasks on one thread and the cores run at once (npu.c).
+ * The 6×4 AVX-512 kernel takes 70% of the CPU time; alone it does 105-110 GFLOP/s per
+ * CPU, 72% of the FMA peak (151), whether A is read from L1 or L2 and whether it is
+ * laid out by planes or in blocks of 6 rows. Converting A takes 9% of the profile: a
+ * task converts its 32 rows, so A is converted once per 64 kernels. Skipping it (wrong
+ * results) made runs 18% faster, but neither a cache of the converted rows, used in
+ * place or copied into the scratch, nor prefetching the next pass's rows measured
+ * faster than converting. KC 512 (half the accumulator loads and stores) measured the
+ * same within 2%. */
 enum {
 	KC = 256,
 	ROWS = 96,

@@ -120,6 +120,31 @@ static void test_unpack_c_stream(void **state)
 		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
 }
 
+/* Below 8 MiB an aligned C is unpacked by lines with ordinary stores. */
+static void test_unpack_c_lines(void **state)
+{
+	static const struct {
+		int64_t M, N;
+		struct rb_layout_c_tile t;
+		int threads;
+	} cases[] = {
+	    /* whole C, every line whole */
+	    {37, 256, {0, 37, 0, 256, 0, 37}, 1},
+	    {128, 2048, {0, 128, 0, 2048, 0, 128}, 2},
+	    /* starts 1, 2 and 3 atoms into a line, partial last group, taller cube */
+	    {37, 256, {1, 36, 4, 250, 0, 37}, 2},
+	    {37, 256, {3, 30, 8, 255, 3, 30}, 1},
+	    {37, 256, {2, 37, 12, 253, 1, 36}, 3},
+	    /* few rows: threads split the channel groups */
+	    {5, 4096, {0, 5, 20, 4093, 0, 5}, 2},
+	    {1, 4096, {0, 1, 0, 4096, 0, 1}, 2},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
+}
+
 /* CHECK_SCOPE=quick (sanitizers, qemu): the largest cases are left out. */
 static bool quick(void)
 {
@@ -353,6 +378,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unpack_c_stream),
+	    cmocka_unit_test(test_unpack_c_lines),
 	    cmocka_unit_test(test_force_impl),
 	    cmocka_unit_test_setup_teardown(test_pack_b_base, setup_base, teardown_auto),
 	    cmocka_unit_test_setup_teardown(test_pack_b_avx512, setup_avx512, teardown_auto),
