@@ -1035,7 +1035,11 @@ static void store_atom(const struct rb_sim_gemm *g, uint8_t *dst, const uint32_t
 	uint16_t h;
 
 	if (g->out_prec != RB_PREC_FP16) {
-		memcpy(dst, sums, (size_t)cnt * 4);
+		/* a whole atom in one 16-byte move, not a library call of a variable size */
+		if (cnt * 4 == ATOM)
+			memcpy(dst, sums, ATOM);
+		else
+			memcpy(dst, sums, (size_t)cnt * 4);
 		return;
 	}
 	for (int64_t t = 0; t < cnt; t++) {
