@@ -41,6 +41,7 @@ struct bench_case {
 
 static const struct bench_case cases[] = {
     {"fp16 1x2048x8192", RB_DTYPE_FP16, 1, 2048, 8192},
+    {"fp16 128x2048x2048", RB_DTYPE_FP16, 128, 2048, 2048},
     {"fp16 512x2048x8192", RB_DTYPE_FP16, 512, 2048, 8192},
     {"fp16 1x2048x128256", RB_DTYPE_FP16, 1, 2048, 128256},
     {"int8 512x2048x8192", RB_DTYPE_INT8, 512, 2048, 8192},
