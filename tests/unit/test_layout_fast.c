@@ -96,14 +96,16 @@ static void check_c(int64_t M, int64_t N, const struct rb_layout_c_tile *t, int 
 	free(buf);
 }
 
-static void test_unpack_c_stream(void **state)
+/* Aligned C is unpacked by lines: from 8 MiB on with streaming stores, below with
+ * ordinary ones. */
+static void test_unpack_c_lines(void **state)
 {
 	static const struct {
 		int64_t M, N;
 		struct rb_layout_c_tile t;
 		int threads;
 	} cases[] = {
-	    /* whole C, rows of 2048 floats: every line whole */
+	    /* streamed. Whole C, rows of 2048 floats: every line whole */
 	    {1100, 2048, {0, 1100, 0, 2048, 0, 1100}, 1},
 	    {1100, 2048, {0, 1100, 0, 2048, 0, 1100}, 2},
 	    /* starts 1, 2 and 3 atoms into a line, partial last group */
@@ -113,29 +115,12 @@ static void test_unpack_c_stream(void **state)
 	    /* few rows: threads split the channel groups */
 	    {20, 112000, {0, 20, 4, 111997, 0, 20}, 2},
 	    {18, 128016, {1, 18, 36, 128011, 1, 17}, 0},
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		check_c(cases[i].M, cases[i].N, &cases[i].t, cases[i].threads);
-}
-
-/* Below 8 MiB an aligned C is unpacked by lines with ordinary stores. */
-static void test_unpack_c_lines(void **state)
-{
-	static const struct {
-		int64_t M, N;
-		struct rb_layout_c_tile t;
-		int threads;
-	} cases[] = {
-	    /* whole C, every line whole */
+	    /* ordinary stores. The same kinds of tiles, taller cubes */
 	    {37, 256, {0, 37, 0, 256, 0, 37}, 1},
 	    {128, 2048, {0, 128, 0, 2048, 0, 128}, 2},
-	    /* starts 1, 2 and 3 atoms into a line, partial last group, taller cube */
 	    {37, 256, {1, 36, 4, 250, 0, 37}, 2},
 	    {37, 256, {3, 30, 8, 255, 3, 30}, 1},
 	    {37, 256, {2, 37, 12, 253, 1, 36}, 3},
-	    /* few rows: threads split the channel groups */
 	    {5, 4096, {0, 5, 20, 4093, 0, 5}, 2},
 	    {1, 4096, {0, 1, 0, 4096, 0, 1}, 2},
 	};
@@ -377,7 +362,6 @@ static void test_force_impl(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_unpack_c_stream),
 	    cmocka_unit_test(test_unpack_c_lines),
 	    cmocka_unit_test(test_force_impl),
 	    cmocka_unit_test_setup_teardown(test_pack_b_base, setup_base, teardown_auto),
