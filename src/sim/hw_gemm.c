@@ -74,14 +74,15 @@ typedef uint32_t vu __attribute__((vector_size(VL * sizeof(uint32_t))));
  * Where an emulated run's time goes (x86-64 with AVX-512, 2 CPUs, the default plan of
  * 512×2048×8192, measured 2026-11-27): tasks of 32 pixels × 64 kernels are one item
  * each, so each core runs its tasks on one thread and the cores run at once (npu.c).
- * The 6×4 AVX-512 kernel takes 70% of the CPU time; alone it does 105-110 GFLOP/s per
- * CPU, 72% of the FMA peak (151), whether A is read from L1 or L2 and whether it is
- * laid out by planes or in blocks of 6 rows. Converting A takes 9% of the profile: a
- * task converts its 32 rows, so A is converted once per 64 kernels. Skipping it (wrong
- * results) made runs 18% faster, but neither a cache of the converted rows, used in
- * place or copied into the scratch, nor prefetching the next pass's rows measured
- * faster than converting. KC 512 (half the accumulator loads and stores) measured the
- * same within 2%. */
+ * The 6×4 AVX-512 kernel takes 70% of the CPU time; alone, with B's tile as laid out,
+ * it does 105-110 GFLOP/s per CPU, 72% of the FMA peak (151), whether A is laid out by
+ * planes or in blocks of 6 rows (126-134 with A and B in L1; B's tile strip by strip
+ * measured no faster in a run). Converting A takes 9% of the profile: a task converts
+ * its 32 rows, so A is converted once per 64 kernels. Skipping it (wrong results) made
+ * runs 18% faster, but neither a cache of the converted rows, used in place or copied
+ * into the scratch, nor prefetching the next pass's rows measured faster than
+ * converting. KC 512 (half the accumulator loads and stores) measured the same within
+ * 2%. */
 enum {
 	KC = 256,
 	ROWS = 96,
