@@ -700,13 +700,14 @@ static void row_range(const struct cube_job *j, int64_t q0, int64_t q1)
  * each matrix row receives their 4 atoms as one whole 64-byte line. The reads are 4
  * sequential streams and every written line is filled at once. A large C (j->stream,
  * x86) takes non-temporal stores, so no line of it is read for ownership or kept in
- * the caches; a smaller one ordinary stores, and stays in the caches for its reader
- * (the staged tiles took 1.7x as long: 128x2048 fp32, 2 threads, 0.29 ms against 0.17
- * in the caches, 0.77 against 0.43 from memory; 512x2048 2.3 against 1.3 ms). The
- * streamed lines must be whole: a line left partly written by one pass of streaming
- * stores and finished by another measured 3× slower than the staged tiles, so the
- * groups before the first line boundary and after the last whole line go through
- * copy_partial. */
+ * the caches; a smaller one ordinary stores, and stays in the caches for its reader.
+ * The staged tiles took 1.4-1.8x as long on x86-64 (2 threads; 128x2048 fp32: 0.22-0.31
+ * ms against 0.16-0.19 in the caches, 0.69-0.78 against 0.42-0.44 from memory;
+ * 512x2048: 1.4-1.9 against 1.0-1.1 ms); aarch64 takes the same path with NEON,
+ * unmeasured. The streamed lines must be whole: a line left partly written by one pass
+ * of streaming stores and finished by another measured 3× slower than the staged tiles,
+ * so the groups before the first line boundary and after the last whole line go
+ * through copy_partial. */
 #define LINE_GROUPS (64 / ATOM)
 
 static uint8_t *matrix_at(const struct cube_job *j, int64_t r, int64_t q)
