@@ -1071,9 +1071,8 @@ static int full_blocks(const struct b_job *b, int64_t kb, int64_t j, int64_t je)
  * measured 1.47, 1024 1.27-1.33. On 2048x8192 both measured 1.13-1.26. Measured on
  * x86-64 only; aarch64 takes the same values, unmeasured (no board here). */
 #define PREFETCH_AHEAD 512
-static void prefetch_rows(const struct b_job *b, const uint8_t *s, size_t sp, int64_t left)
+static void prefetch_rows(const uint8_t *s, size_t sp, int64_t left)
 {
-	(void)b;
 	if (left <= PREFETCH_AHEAD)
 		return;
 	for (int r = 0; r < KBLOCK; r++)
@@ -1099,7 +1098,7 @@ static void pack_b_band(const struct b_job *b, int64_t k0, int64_t g, int64_t js
 			j++;
 			continue;
 		}
-		prefetch_rows(b, s, sp, (je - j) * b->kg * (int64_t)b->es);
+		prefetch_rows(s, sp, (je - j) * b->kg * (int64_t)b->es);
 #if defined(RB_LAYOUT_AVX512)
 		if (b->es == 2 && count == 2 && b->avx512) {
 			uint8_t *d = dst + b_block_offset(b, k0, j, g);
