@@ -30,15 +30,15 @@
  * on memory: it reads 32 rows at once (with 8 KiB strips a read-only pass in this order
  * measured 1.3× a sequential read), and its streaming writes do not overlap those reads
  * as memcpy's do. Later, quiet and on huge pages, wider strips prefetched further ahead
- * took 2048×128256 to about 1.2 (prefetch_rows has the figures); prefetches to L2, staging rows in
- * L1/L2, prefetching the next band, two or four bands per strip, ordinary stores with the lines
- * prefetched all measured the same or slower. Where the rest goes (a harness of the same loops, 2
- * threads): the reads alone in this order took 0.99-1.04 of a sequential read's time
- * and the scattered 1 KiB streaming writes alone 0.98-1.01 of sequential ones, but both
- * together, with no transpose at all (rows stored as they were read), 1.09-1.24 of
- * memcpy's time: the order itself costs that. A transpose with fewer shuffles (rows
- * gathered into lanes by the loads) measured no faster, strips of 1-2 KiB 1.9-2.2,
- * non-temporal prefetches 3.0.
+ * took 2048×128256 to about 1.2 (prefetch_rows has the figures); prefetches to L2,
+ * staging rows in L1/L2, prefetching the next band, two or four bands per strip,
+ * ordinary stores with the lines prefetched all measured the same or slower. Where the
+ * rest goes (a harness of the same loops, 2 threads): the reads alone in this order
+ * took 0.99-1.04 of a sequential read's time and the scattered 1 KiB streaming writes
+ * alone 0.98-1.01 of sequential ones, but both together, with no transpose at all (rows
+ * stored as they were read), 1.09-1.24 of memcpy's time: the order itself costs that. A
+ * transpose with fewer shuffles (rows gathered into lanes by the loads) measured no
+ * faster, strips of 1-2 KiB 1.9-2.2, non-temporal prefetches 3.0.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
 #include "core/layout.h"
@@ -903,7 +903,8 @@ static bool use_lines(const struct cube_job *j)
 static bool use_streams(const struct cube_job *j)
 {
 #if defined(RB_LAYOUT_SSE2)
-	return j->lines && (size_t)(j->r1 - j->r0) * (size_t)j->cols * j->esize >= STREAM_MIN_BYTES;
+	return use_lines(j) &&
+	       (size_t)(j->r1 - j->r0) * (size_t)j->cols * j->esize >= STREAM_MIN_BYTES;
 #else
 	(void)j;
 	return false;
