@@ -23,7 +23,8 @@
  * The OpenBLAS rows need the program built with RB_HAVE_OPENBLAS and OpenBLAS's cflags
  * and libs (the Makefile does so when `pkg-config --exists openblas`); without it they
  * say "skipped". OpenBLAS gets the same number of threads (openblas_set_num_threads) and
- * OPENBLAS_THREAD_TIMEOUT=4 unless the environment sets it (see set_blas_threads).
+ * OPENBLAS_THREAD_TIMEOUT=4, and its best kernels for this CPU where it does not know
+ * the model, unless the environment sets them (see set_blas_environment).
  *
  * Method: each row is verified before it is timed: ours against the naive loop on its
  * first rows (int8 exactly, fp16 within fp32 summation order), OpenBLAS against ours
@@ -604,7 +605,7 @@ struct doc {
 	const struct options *o;
 	const struct row *rows;
 	struct rb_context ctx;
-	char blas[256], load[128];
+	char blas[512], load[128];
 };
 
 #if defined(__clang__)
@@ -641,18 +642,23 @@ static void blas_name(char *buf, size_t size)
 {
 #ifdef RB_HAVE_OPENBLAS
 	const char *config = openblas_get_config();
+	const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+	const char *core = getenv("OPENBLAS_CORETYPE"), *from = getenv("BENCH_CORETYPE_FROM");
 	size_t len;
 
 	while (config && *config == ' ')
 		config++;
-	const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
 
 	snprintf(buf, size, "%s", config ? config : "OpenBLAS (no configuration string)");
 	len = strlen(buf);
 	while (len > 0 && buf[len - 1] == ' ')
 		buf[--len] = '\0';
-	snprintf(buf + len, size - len, "; OPENBLAS_THREAD_TIMEOUT=%s",
-		 timeout ? timeout : "unset (its default)");
+	len += (size_t)snprintf(buf + len, size - len, "; OPENBLAS_THREAD_TIMEOUT=%s",
+				timeout ? timeout : "unset (its default)");
+	if (core && len < size)
+		snprintf(buf + len, size - len, "; OPENBLAS_CORETYPE=%s%s%s%s", core,
+			 from ? " (set by this program: OpenBLAS took this CPU for " : "",
+			 from ? from : "", from ? ", its generic x86-64 kernels)" : "");
 #else
 	snprintf(buf, size,
 		 "not found when this program was built (pkg-config openblas): its "
@@ -891,22 +897,58 @@ static int parse_options(int argc, char **argv, struct options *o)
 /* OpenBLAS's idle workers spin for about 2^28 cycles (0.1 s) after each call before they
  * sleep, on the CPUs the next run of ours needs: measured here, that took the GEMV of
  * ours from 28 to 50 ms. OPENBLAS_THREAD_TIMEOUT=4 (its least, 2^4 cycles) makes them
- * sleep at once; OpenBLAS reads it when it is loaded, so the program runs itself again
- * with it set, unless the caller set it. Waking its workers costs OpenBLAS microseconds
- * per call, as starting ours costs us: run back to back on their own, its calls took the
- * same time either way (here sgemm 512x2048x8192 min 165-170 ms, sgemv 1x2048x128256
- * 83-104 ms, with and without). */
-static void set_blas_threads(char **argv, int threads)
+ * sleep at once, unless the caller set it. Waking its workers costs OpenBLAS
+ * microseconds per call, as starting ours costs us: run back to back on their own, its
+ * calls took the same time either way (here sgemm 512x2048x8192 min 165-170 ms, sgemv
+ * 1x2048x128256 83-104 ms, with and without). */
+static bool set_blas_timeout(void)
+{
+	return !getenv("OPENBLAS_THREAD_TIMEOUT") && setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1) == 0;
+}
+
+/* OpenBLAS built with DYNAMIC_ARCH picks its kernels by the CPU's family and model, and
+ * a model newer than the library gets its generic x86-64 kernels, "Prescott": 0.3.21
+ * took an Emerald Rapids Xeon (family 6, model 207) for one, and its sgemm 512x2048x8192
+ * ran at 554 ms there against 91 ms with OPENBLAS_CORETYPE=SkylakeX. So slow a baseline
+ * would flatter ours: unless the caller chose a core, the program asks for the best
+ * kernels OpenBLAS has for the features this CPU reports. */
+static const char *blas_better_core(void)
+{
+#if defined(RB_HAVE_OPENBLAS) && defined(__x86_64__)
+	const char *core = openblas_get_corename();
+
+	if (getenv("OPENBLAS_CORETYPE") || !core || strcmp(core, "Prescott") != 0)
+		return NULL;
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+	    __builtin_cpu_supports("avx512cd"))
+		return "SkylakeX";
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return "Haswell";
+#endif
+	return NULL;
+}
+
+/* Both variables are read when OpenBLAS is loaded, so the program runs itself again
+ * with them set; BENCH_CORETYPE_FROM records for the header which core OpenBLAS had
+ * chosen on its own. */
+static void set_blas_environment(char **argv, int threads)
 {
 #ifdef RB_HAVE_OPENBLAS
-	if (!getenv("OPENBLAS_THREAD_TIMEOUT")) {
-		if (setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1) == 0)
-			execv("/proc/self/exe", argv);
+	const char *core = blas_better_core();
+	bool again = set_blas_timeout();
+
+	if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0 &&
+	    setenv("BENCH_CORETYPE_FROM", openblas_get_corename(), 1) == 0)
+		again = true;
+	if (again)
+		execv("/proc/self/exe", argv);
+	if (again || core)
 		fprintf(stderr,
-			"bench-summary: warning: cannot run with OPENBLAS_THREAD_TIMEOUT=4 "
-			"(%s): OpenBLAS's spinning workers may slow the runs of ours\n",
+			"bench-summary: warning: cannot run again with OpenBLAS's settings "
+			"(%s): its spinning workers may slow the runs of ours, or its kernels "
+			"not be the best for this CPU\n",
 			strerror(errno));
-	}
 	openblas_set_num_threads(threads);
 #else
 	(void)argv;
@@ -926,7 +968,7 @@ int main(int argc, char **argv)
 				"[-o FILE] [--quick] [--strict]\n");
 		return 2;
 	}
-	set_blas_threads(argv, o.threads);
+	set_blas_environment(argv, o.threads);
 	rb_context_collect(&d.ctx);
 	read_load(d.load, sizeof(d.load));
 	blas_name(d.blas, sizeof(d.blas));
