@@ -1,9 +1,10 @@
 /* Data layouts of the NPU matmul and of the rknn matmul API (see layout.h).
  *
  * Everything here is bandwidth-bound, so the loops are arranged for the caches:
- *  - matrices are packed into cubes (A, the rknn C) by columns of 4 channel groups down
- *    the rows (pack_column): each surface receives whole 64-byte lines in order, and
- *    the lines 16 rows on are prefetched so that the stores do not wait for them;
+ *  - matrices are packed into cubes (A, the rknn C) by columns of 8 channel groups down
+ *    the rows (pack_column; 4×4 transposes of 16-byte lanes on CPUs with AVX-512): each
+ *    surface receives whole 64-byte lines in order, and the lines 16 rows on are
+ *    prefetched so that the stores do not wait for them;
  *  - other cube conversions (unpacks that convert or add, or into unaligned rows, and
  *    the edges of packs) go in tiles of ROW_BLOCK rows × GROUP_BLOCK channel groups
  *    staged in an L1-sized buffer, so surfaces are read or written in 256-byte runs and
@@ -548,6 +549,7 @@ struct cube_job {
 	bool split_rows; /* threads take row ranges, else channel-group ranges */
 	bool lines;      /* OP_COPY into a 16-byte aligned matrix: see copy_by_lines */
 	bool stream;     /* ... a large one, with streaming stores */
+	bool avx512;     /* OP_PACK: the AVX-512 column kernel may run (pack_column) */
 };
 
 struct span {
@@ -810,54 +812,97 @@ static inline __attribute__((always_inline)) void prefetch_surfaces(uint8_t *d, 
 			__builtin_prefetch(d + i * surf + CUBE_AHEAD_ROWS * ATOM, 1, 3);
 }
 
-/* Packs rows [r0, r1) (a multiple of 4 of them) × channel groups [q, q + 4), all inside
- * the matrix, down the rows: each group receives the atoms of 4 rows as 64 consecutive
- * bytes of its surface (a whole line when the cube is 64-byte aligned), so the 4
- * surfaces are written in order, one line at a time, and their lines CUBE_AHEAD_ROWS
- * rows on are prefetched. A store that misses waits for its line: fetching it ahead
- * took pack A 512×2048 (one thread, in the LLC) from 1.50 to 1.11-1.2 × memcpy's time;
- * 8 to 32 rows ahead measured the same, prefetching the rows read did not help, and an
- * AVX-512 version (4 loads of 64 bytes, 4×4 lane transposes) measured no faster. */
-static void pack_column(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q)
+#if defined(RB_LAYOUT_AVX512)
+/* One line of 4 channel groups (64 bytes) from each of 4 rows at s -> the 4 rows' atoms
+ * of each group, one whole line per surface (4×4 transpose of 16-byte lanes). */
+AVX512 static void quad_avx512(uint8_t *d, size_t surf, const uint8_t *s, size_t pitch)
+{
+	__m512i r0 = _mm512_loadu_si512(s), r1 = _mm512_loadu_si512(s + pitch);
+	__m512i r2 = _mm512_loadu_si512(s + 2 * pitch), r3 = _mm512_loadu_si512(s + 3 * pitch);
+	/* lanes (row.group): lo01 = 0.0 0.1 1.0 1.1, hi01 = 0.2 0.3 1.2 1.3, ... */
+	__m512i lo01 = _mm512_shuffle_i64x2(r0, r1, 0x44),
+		hi01 = _mm512_shuffle_i64x2(r0, r1, 0xee);
+	__m512i lo23 = _mm512_shuffle_i64x2(r2, r3, 0x44),
+		hi23 = _mm512_shuffle_i64x2(r2, r3, 0xee);
+
+	_mm512_storeu_si512(d, _mm512_shuffle_i64x2(lo01, lo23, 0x88));
+	_mm512_storeu_si512(d + surf, _mm512_shuffle_i64x2(lo01, lo23, 0xdd));
+	_mm512_storeu_si512(d + 2 * surf, _mm512_shuffle_i64x2(hi01, hi23, 0x88));
+	_mm512_storeu_si512(d + 3 * surf, _mm512_shuffle_i64x2(hi01, hi23, 0xdd));
+}
+#endif
+
+/* The same with 16-byte vectors (or bytes). */
+static void quad_base(uint8_t *d, size_t surf, const uint8_t *s, size_t pitch)
+{
+	for (int g = 0; g < 4; g++) {
+#if defined(RB_LAYOUT_SSE2) || defined(RB_LAYOUT_NEON)
+		vec a0 = VLOAD(s + g * ATOM), a1 = VLOAD(s + pitch + g * ATOM);
+		vec a2 = VLOAD(s + 2 * pitch + g * ATOM), a3 = VLOAD(s + 3 * pitch + g * ATOM);
+
+		VSTORE(d + g * surf, a0);
+		VSTORE(d + g * surf + ATOM, a1);
+		VSTORE(d + g * surf + 2 * ATOM, a2);
+		VSTORE(d + g * surf + 3 * ATOM, a3);
+#else
+		for (int i = 0; i < 4; i++)
+			memcpy(d + g * surf + i * ATOM, s + i * pitch + g * ATOM, ATOM);
+#endif
+	}
+}
+
+/* Packs rows [r0, r1) (a multiple of 4 of them) × channel groups [q, q + 4·lines), all
+ * inside the matrix, down the rows: each group receives the atoms of 4 rows as 64
+ * consecutive bytes of its surface (a whole line when the cube is 64-byte aligned), so
+ * the surfaces are written in order, one line at a time, and their lines
+ * CUBE_AHEAD_ROWS rows on are prefetched. A store that misses waits for its line:
+ * fetching it ahead took pack A 512×2048 (one thread, in the LLC) from 1.50 to 1.11-1.2
+ * × memcpy's time on a Cascade Lake VM; 8 to 32 rows ahead measured the same, and
+ * prefetching the rows read did not help (on an Emerald Rapids VM either). Columns of
+ * 2 lines (8 groups, 8 surfaces) measured better there: medians of 300 alternations
+ * with memcpy, 512×2048 fp16 from 1.46-1.49 to 1.19-1.20 × memcpy's time with 16-byte
+ * vectors and 1.07-1.09 with the AVX-512 transposes (128×2048: 1.34-1.40 to 1.13-1.16
+ * with AVX-512); 4 lines measured 1.21-1.23. One line with AVX-512 measured no faster
+ * than with 16-byte vectors on either machine. */
+static void pack_column(const struct cube_job *j, int64_t r0, int64_t r1, int64_t q, int lines)
 {
 	size_t pitch = (size_t)j->ld * j->esize, surf = (size_t)j->cube_rows * ATOM;
 	const uint8_t *s = matrix_at_src(j, r0, q);
 	uint8_t *d = (uint8_t *)cube_at(j, q, r0);
 
 	for (int64_t r = r0; r < r1; r += 4, s += 4 * pitch, d += 4 * ATOM) {
-		prefetch_surfaces(d, surf, r, r1);
-		for (int g = 0; g < 4; g++) {
-#if defined(RB_LAYOUT_SSE2) || defined(RB_LAYOUT_NEON)
-			vec a0 = VLOAD(s + g * ATOM), a1 = VLOAD(s + pitch + g * ATOM);
-			vec a2 = VLOAD(s + 2 * pitch + g * ATOM),
-			    a3 = VLOAD(s + 3 * pitch + g * ATOM);
+		for (int l = 0; l < lines; l++) {
+			uint8_t *dl = d + (size_t)l * 4 * surf;
 
-			VSTORE(d + g * surf, a0);
-			VSTORE(d + g * surf + ATOM, a1);
-			VSTORE(d + g * surf + 2 * ATOM, a2);
-			VSTORE(d + g * surf + 3 * ATOM, a3);
-#else
-			for (int i = 0; i < 4; i++)
-				memcpy(d + g * surf + i * ATOM, s + i * pitch + g * ATOM, ATOM);
+			prefetch_surfaces(dl, surf, r, r1);
+#if defined(RB_LAYOUT_AVX512)
+			if (j->avx512) {
+				quad_avx512(dl, surf, s + l * 64, pitch);
+				continue;
+			}
 #endif
+			quad_base(dl, surf, s + l * 64, pitch);
 		}
 	}
 }
 
-/* OP_PACK: columns of 4 channel groups down all rows of the span (pack_column) where
- * the matrix has 4 whole groups of columns and 4 rows left; the rest (the last rows and
- * groups, zero padding) through the staged tiles. Wider columns or blocks of rows
- * measured slower (more lines in flight at once; the rows' power-of-two pitches share
- * cache sets), as did the staged tiles (2.1 × memcpy). */
+/* OP_PACK: columns of 8, then 4 channel groups down all rows of the span (pack_column)
+ * where the matrix has the whole groups and 4 rows left; the rest (the last rows and
+ * groups, zero padding) through the staged tiles. Blocks of rows measured slower (the
+ * rows' power-of-two pitches share cache sets), as did the staged tiles (2.1 ×
+ * memcpy). */
 static void pack_columns(const struct cube_job *j, const struct span *sp)
 {
 	int64_t rq = sp->r0 + (sp->r1 - sp->r0) / 4 * 4;
 	int64_t whole = min64(sp->q1, j->cols / j->c2);
 	int64_t qq = sp->q0 + max64(0, whole - sp->q0) / 4 * 4;
 	struct span right = {sp->r0, sp->r1, qq, sp->q1}, below = {rq, sp->r1, sp->q0, qq};
+	int64_t q = sp->q0;
 
-	for (int64_t q = sp->q0; q < qq; q += 4)
-		pack_column(j, sp->r0, rq, q);
+	for (; q + 8 <= qq; q += 8)
+		pack_column(j, sp->r0, rq, q, 2);
+	if (q < qq)
+		pack_column(j, sp->r0, rq, q, 1);
 	if (right.q0 < right.q1)
 		staged_tiles(j, &right);
 	if (below.r0 < below.r1 && below.q0 < below.q1)
@@ -939,6 +984,7 @@ static void cube_pack(void *dst, const void *src, size_t esize, int64_t rows, in
 {
 	struct cube_job j = {.op = OP_PACK, .esize = esize, .dst = dst, .src = src};
 
+	j.avx512 = use_avx512();
 	j.c2 = rb_layout_c2(esize);
 	j.ld = cols;
 	j.cube_rows = rows;

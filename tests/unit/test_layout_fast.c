@@ -9,9 +9,9 @@
  *
  * The pack of B runs once with the AVX-512 kernels (skipped on CPUs without them) and
  * once with the base ones forced (rb_layout_force_impl), so that a machine with AVX-512
- * still tests what machines without it run. The pack of A (and of the rknn C), whole
- * 64-byte lines down columns of 4 groups, is tested on rows and channels around those
- * 4s, padding, alignments and thread splits. */
+ * still tests what machines without it run. So does the pack of A (and of the rknn C),
+ * whole 64-byte lines down columns of 8 and 4 groups, tested on rows and channels
+ * around those 8s and 4s, padding, alignments and thread splits. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -274,7 +274,9 @@ static void pack_a_odd(void)
 		check_a(1, 1029, 4100, 4128, 0, 2);
 	}
 	check_a(2, 7, 100, 128, 48, 1);
+	check_a(2, 13, 107, 128, 0, 1);
 	check_a(1, 6, 96, 96, 32, 1);
+	check_a(1, 9, 200, 224, 16, 1);
 	check_a(4, 1027, 1100, 1100, 0, 2);
 	check_a(4, 9, 36, 36, 16, 1);
 }
@@ -333,10 +335,17 @@ static void test_pack_b_avx512(void **state)
 	pack_b_odd();
 }
 
-/* The cube pack is the same code on every family. */
-static void test_pack_a_odd(void **state)
+static void test_pack_a_base(void **state)
 {
 	(void)state;
+	expect_family(false);
+	pack_a_odd();
+}
+
+static void test_pack_a_avx512(void **state)
+{
+	(void)state;
+	expect_family(true);
 	pack_a_odd();
 }
 
@@ -366,7 +375,8 @@ int main(void)
 	    cmocka_unit_test(test_force_impl),
 	    cmocka_unit_test_setup_teardown(test_pack_b_base, setup_base, teardown_auto),
 	    cmocka_unit_test_setup_teardown(test_pack_b_avx512, setup_avx512, teardown_auto),
-	    cmocka_unit_test(test_pack_a_odd),
+	    cmocka_unit_test_setup_teardown(test_pack_a_base, setup_base, teardown_auto),
+	    cmocka_unit_test_setup_teardown(test_pack_a_avx512, setup_avx512, teardown_auto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
