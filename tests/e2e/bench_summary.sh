@@ -19,6 +19,25 @@ if grep -q '^- OpenBLAS: not found' "$TMP/stdout"; then
 else
 	[ "$(grep -cE '^\| (GEMM|GEMV) .*\| cblas_sgem[mv] fp32 \| [0-9.]+ (us|ms) \|' "$TMP/stdout")" -eq 3 ] &&
 		ok "with OpenBLAS its 3 rows are measured" || not_ok "with OpenBLAS its 3 rows are measured"
+	# Where OpenBLAS falls back to its generic kernels (OPENBLAS_VERBOSE=2 prints its own
+	# choice first) on a CPU with AVX2 and FMA, the program chooses a core and says
+	# which, and the configuration OpenBLAS reports names that core.
+	expect_exit 0 "OPENBLAS_VERBOSE=2: exit 0" -- \
+		env OPENBLAS_VERBOSE=2 $RUNNER "$SUMMARY" --quick -t 1
+	own_core=$(sed -n 's/^Core: //p' "$TMP/err" | head -n 1)
+	if [ "$own_core" = Prescott ] && grep -q '^flags.* avx2 .*' /proc/cpuinfo &&
+		grep -q '^flags.* fma ' /proc/cpuinfo; then
+		set_core=$(sed -n 's/^- OpenBLAS: .*; OPENBLAS_CORETYPE=\([A-Za-z0-9]*\) (set by this program: OpenBLAS took this CPU for Prescott.*/\1/p' "$TMP/out")
+		[ -n "$set_core" ] && ok "OpenBLAS's generic fallback is replaced ($set_core)" ||
+			not_ok "OpenBLAS's generic fallback is replaced" "$(grep '^- OpenBLAS' "$TMP/out")"
+		expect_grep "^- OpenBLAS: OpenBLAS .* $set_core .*OPENBLAS_CORETYPE=$set_core " \
+			"$TMP/out" "OpenBLAS runs the core the program set"
+	fi
+	# A core the caller chose is kept, and not reported as the program's choice.
+	expect_exit 0 "OPENBLAS_CORETYPE=Prescott: exit 0" -- \
+		env OPENBLAS_CORETYPE=Prescott $RUNNER "$SUMMARY" --quick -t 1
+	expect_grep '^- OpenBLAS: OpenBLAS .* Prescott .*; OPENBLAS_CORETYPE=Prescott$' "$TMP/out" \
+		"a core the caller set is kept and shown as theirs"
 fi
 expect_grep '^- CPU: .+, [0-9]+ CPUs$' "$TMP/stdout" "names the CPU and its count"
 expect_grep '^- rknn-bench [0-9.]+, commit ' "$TMP/stdout" "names the commit"
