@@ -39,11 +39,12 @@
  * alone 0.98-1.01 of sequential ones, but both together, with no transpose at all (rows
  * stored as they were read), 1.09-1.24 of memcpy's time: the order itself costs that. A
  * transpose with fewer shuffles (rows gathered into lanes by the loads) measured no
- * faster, strips of 1-2 KiB 1.9-2.2, non-temporal prefetches 3.0. On an Emerald Rapids
- * VM (2 CPUs, L2 2 MiB each) the AVX-512 transposes, once unrolled (see UNROLL), take
- * pack B to 0.86-0.94 (2048×8192) and 1.04-1.24 (2048×128256) of memcpy's time, the
- * order with no transpose to 0.78-1.04; staging the 32 rows of a band in L2 first took
- * 1.9-2.0 there, a transpose gathering lanes by masked broadcast loads 1.32-1.37.
+ * faster, strips of 1-2 KiB 1.9-2.2, non-temporal prefetches 3.0 (all of these with
+ * the AVX-512 transposes not yet unrolled). On an Emerald Rapids VM (2 CPUs, L2 2 MiB
+ * each) the AVX-512 transposes, once unrolled (see UNROLL), take pack B to 0.86-0.94
+ * (2048×8192) and 1.04-1.24 (2048×128256) of memcpy's time, the order with no
+ * transpose to 0.78-1.04; staging the 32 rows of a band in L2 first took 1.9-2.0
+ * there, a transpose gathering lanes by masked broadcast loads 1.32-1.37.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
 #include "core/layout.h"
