@@ -894,6 +894,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return optind == argc ? 0 : -1;
 }
 
+#ifdef RB_HAVE_OPENBLAS
 /* OpenBLAS's idle workers spin for about 2^28 cycles (0.1 s) after each call before they
  * sleep, on the CPUs the next run of ours needs: measured here, that took the GEMV of
  * ours from 28 to 50 ms. OPENBLAS_THREAD_TIMEOUT=4 (its least, 2^4 cycles) makes them
@@ -914,7 +915,7 @@ static bool set_blas_timeout(void)
  * kernels OpenBLAS has for the features this CPU reports. */
 static const char *blas_better_core(void)
 {
-#if defined(RB_HAVE_OPENBLAS) && defined(__x86_64__)
+#if defined(__x86_64__)
 	const char *core = openblas_get_corename();
 
 	if (getenv("OPENBLAS_CORETYPE") || !core || strcmp(core, "Prescott") != 0)
@@ -928,6 +929,7 @@ static const char *blas_better_core(void)
 #endif
 	return NULL;
 }
+#endif
 
 /* Both variables are read when OpenBLAS is loaded, so the program runs itself again
  * with them set; BENCH_CORETYPE_FROM records for the header which core OpenBLAS had
