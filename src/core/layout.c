@@ -41,9 +41,9 @@
  * transpose with fewer shuffles (rows gathered into lanes by the loads) measured no
  * faster, strips of 1-2 KiB 1.9-2.2, non-temporal prefetches 3.0 (all of these with
  * the AVX-512 transposes not yet unrolled). On an Emerald Rapids VM (2 CPUs, L2 2 MiB
- * each) the AVX-512 transposes, once unrolled (see UNROLL), take pack B to 0.86-0.94
- * (2048×8192) and 1.04-1.24 (2048×128256) of memcpy's time, the order with no
- * transpose to 0.78-1.04; staging the 32 rows of a band in L2 first took 1.9-2.0
+ * each) the AVX-512 transposes, once unrolled (see tile32_f16_avx512), take pack B to
+ * 0.86-0.94 (2048×8192) and 1.04-1.24 (2048×128256) of memcpy's time, the order with
+ * no transpose to 0.78-1.04; staging the 32 rows of a band in L2 first took 1.9-2.0
  * there, a transpose gathering lanes by masked broadcast loads 1.32-1.37.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
@@ -480,23 +480,18 @@ static void stream_fence(void)
 }
 
 #if defined(RB_LAYOUT_AVX512)
-/* Unrolls the next loop fully. At -O2 GCC keeps the loops over arrays of vectors below
- * as loops, and the arrays then live on the stack: unrolled, the B pack of 2048x128256
- * went from 1.40-1.49 to 1.07 × memcpy's time on an Emerald Rapids VM (medians of 12
- * alternations in a harness), as fast as the same loads and stores with no transpose
- * at all (1.00-1.04). The base kernels are written out by hand for the same reason. */
-#define PRAGMA(x) _Pragma(#x)
-#if defined(__clang__)
-#define UNROLL(n) PRAGMA(unroll n)
-#else
-#define UNROLL(n) PRAGMA(GCC unroll n)
-#endif
+/* The loops over arrays of vectors below are unrolled (#pragma GCC unroll, as in ref.c
+ * and hw_gemm.c): at -O2 GCC kept them as loops, with the arrays on the stack, and
+ * unrolled the B pack of 2048x128256 went from 1.40-1.49 to 1.07 × memcpy's time on an
+ * Emerald Rapids VM (medians of 12 alternations in a harness), as fast as the same
+ * loads and stores with no transpose at all (1.00-1.04). The base kernels are written
+ * out by hand for the same reason. */
 
 /* y[2i], y[2i + 1] = x[i] and x[i + 4] interleaved as 16-bit words within each 128-bit
  * lane: round8x16 of the 16-byte transposes, on 4 lanes at once. */
 AVX512 static inline void zip_round_x4(__m512i *y, const __m512i *x)
 {
-	UNROLL(4)
+#pragma GCC unroll 4
 	for (int i = 0; i < 4; i++) {
 		y[2 * i] = _mm512_unpacklo_epi16(x[i], x[i + 4]);
 		y[2 * i + 1] = _mm512_unpackhi_epi16(x[i], x[i + 4]);
@@ -514,16 +509,16 @@ AVX512 static void tile32_f16_avx512(uint8_t *d, size_t gap, const uint8_t *s, s
 {
 	__m512i t[4][8], x[8], y[8];
 
-	UNROLL(4)
+#pragma GCC unroll 4
 	for (int g = 0; g < 4; g++) {
-		UNROLL(8)
+#pragma GCC unroll 8
 		for (int i = 0; i < 8; i++)
 			x[i] = _mm512_loadu_si512(s + (size_t)(8 * g + i) * sp);
 		zip_round_x4(y, x);
 		zip_round_x4(x, y);
 		zip_round_x4(t[g], x);
 	}
-	UNROLL(8)
+#pragma GCC unroll 8
 	for (int w = 0; w < 8; w++) {
 		/* lanes: t[g][w] lane L holds rows 8g..8g+7 of column 8L + w */
 		__m512i a0 = _mm512_shuffle_i64x2(t[0][w], t[1][w], 0x88); /* 0,2 | 0,2 */
@@ -536,7 +531,7 @@ AVX512 static void tile32_f16_avx512(uint8_t *d, size_t gap, const uint8_t *s, s
 		o[1] = _mm512_shuffle_i64x2(a1, a3, 0x88);
 		o[2] = _mm512_shuffle_i64x2(a0, a2, 0xdd);
 		o[3] = _mm512_shuffle_i64x2(a1, a3, 0xdd);
-		UNROLL(4)
+#pragma GCC unroll 4
 		for (int l = 0; l < 4; l++) {
 			int c = 8 * l + w;
 			uint8_t *line = d + (size_t)(c / 16) * gap + (size_t)(c % 16) * 64;
