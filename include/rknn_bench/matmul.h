@@ -89,6 +89,13 @@ bool rb_matmul_device_modeled(const struct rb_matmul_device *dev);
 /* Plans the matmul and allocates its NPU buffers; it has no weights yet. */
 int rb_matmul_create(struct rb_matmul **mm, struct rb_matmul_device *dev,
 		     const struct rb_matmul_desc *desc);
+/* A matmul that reads the weights of `weights_of` (on the same device) instead of
+ * packing a copy of its own: a backend runs one weight with several M (decode and
+ * prompt) and keeps it once. Weights set on either are both's; `weights_of` must
+ * outlive it. -EINVAL when desc's config lays the weights out otherwise (another K, N,
+ * padding or K-slice): create it on its own then. */
+int rb_matmul_create_sharing(struct rb_matmul **mm, struct rb_matmul_device *dev,
+			     const struct rb_matmul_desc *desc, const struct rb_matmul *weights_of);
 /* The config as planned, with no auto value left (rknn-bench run --config form). */
 const char *rb_matmul_config(const struct rb_matmul *mm);
 

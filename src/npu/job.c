@@ -28,6 +28,7 @@ struct rb_npu_job {
 	size_t n_submits;
 	float *partial;    /* fp16 output with K-slices: one slice unpacked before adding */
 	uint64_t b_source; /* rb_inputs.serial of the B packed in `b`; 0: none */
+	bool b_borrowed;   /* `b` is another job's (rb_npu_job_new_sharing_b): not ours to free */
 	bool launched;     /* for fault_hang_once */
 	bool failed;       /* a run failed: what the device wrote is not trusted */
 };
@@ -204,6 +205,8 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
 static int weights_buffer(struct rb_npu_job *job, const struct rb_inputs *in,
 			  struct rb_npu_packed_b *keep)
 {
+	if (job->b_borrowed)
+		return 0;
 	if (!rb_npu_packed_b_fits(keep, job->dev, job->plan, in))
 		return bo_create(job->dev, job->plan->b_bytes, RB_BO_DATA, &job->b);
 	job->b = keep->bo;
@@ -377,9 +380,10 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	return rb_npu_job_new_keeping(out, dev, plan, in, launch, NULL, 0);
 }
 
-int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
-			   const struct rb_plan *plan, const struct rb_inputs *in,
-			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words)
+/* A job, with owner's weight buffer instead of one of its own when owner is not NULL. */
+static int job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const struct rb_plan *plan,
+		   const struct rb_inputs *in, enum rb_npu_launch launch,
+		   struct rb_npu_packed_b *keep, size_t words, const struct rb_npu_job *owner)
 {
 	struct rb_npu_job *job = calloc(1, sizeof(*job));
 	int ret;
@@ -387,6 +391,10 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 	*out = NULL;
 	if (!job)
 		return rb_set_error(-ENOMEM, "out of memory for a job");
+	if (owner) {
+		job->b = owner->b;
+		job->b_borrowed = true;
+	}
 	job->dev = dev;
 	job->plan = plan;
 	job->a_host = in ? in->a : NULL;
@@ -408,7 +416,8 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 		ret = validate_programs(job);
 	if (ret == 0)
 		ret = bo_to_device(dev, &job->regcmd);
-	if (ret == 0 && !job->b_source && (rb_inputs_has_b(in) || dev->model_only))
+	if (ret == 0 && !job->b_source && !job->b_borrowed &&
+	    (rb_inputs_has_b(in) || dev->model_only))
 		ret = pack_weights(job, in);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
 		job->partial =
@@ -421,6 +430,35 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 	}
 	*out = job;
 	return 0;
+}
+
+int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
+			   const struct rb_plan *plan, const struct rb_inputs *in,
+			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words)
+{
+	return job_new(out, dev, plan, in, launch, keep, words, NULL);
+}
+
+bool rb_npu_job_same_b_layout(const struct rb_npu_job *owner, const struct rb_plan *plan)
+{
+	const struct rb_plan *p = owner->plan;
+
+	return p->b_bytes == plan->b_bytes && p->shape.k == plan->shape.k &&
+	       p->shape.n == plan->shape.n && p->shape.dtype == plan->shape.dtype &&
+	       p->k_pad == plan->k_pad && p->n_pad == plan->n_pad && p->k_slice == plan->k_slice;
+}
+
+int rb_npu_job_new_sharing_b(struct rb_npu_job **out, struct rb_npu_device *dev,
+			     const struct rb_plan *plan, enum rb_npu_launch launch,
+			     const struct rb_npu_job *owner)
+{
+	*out = NULL;
+	if (owner->dev != dev || !rb_npu_job_same_b_layout(owner, plan))
+		return rb_set_error(-EINVAL,
+				    "the weights of a %lldx%lld job are laid out for "
+				    "another plan or device: they cannot be shared",
+				    (long long)plan->shape.k, (long long)plan->shape.n);
+	return job_new(out, dev, plan, NULL, launch, NULL, 0, owner);
 }
 
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep)
@@ -450,7 +488,8 @@ void rb_npu_job_free(struct rb_npu_job *job)
 	bo_destroy(job->dev, &job->tasks);
 	bo_destroy(job->dev, &job->regcmd);
 	bo_destroy(job->dev, &job->c);
-	bo_destroy(job->dev, &job->b);
+	if (!job->b_borrowed)
+		bo_destroy(job->dev, &job->b);
 	bo_destroy(job->dev, &job->a);
 	free(job->descs);
 	free(job->submits);

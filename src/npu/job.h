@@ -60,6 +60,15 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
  * from inputs with a serial; the job must then only be freed. */
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep);
 void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep);
+/* A job of `plan` that reads owner's weight buffer instead of packing its own: one
+ * copy of a weight for every M a backend runs it with. Its weights are owner's (setting
+ * them on either sets both); owner must outlive it. -EINVAL when plan lays out B
+ * otherwise (rb_npu_job_same_b_layout) or owner is on another device. */
+int rb_npu_job_new_sharing_b(struct rb_npu_job **job, struct rb_npu_device *dev,
+			     const struct rb_plan *plan, enum rb_npu_launch launch,
+			     const struct rb_npu_job *owner);
+/* Whether plan packs B exactly as owner's job does (K, N, type, padding, K-slices). */
+bool rb_npu_job_same_b_layout(const struct rb_npu_job *owner, const struct rb_plan *plan);
 /* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until
  * then (a backend sets them once, at model load). */

@@ -32,6 +32,7 @@ struct rb_matmul {
 	uint16_t *a16; /* fp32 A converted, M×K */
 	float *c32;    /* fp16 C before conversion, M×N */
 	bool planned, has_weights;
+	const struct rb_matmul *weights_of; /* whose weights it reads (NULL: its own) */
 	struct rb_matmul_stats stats;
 };
 
@@ -122,7 +123,8 @@ static int plan_matmul(struct rb_matmul *mm, const struct rb_matmul_desc *desc)
 	return rb_npu_job_check_limits(&mm->plan, mm->dev->opts.sim.mem_budget, &bytes);
 }
 
-static int create_job(struct rb_matmul *mm, const char *launch_name)
+static int create_job(struct rb_matmul *mm, const char *launch_name,
+		      const struct rb_matmul *weights_of)
 {
 	const struct rb_shape *s = &mm->plan.shape;
 	struct rb_inputs none = {.shape = *s}; /* weights come later, A with each run */
@@ -138,6 +140,9 @@ static int create_job(struct rb_matmul *mm, const char *launch_name)
 		if (!mm->a16 || !mm->c32)
 			return rb_set_error(-ENOMEM, "out of memory for the host buffers");
 	}
+	if (weights_of)
+		return rb_npu_job_new_sharing_b(&mm->job, &mm->dev->dev, &mm->plan, launch,
+						weights_of->job);
 	return rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, launch);
 }
 
@@ -153,8 +158,8 @@ void rb_matmul_destroy(struct rb_matmul *mm)
 	free(mm);
 }
 
-int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
-		     const struct rb_matmul_desc *desc)
+static int create(struct rb_matmul **out, struct rb_matmul_device *dev,
+		  const struct rb_matmul_desc *desc, const struct rb_matmul *weights_of)
 {
 	struct rb_matmul *mm;
 	int ret;
@@ -167,15 +172,30 @@ int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
 		return rb_set_error(-ENOMEM, "out of memory for a matmul");
 	mm->dev = dev;
 	mm->stats.modeled = dev->dev.modeled;
+	mm->weights_of = weights_of;
 	ret = plan_matmul(mm, desc);
 	if (ret == 0)
-		ret = create_job(mm, desc->launch);
+		ret = create_job(mm, desc->launch, weights_of);
 	if (ret < 0) {
 		rb_matmul_destroy(mm);
 		return ret;
 	}
 	*out = mm;
 	return 0;
+}
+
+int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
+		     const struct rb_matmul_desc *desc)
+{
+	return create(out, dev, desc, NULL);
+}
+
+int rb_matmul_create_sharing(struct rb_matmul **out, struct rb_matmul_device *dev,
+			     const struct rb_matmul_desc *desc, const struct rb_matmul *weights_of)
+{
+	if (!weights_of)
+		return rb_set_error(-EINVAL, "rb_matmul_create_sharing: NULL argument");
+	return create(out, dev, desc, weights_of);
 }
 
 const char *rb_matmul_config(const struct rb_matmul *mm)
@@ -284,7 +304,7 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 	if (!mm || !a || !c)
 		return rb_set_error(-EINVAL, "rb_matmul_run: NULL argument");
 	s = &mm->plan.shape;
-	if (!mm->has_weights)
+	if (!mm->has_weights && !(mm->weights_of && mm->weights_of->has_weights))
 		return rb_set_error(-EINVAL,
 				    "the %lldx%lldx%lld matmul has no weights: call "
 				    "rb_matmul_set_weights first",

@@ -205,6 +205,42 @@ static void test_errors(void **state)
 	rb_matmul_device_close(dev);
 }
 
+/* Matmuls of one weight for two M share one packed copy: the second reads the first's
+ * weights (set once, on the first) and both compute exactly; another K cannot share. */
+static void test_sharing(void **state)
+{
+	struct rb_matmul_device *dev;
+	struct rb_matmul *owner, *decode = NULL;
+	struct rb_matmul_desc desc = {.shape = {1, 64, 96, RB_DTYPE_FP16}, .config = "mask=0x1"};
+	struct data prompt, token;
+	float c[4 * 96];
+
+	(void)state;
+	make_data(&prompt, 4, 64, 96, 1);
+	make_data(&token, 1, 64, 96, 1); /* the same B: it depends on the seed, K and N only */
+	assert_int_equal(rb_matmul_device_open(&dev, "sim"), 0);
+	owner = create(dev, 4, 64, 96, "mask=0x3", "threads");
+	assert_int_equal(rb_matmul_create_sharing(&decode, dev, &desc, owner), 0);
+	expect_error(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), -EINVAL,
+		     "no weights");
+	assert_int_equal(
+	    rb_matmul_set_weights(owner, prompt.b16_nk, RB_MATMUL_FP16, RB_MATMUL_B_NK), 0);
+	assert_int_equal(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&token, c);
+	assert_int_equal(rb_matmul_run(owner, prompt.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&prompt, c);
+	rb_matmul_destroy(decode);
+	desc.shape.k = 128;
+	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, owner), -EINVAL,
+		     "cannot be shared");
+	assert_null(decode);
+	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, NULL), -EINVAL, "NULL");
+	rb_matmul_destroy(owner);
+	rb_matmul_device_close(dev);
+	free_data(&prompt);
+	free_data(&token);
+}
+
 /* Run-time type errors, each caught before the NPU runs. */
 static void test_run_types(void **state)
 {
@@ -290,6 +326,7 @@ int main(void)
 	    cmocka_unit_test(test_int8),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_run_types),
+	    cmocka_unit_test(test_sharing),
 	    cmocka_unit_test(test_three_threads),
 	};
 
