@@ -59,7 +59,8 @@ MAXRSS=$ROOT/build/tests/maxrss
 
 # --- the two llama.cpp trees -------------------------------------------------------------
 # tree NAME PATCH...: LLAMA copied to WORK/NAME-src with the patches applied, unless a
-# copy with the same patches is there (then its build directory is reused as is).
+# copy with the same patches is there. The build directory stays: cp -a keeps the
+# times of the files no patch touches, so a rebuild compiles only the patched ones.
 tree() {
 	name=$1
 	shift
@@ -68,7 +69,7 @@ tree() {
 	if [ -f "$src/.rknn-bench-stamp" ] && [ "$(cat "$src/.rknn-bench-stamp")" = "$stamp" ]; then
 		return 0
 	fi
-	rm -rf "$src" "$WORK/$name-build"
+	rm -rf "$src"
 	cp -a "$LLAMA" "$src"
 	for p in "$@"; do
 		(cd "$src" && patch -p1 -s <"$p") || { echo "test-llama.sh: $p does not apply" >&2; exit 1; }
