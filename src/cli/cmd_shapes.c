@@ -16,9 +16,8 @@
 #include "model/gguf.h"
 #include "model/graph.h"
 
-/* The seed backend's kernel table: GGML_RKNPU2_MAX_MATMUL_KERNELS = 256 contexts
- * (ggml-rknn.cpp 280), three per pair at init, wrapping to 0 when full. */
-#define SEED_MAX_PAIRS 85
+/* The seed backend's kernel table holds its contexts, three per pair at init. */
+#define SEED_MAX_PAIRS (RB_GGML_RKNN_MAX_CONTEXTS / RB_GGML_RKNN_CORES)
 #define MAX_TOKENS     16
 
 static const char shapes_usage[] =
@@ -364,6 +363,38 @@ static size_t add_slices(cJSON *arr, const struct rb_graph_pair *pairs, size_t n
 	return unusable;
 }
 
+/* The contexts the backend makes for the pairs it can create, init and run time. */
+static size_t backend_contexts(const struct rb_graph_pair *pairs, size_t n, int threads)
+{
+	struct rb_ggml_rknn_slice sl[RB_GGML_RKNN_MAX_SLICES];
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = rb_ggml_rknn_slices(&pairs[i].shape, threads, sl);
+
+		count += c > 0 ? (size_t)c : 0;
+	}
+	return count;
+}
+
+static void warn_table(const struct rb_graph_pair *pairs, size_t n, int threads)
+{
+	size_t contexts = backend_contexts(pairs, n, threads);
+
+	if (n > SEED_MAX_PAIRS)
+		fprintf(stderr,
+			"rknn-bench: warning: %zu pairs; the seed ggml-rknn backend's kernel table "
+			"holds %d contexts, three per pair, so at most %d pairs: later ones "
+			"overwrite earlier ones\n",
+			n, RB_GGML_RKNN_MAX_CONTEXTS, SEED_MAX_PAIRS);
+	else if (contexts > RB_GGML_RKNN_MAX_CONTEXTS)
+		fprintf(stderr,
+			"rknn-bench: warning: %zu pairs make %zu contexts with %d threads (three "
+			"per pair at init, the rest at run time); the seed ggml-rknn backend's "
+			"kernel table holds %d: later ones overwrite earlier ones\n",
+			n, contexts, threads, RB_GGML_RKNN_MAX_CONTEXTS);
+}
+
 static cJSON *shapes_doc(const struct shapes_args *a, const struct rb_graph_model *m,
 			 const struct rb_graph_pair *pairs, size_t n, size_t *unusable)
 {
@@ -446,12 +477,7 @@ int cmd_shapes(int argc, char **argv)
 	if (rb_graph_pairs(&m, &a.opts, &pairs, &n) < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s%s%s", a.gguf ? a.gguf : "", a.gguf ? ": " : "",
 				rb_last_error());
-	if (n > SEED_MAX_PAIRS)
-		fprintf(stderr,
-			"rknn-bench: warning: %zu pairs; the seed ggml-rknn backend's kernel table "
-			"holds 256 contexts, three per pair, so at most %d pairs: later ones "
-			"overwrite earlier ones\n",
-			n, SEED_MAX_PAIRS);
+	warn_table(pairs, n, a.threads);
 	doc = shapes_doc(&a, &m, pairs, n, &unusable);
 	free(pairs);
 	if (unusable)

@@ -25,8 +25,11 @@
 
 #include "rknn_bench/shape.h"
 
-#define RB_GGML_RKNN_CORES       3  /* contexts per pair at init, one per core */
-#define RB_GGML_RKNN_MAX_THREADS 64 /* run-time thread counts accepted here */
+#define RB_GGML_RKNN_CORES 3 /* contexts per pair at init, one per core */
+/* Its kernel table (GGML_RKNPU2_MAX_MATMUL_KERNELS, ggml-rknn.cpp 280): a context made
+ * when it is full overwrites the first one. */
+#define RB_GGML_RKNN_MAX_CONTEXTS 256
+#define RB_GGML_RKNN_MAX_THREADS  64 /* run-time thread counts accepted here */
 /* Contexts one pair can need: the init ones plus one per run-time thread. */
 #define RB_GGML_RKNN_MAX_SLICES (RB_GGML_RKNN_CORES + RB_GGML_RKNN_MAX_THREADS)
 
