@@ -93,9 +93,12 @@ static bool output_row_pair(const char *name, long last)
 {
 	char node[64];
 	size_t len;
-	long il = name ? name_layer(name, &len) : -2;
+	long il;
 
-	if (il == -2 || (il >= 0 && il != last) || len >= sizeof(node))
+	if (!name)
+		return false;
+	il = name_layer(name, &len);
+	if ((il >= 0 && il != last) || len >= sizeof(node))
 		return false;
 	memcpy(node, name, len);
 	node[len] = '\0';
