@@ -11,7 +11,8 @@
 #   shim  with 0001 alone, against build/shim/librknnrt.so.
 # Then it writes a random-weight Llama GGUF at Llama-3.2-1B widths with the tree's own
 # gguf-py (tests/llama/make_model.py), its shapes file (`rknn-bench shapes --gguf`) and
-# a tuned file per device (`rknn-bench tune`), and runs tests/llama/generate.cpp: the
+# a tuned file per device (`rknn-bench tune`; for the shim, of the per-core slices the
+# seed backend creates: `shapes --for ggml-rknn`), and runs tests/llama/generate.cpp: the
 # prompt (PROMPT_TOKENS ids) plus N_GEN tokens, on the CPU backend and through each
 # build on each of DEVICES, with and without the tuned file. It fails when tokens
 # differ, when a logit differs by more than LOGIT_TOL, or when a run offloaded nothing;
@@ -133,16 +134,26 @@ if [ ! -f "$MODEL" ] || [ "$ROOT/tests/llama/make_model.py" -nt "$MODEL" ]; then
 fi
 MODEL_KIB=$(($(wc -c <"$MODEL") / 1024))
 "$BENCH" shapes --gguf "$MODEL" --tokens "1,$N_PROMPT" -o "$WORK/shapes.json"
+# The shim sees the seed backend's per-core slices, not the pairs: its tuned file lists
+# those (shapes --for ggml-rknn, with the threads the backend splits by).
+"$BENCH" shapes --gguf "$MODEL" --tokens "1,$N_PROMPT" --for ggml-rknn --threads "$THREADS" \
+	-o "$WORK/shapes-slices.json"
 # The backend's own mat_kernel_size.json, read when RKNN_BENCH_TUNED is not set.
 for t in exec shim; do cp "$WORK/shapes.json" "$WORK/$t-src/scripts/mat_kernel_size.json"; done
-for dev in $DEVICES; do
-	tuned=$WORK/tuned-$(echo "$dev" | tr ':' '-').json
-	if [ ! -f "$tuned" ] || [ "$WORK/shapes.json" -nt "$tuned" ] || [ "$BENCH" -nt "$tuned" ]; then
-		say "tuning the model's pairs on $dev"
-		"$BENCH" tune "$WORK/shapes.json" --device "$dev" -o "$tuned" >"$tuned.out" 2>"$tuned.err" ||
-			{ tail -5 "$tuned.err"; exit 1; }
+# tune_file SHAPES TUNED DEVICE: tune unless TUNED is newer than SHAPES and the binary.
+tune_file() {
+	if [ ! -f "$2" ] || [ "$1" -nt "$2" ] || [ "$BENCH" -nt "$2" ]; then
+		say "tuning $(basename "$1") on $3"
+		"$BENCH" tune "$1" --device "$3" -o "$2" >"$2.out" 2>"$2.err" ||
+			{ tail -5 "$2.err"; exit 1; }
 	fi
-	sed -n '/^per model/,/^$/p' "$tuned.out"
+	echo "$(basename "$2"):"
+	sed -n '/^per model/,/^$/p' "$2.out"
+}
+for dev in $DEVICES; do
+	tag=$(echo "$dev" | tr ':' '-')
+	tune_file "$WORK/shapes.json" "$WORK/tuned-$tag.json" "$dev"
+	tune_file "$WORK/shapes-slices.json" "$WORK/tuned-slices-$tag.json" "$dev"
 done
 
 # --- the runs ----------------------------------------------------------------------------
@@ -188,8 +199,9 @@ echo "cpu: tokens $(awk '{printf "%s ", $4}' "$WORK/runs/cpu.steps"), peak RSS $
 RUNS=
 for dev in $DEVICES; do
 	tag=$(echo "$dev" | tr ':' '-')
-	tuned=$WORK/tuned-$tag.json
 	for bld in exec shim; do
+		tuned=$WORK/tuned-$tag.json
+		[ $bld = shim ] && tuned=$WORK/tuned-slices-$tag.json
 		for t in default tuned; do
 			name=$bld-$tag-$t
 			say "$name"
@@ -223,8 +235,9 @@ PY
 }
 for dev in $DEVICES; do
 	tag=$(echo "$dev" | tr ':' '-')
-	g=$(gain "$WORK/tuned-$tag.json")
 	for bld in exec shim; do
+		g=$(gain "$WORK/tuned-$tag.json")
+		[ $bld = shim ] && g=$(gain "$WORK/tuned-slices-$tag.json")
 		d=$(npu_us "$bld-$tag-default") t=$(npu_us "$bld-$tag-tuned")
 		[ -n "$d" ] && [ -n "$t" ] || { fail "$bld-$tag: no NPU time to compare"; continue; }
 		awk -v d="$d" -v t="$t" -v g="$g" -v n="$bld-$tag" 'BEGIN {
