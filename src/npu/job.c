@@ -342,6 +342,30 @@ static int pack_b_block(void *ctx, const void *block, int64_t n0, int64_t cols)
 	return ret;
 }
 
+int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_fn fill, void *ctx)
+{
+	const struct rb_shape *s = &job->plan->shape;
+	int64_t per = stream_block_cols(s);
+	void *block;
+	int ret = 0;
+
+	job->b_source = 0; /* packed from the caller's blocks, which have no serial */
+	if (job->dev->model_only)
+		return bo_to_device(job->dev, &job->b);
+	block = malloc((size_t)(s->k * per) * rb_dtype_in_size(s->dtype));
+	if (!block)
+		return rb_set_error(-ENOMEM, "out of memory for a block of the weights");
+	for (int64_t n0 = 0; ret == 0 && n0 < s->n; n0 += per) {
+		int64_t cols = s->n - n0 < per ? s->n - n0 : per;
+
+		ret = fill(ctx, block, n0, cols);
+		if (ret == 0)
+			ret = pack_b_block(job, block, n0, cols);
+	}
+	free(block);
+	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
+}
+
 /* Packs in's B, held or streamed, and records where it came from. */
 static int pack_weights(struct rb_npu_job *job, const struct rb_inputs *in)
 {

@@ -78,6 +78,13 @@ bool rb_npu_job_same_b_layout(const struct rb_npu_job *owner, const struct rb_pl
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until
  * then (a backend sets them once, at model load). */
 int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b);
+/* fill writes columns [n0, n0 + cols) of B into block, as a K×cols row-major block of
+ * the shape's input type; 0 or a negative errno. */
+typedef int (*rb_npu_b_columns_fn)(void *ctx, void *block, int64_t n0, int64_t cols);
+/* rb_npu_job_set_weights from B in blocks of columns (about 1 MiB each, in order), so
+ * that B need not exist whole in host memory next to its packed copy (a backend's
+ * weights in another layout or type, converted a block at a time). */
+int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_fn fill, void *ctx);
 /* A (M×K row-major) for the next runs, instead of in->a; it must stay valid while a run
  * uses it. */
 void rb_npu_job_set_features(struct rb_npu_job *job, const void *a);

@@ -309,45 +309,53 @@ const char *rb_matmul_config(const struct rb_matmul *mm)
 	return mm->config;
 }
 
-/* B as the job packs it: K×N of the input type, converted and transposed as needed.
- * Transposes go in 64×64 tiles so that both sides stay in cache. */
+/* B as the job packs it, a block of columns at a time: columns [n0, n0 + cols) as a
+ * K×cols block of the input type, converted and transposed as needed, so that B is
+ * never held whole next to its packed copy. Transposes go in 64×64 tiles so that both
+ * sides stay in cache. */
 #define TILE 64
 
-static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
-		       enum rb_matmul_b_layout layout, void *kn)
+struct weights_src {
+	const void *b;
+	enum rb_matmul_type type;
+	enum rb_matmul_b_layout layout;
+	size_t k, n, es; /* es: the element size of the job's input type */
+};
+
+static void weights_element(const struct weights_src *w, size_t from, void *block, size_t to)
 {
-	const struct rb_shape *s = &mm->plan.shape;
-	size_t k = (size_t)s->k, n = (size_t)s->n, es = rb_dtype_in_size(s->dtype);
+	if (w->type == RB_MATMUL_FP32)
+		((uint16_t *)block)[to] = rb_fp16_from_f32(((const float *)w->b)[from]);
+	else if (w->es == 2)
+		((uint16_t *)block)[to] = ((const uint16_t *)w->b)[from];
+	else
+		((int8_t *)block)[to] = ((const int8_t *)w->b)[from];
+}
 
-	if (layout == RB_MATMUL_B_KN && type == RB_MATMUL_FP32) {
-		rb_fp16_from_f32_array(kn, b, k * n);
-		return;
-	}
-	if (layout == RB_MATMUL_B_KN) {
-		memcpy(kn, b, k * n * es);
-		return;
-	}
-	for (size_t r0 = 0; r0 < k; r0 += TILE)
-		for (size_t c0 = 0; c0 < n; c0 += TILE)
-			for (size_t c = c0; c < n && c < c0 + TILE; c++)
-				for (size_t r = r0; r < k && r < r0 + TILE; r++) {
-					size_t to = r * n + c, from = c * k + r;
+static int weights_block(void *ctx, void *block, int64_t n0, int64_t cols)
+{
+	const struct weights_src *w = ctx;
+	size_t c0 = (size_t)n0, nc = (size_t)cols;
 
-					if (type == RB_MATMUL_FP32)
-						((uint16_t *)kn)[to] =
-						    rb_fp16_from_f32(((const float *)b)[from]);
-					else if (es == 2)
-						((uint16_t *)kn)[to] = ((const uint16_t *)b)[from];
-					else
-						((int8_t *)kn)[to] = ((const int8_t *)b)[from];
-				}
+	if (w->layout == RB_MATMUL_B_KN) {
+		for (size_t r = 0; r < w->k; r++)
+			for (size_t c = 0; c < nc; c++)
+				weights_element(w, r * w->n + c0 + c, block, r * nc + c);
+		return 0;
+	}
+	for (size_t r0 = 0; r0 < w->k; r0 += TILE)
+		for (size_t t0 = 0; t0 < nc; t0 += TILE)
+			for (size_t c = t0; c < nc && c < t0 + TILE; c++)
+				for (size_t r = r0; r < w->k && r < r0 + TILE; r++)
+					weights_element(w, (c0 + c) * w->k + r, block, r * nc + c);
+	return 0;
 }
 
 int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
 			  enum rb_matmul_b_layout layout)
 {
 	const struct rb_shape *s;
-	void *kn;
+	struct weights_src w;
 	int ret;
 
 	if (!mm || !b)
@@ -360,12 +368,9 @@ int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_ty
 				    s->dtype == RB_DTYPE_FP16 ? "fp16 or fp32" : "int8");
 	if (layout != RB_MATMUL_B_KN && layout != RB_MATMUL_B_NK)
 		return rb_set_error(-EINVAL, "unknown weight layout %d", (int)layout);
-	kn = malloc((size_t)s->k * (size_t)s->n * rb_dtype_in_size(s->dtype));
-	if (!kn)
-		return rb_set_error(-ENOMEM, "out of memory for the weights");
-	weights_kn(mm, b, type, layout, kn);
-	ret = rb_npu_job_set_weights(mm->job, kn);
-	free(kn);
+	w = (struct weights_src){
+	    b, type, layout, (size_t)s->k, (size_t)s->n, rb_dtype_in_size(s->dtype)};
+	ret = rb_npu_job_set_weights_by_columns(mm->job, weights_block, &w);
 	mm->has_weights = ret == 0;
 	return ret;
 }

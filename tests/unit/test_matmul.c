@@ -205,6 +205,34 @@ static void test_errors(void **state)
 	rb_matmul_device_close(dev);
 }
 
+/* Weights are converted and packed a block of columns at a time (about 1 MiB: 64
+ * columns at K = 8192), never held whole: N = 96 takes a whole block and a part of one,
+ * from both host layouts, exactly. */
+static void test_weights_in_blocks(void **state)
+{
+	struct rb_matmul_device *dev;
+	struct rb_matmul *mm;
+	struct data d;
+	float *c = malloc(sizeof(float) * 2 * 96);
+
+	(void)state;
+	assert_non_null(c);
+	make_data(&d, 2, 8192, 96, 3);
+	assert_int_equal(rb_matmul_device_open(&dev, "sim"), 0);
+	mm = create(dev, 2, 8192, 96, NULL, NULL);
+	assert_int_equal(rb_matmul_set_weights(mm, d.b16_nk, RB_MATMUL_FP16, RB_MATMUL_B_NK), 0);
+	assert_int_equal(rb_matmul_run(mm, d.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&d, c);
+	memset(c, 0, sizeof(float) * 2 * 96);
+	assert_int_equal(rb_matmul_set_weights(mm, d.b_kn, RB_MATMUL_FP32, RB_MATMUL_B_KN), 0);
+	assert_int_equal(rb_matmul_run(mm, d.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&d, c);
+	rb_matmul_destroy(mm);
+	rb_matmul_device_close(dev);
+	free_data(&d);
+	free(c);
+}
+
 /* Matmuls of one weight for two M share one packed copy: the second reads the first's
  * weights (set once, on the first) and both compute exactly; another K cannot share. */
 static void test_sharing(void **state)
@@ -378,6 +406,7 @@ int main(void)
 	    cmocka_unit_test(test_int8),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_run_types),
+	    cmocka_unit_test(test_weights_in_blocks),
 	    cmocka_unit_test(test_sharing),
 	    cmocka_unit_test(test_three_threads),
 	    cmocka_unit_test(test_device_stats),
