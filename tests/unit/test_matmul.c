@@ -41,7 +41,7 @@ static void make_data(struct data *d, int m, int k, int n, unsigned seed)
 	for (int r = 0; r < k; r++)
 		for (int c = 0; c < n; c++) {
 			float v =
-			    (float)((int)((seed + (unsigned)(r * 31 + c * 17)) % 17u) - 8) / 8;
+			    (float)((int)((seed + (unsigned)(r * 31 + c * 13)) % 17u) - 8) / 8;
 
 			d->b_kn[r * n + c] = v;
 			d->b_nk[c * k + r] = v;
