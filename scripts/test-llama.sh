@@ -246,11 +246,15 @@ for dev in $DEVICES; do
 				n, d, t, drop, share, g, (share >= 80 ? "met (>= 80%)" : "MISSED (< 80%)")
 			exit share >= 80 ? 0 : 1 }' || fail "$bld-$tag: the tuned NPU time drops by less than 80% of tune's gain"
 	done
+	# rocket gives each core's fd its own NPU address space, so the device layer keeps
+	# a copy of every buffer per core file (src/dev/rocket.h): said when it misses.
+	why=
+	case $dev in *rocket*) why=" (rocket: a copy of every NPU buffer per core fd)" ;; esac
 	for t in default tuned; do
 		name=exec-$tag-$t
-		awk -v r="$(rss "$name")" -v c="$(rss cpu)" -v m="$MODEL_KIB" -v n="$name" 'BEGIN {
+		awk -v r="$(rss "$name")" -v c="$(rss cpu)" -v m="$MODEL_KIB" -v n="$name" -v why="$why" 'BEGIN {
 			limit = c + 1.15 * m
-			printf "%s: peak RSS %d KiB <= CPU %d + 1.15 x model %d = %d KiB: %s\n", n, r, c, m, limit, (r <= limit ? "met" : "MISSED")
+			printf "%s: peak RSS %d KiB <= CPU %d + 1.15 x model %d = %d KiB: %s\n", n, r, c, m, limit, (r <= limit ? "met" : "MISSED" why)
 			exit r <= limit ? 0 : 1 }' || fail "$name: peak RSS above the CPU backend's + 1.15 x the model"
 	done
 done
