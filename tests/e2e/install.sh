@@ -72,6 +72,30 @@ else
 		"$(head -c 600 "$TMP/err")"
 fi
 
+# A CMake project finds it with find_package(rknn-bench CONFIG) alone and links the
+# target into a shared library (a native build without sanitizers: the archive's
+# objects carry the build's flags).
+if command -v cmake >/dev/null 2>&1 && [ -z "$CROSS" ] && [ "$SANITIZE" != 1 ]; then
+	mkdir -p "$TMP/cmake"
+	cat >"$TMP/cmake/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.14)
+project(rknn_bench_cmake_user C)
+find_package(rknn-bench CONFIG REQUIRED)
+add_library(backend SHARED "$TOP/tests/consumer/backend_demo.c")
+target_link_libraries(backend PRIVATE rknn-bench::rknn-bench)
+target_link_options(backend PRIVATE -Wl,--no-undefined)
+CMAKE
+	if cmake -S "$TMP/cmake" -B "$TMP/cmake/build" -DCMAKE_PREFIX_PATH="$USR" \
+		>"$TMP/err" 2>&1 && cmake --build "$TMP/cmake/build" >>"$TMP/err" 2>&1; then
+		ok "a CMake project links rknn-bench::rknn-bench (find_package CONFIG) into a shared library"
+	else
+		not_ok "a CMake project links rknn-bench::rknn-bench into a shared library" \
+			"$(tail -c 800 "$TMP/err")"
+	fi
+else
+	ok "a CMake project links rknn-bench::rknn-bench # SKIP no cmake, or a cross or sanitizer build"
+fi
+
 # --- a user, outside the checkout ------------------------------------------------------
 mkdir "$TMP/elsewhere"
 cd "$TMP/elsewhere" || exit 1
