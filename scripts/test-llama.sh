@@ -189,6 +189,7 @@ compare() {
 stats() { grep -h '^rknn-bench: [0-9]* matmuls' "$WORK/runs/$1.err" | tail -1; }
 npu_us() { stats "$1" | sed -n 's/.*NPU time \([0-9.]*\) us.*/\1/p'; }
 matmuls() { stats "$1" | sed -n 's/^rknn-bench: \([0-9]*\) matmuls.*/\1/p'; }
+defaults() { stats "$1" | sed -n 's/.* \([0-9]*\) default).*/\1/p'; }
 rss() { cat "$WORK/runs/$1.rss" 2>/dev/null || echo 0; }
 
 say "generating $N_PROMPT prompt tokens + $N_GEN on the CPU backend"
@@ -216,6 +217,8 @@ for dev in $DEVICES; do
 			echo "$name: ${line:-no RKNN_BENCH_STATS line}; peak RSS $(rss "$name") KiB"
 			[ "$(matmuls "$name")" ] && [ "$(matmuls "$name")" -gt 0 ] ||
 				fail "$name: nothing was offloaded to the NPU"
+			[ $t = default ] || [ "$(defaults "$name")" = 0 ] ||
+				fail "$name: $(defaults "$name") matmuls found no tuned config in $(basename "$tuned")"
 		done
 	done
 done
