@@ -11,6 +11,10 @@
  *                         against a plain loop. --full: one context per shape, core mask
  *                         left on auto (what RKNN_BENCH_TUNED then configures)
  *   shim-api --layouts    the normal and transposed layouts on one context
+ *   shim-api --rss        the seed's call sequence on 1x4096x8192 fp16 (B of 64 MiB), B
+ *                         written straight into the memories in the native layout (no
+ *                         other copy): the peak RSS of the library's own memory, which
+ *                         tests/e2e/shim.sh compares with the stand-in librknnrt's
  *   shim-api --errors     every error path; prints "N error paths checked"
  *
  * Prints one line per shape and "N verified, N failed" last; exit 0 when all verified. */
@@ -35,6 +39,10 @@ static const struct shape shapes[] = {
     {2, 512, 768, RKNN_INT8_MM_INT8_TO_INT32},
     {1, 9216, 96, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32}, /* K > 8192: B in two segments */
 };
+
+/* --rss: B of 64 MiB, the size of a Llama-3.2-1B ffn weight pair's slices. */
+static const struct shape big = {1, 4096, 8192, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+static bool b_direct; /* --rss: B written native, without a normal copy first */
 
 /* One context: a slice [n0, n0 + info.N) of a shape's columns. */
 struct context {
@@ -99,6 +107,24 @@ static int fill_b(const struct shape *s, struct context *c)
 	return ret;
 }
 
+/* B of the slice written in the native layout (N/16, K/32, 16, 32) fp16 or (N/32, K/32,
+ * 32, 32) int8, in segments of 8192 rows of K, as the seed backend writes it. */
+static void fill_b_direct(const struct shape *s, struct context *c)
+{
+	int blk = esize(s) == 1 ? 32 : 16, n = c->info.N;
+
+	for (int k = 0; k < s->k; k++) {
+		int seg = k / 8192, seg_k = s->k - seg * 8192 < 8192 ? s->k - seg * 8192 : 8192;
+		size_t base = (size_t)seg * 8192 * n, ks = (size_t)(k % 8192);
+
+		for (int j = 0; j < n; j++)
+			put(s, c->b->virt_addr,
+			    base + ((size_t)(j / blk) * (size_t)(seg_k / 32) + ks / 32) * blk * 32 +
+				(size_t)(j % blk) * 32 + ks % 32,
+			    b_val(s, k, c->n0 + j));
+	}
+}
+
 static int setup_context(const struct shape *s, struct context *c, int n0, int n, int core)
 {
 	memset(&c->info, 0, sizeof(c->info));
@@ -119,7 +145,9 @@ static int setup_context(const struct shape *s, struct context *c, int n0, int n
 	if (!c->a || !c->b || !c->c)
 		return -1;
 	fill_a(s, c);
-	if (fill_b(s, c) != RKNN_SUCC)
+	if (b_direct)
+		fill_b_direct(s, c);
+	else if (fill_b(s, c) != RKNN_SUCC)
 		return -1;
 	return rknn_matmul_set_io_mem(c->ctx, c->a, &c->io.A) ||
 	       rknn_matmul_set_io_mem(c->ctx, c->b, &c->io.B) ||
@@ -377,6 +405,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "--layouts") == 0)
 		return run_layouts() ? 0 : 1;
+	if (argc > 1 && strcmp(argv[1], "--rss") == 0) {
+		b_direct = true;
+		return run_shape(&big, false) ? 0 : 1;
+	}
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		run_shape(&shapes[i], full) ? verified++ : failed++;
 	printf("%d verified, %d failed\n", verified, failed);
