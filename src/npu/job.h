@@ -53,6 +53,13 @@ struct rb_npu_packed_b {
 int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, const struct rb_inputs *in,
 			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words);
+/* rb_npu_job_new whose weights are the caller's: B in plan's layout (plan->b_bytes) at
+ * byte `offset` (a multiple of 16) of `weights`, a buffer of the same device that must
+ * outlive the job. The job never packs nor frees it (rb_npu_job_set_weights refuses),
+ * and each run hands the CPU's writes of it to the device before the NPU reads it. */
+int rb_npu_job_new_on_weights(struct rb_npu_job **job, struct rb_npu_device *dev,
+			      const struct rb_plan *plan, enum rb_npu_launch launch,
+			      const struct rb_dev_bo *weights, uint64_t offset);
 /* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *plan, const struct rb_inputs *in);

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "core/inputs.h"
+#include "core/layout.h"
 #include "npu/job.h"
 #include "run/engine.h"
 
@@ -24,10 +25,21 @@ struct rb_matmul_device {
 	char name[NAME_MAX_LEN]; /* as given: opts.path points into it */
 };
 
+struct rb_matmul_buffer {
+	struct rb_matmul_device *dev;
+	struct rb_dev_bo bo;
+};
+
+/* The job is made when the weights come (rb_matmul_set_weights: a job with its own B;
+ * rb_matmul_set_weights_buffer: a job on the caller's buffer), as the programs hold B's
+ * address: a matmul that is never given weights allocates no NPU buffer. */
 struct rb_matmul {
 	struct rb_matmul_device *dev;
 	struct rb_plan plan;
 	struct rb_npu_job *job;
+	enum rb_npu_launch launch;
+	const struct rb_matmul_buffer *weights; /* the job's B, or NULL: its own */
+	uint64_t weights_offset;
 	char config[256];
 	uint16_t *a16; /* fp32 A converted, M×K */
 	float *c32;    /* fp16 C before conversion, M×N */
@@ -122,23 +134,50 @@ static int plan_matmul(struct rb_matmul *mm, const struct rb_matmul_desc *desc)
 	return rb_npu_job_check_limits(&mm->plan, mm->dev->opts.sim.mem_budget, &bytes);
 }
 
-static int create_job(struct rb_matmul *mm, const char *launch_name)
+/* The launch mode and the host buffers; the job comes with the weights. */
+static int prepare_run(struct rb_matmul *mm, const char *launch_name)
 {
 	const struct rb_shape *s = &mm->plan.shape;
-	struct rb_inputs none = {.shape = *s}; /* weights come later, A with each run */
-	enum rb_npu_launch launch = RB_LAUNCH_FENCES;
 	size_t mk = (size_t)s->m * (size_t)s->k, mn = (size_t)s->m * (size_t)s->n;
+	int ret;
 
-	if (launch_name && rb_npu_launch_parse(launch_name, &launch) < 0)
+	mm->launch = RB_LAUNCH_FENCES;
+	if (launch_name && rb_npu_launch_parse(launch_name, &mm->launch) < 0)
 		return rb_set_error(-EINVAL, "launch '%s': use fences, threads or multicore",
 				    launch_name);
+	ret = mm->dev->dev.ops->check_launch(mm->launch);
+	if (ret < 0)
+		return ret;
 	if (s->dtype == RB_DTYPE_FP16) {
 		mm->a16 = malloc(mk * sizeof(*mm->a16));
 		mm->c32 = malloc(mn * sizeof(*mm->c32));
 		if (!mm->a16 || !mm->c32)
 			return rb_set_error(-ENOMEM, "out of memory for the host buffers");
 	}
-	return rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, launch);
+	return 0;
+}
+
+/* A new job for the weights: its own B buffer (weights NULL) or the caller's. */
+static int replace_job(struct rb_matmul *mm, const struct rb_matmul_buffer *weights,
+		       uint64_t offset)
+{
+	struct rb_inputs none = {.shape = mm->plan.shape}; /* A comes with each run */
+	int ret;
+
+	rb_npu_job_free(mm->job);
+	mm->job = NULL;
+	mm->has_weights = false;
+	mm->weights = NULL;
+	if (weights)
+		ret = rb_npu_job_new_on_weights(&mm->job, &mm->dev->dev, &mm->plan, mm->launch,
+						&weights->bo, offset);
+	else
+		ret = rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, mm->launch);
+	if (ret == 0) {
+		mm->weights = weights;
+		mm->weights_offset = offset;
+	}
+	return ret;
 }
 
 void rb_matmul_destroy(struct rb_matmul *mm)
@@ -169,7 +208,7 @@ int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
 	mm->stats.modeled = dev->dev.modeled;
 	ret = plan_matmul(mm, desc);
 	if (ret == 0)
-		ret = create_job(mm, desc->launch);
+		ret = prepare_run(mm, desc->launch);
 	if (ret < 0) {
 		rb_matmul_destroy(mm);
 		return ret;
@@ -187,19 +226,21 @@ const char *rb_matmul_config(const struct rb_matmul *mm)
  * Transposes go in 64×64 tiles so that both sides stay in cache. */
 #define TILE 64
 
-static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
-		       enum rb_matmul_b_layout layout, void *kn)
+static int weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
+		      enum rb_matmul_b_layout layout, void *kn)
 {
 	const struct rb_shape *s = &mm->plan.shape;
 	size_t k = (size_t)s->k, n = (size_t)s->n, es = rb_dtype_in_size(s->dtype);
 
+	if (layout == RB_MATMUL_B_NATIVE)
+		return rb_layout_rknn_unpack_b(kn, b, s->dtype, s->k, s->n, 0);
 	if (layout == RB_MATMUL_B_KN && type == RB_MATMUL_FP32) {
 		rb_fp16_from_f32_array(kn, b, k * n);
-		return;
+		return 0;
 	}
 	if (layout == RB_MATMUL_B_KN) {
 		memcpy(kn, b, k * n * es);
-		return;
+		return 0;
 	}
 	for (size_t r0 = 0; r0 < k; r0 += TILE)
 		for (size_t c0 = 0; c0 < n; c0 += TILE)
@@ -215,6 +256,7 @@ static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul
 					else
 						((int8_t *)kn)[to] = ((const int8_t *)b)[from];
 				}
+	return 0;
 }
 
 int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
@@ -232,14 +274,89 @@ int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_ty
 		return rb_set_error(-EINVAL, "weights of an %s matmul must be %s",
 				    rb_dtype_name(s->dtype),
 				    s->dtype == RB_DTYPE_FP16 ? "fp16 or fp32" : "int8");
-	if (layout != RB_MATMUL_B_KN && layout != RB_MATMUL_B_NK)
+	if (layout != RB_MATMUL_B_KN && layout != RB_MATMUL_B_NK && layout != RB_MATMUL_B_NATIVE)
 		return rb_set_error(-EINVAL, "unknown weight layout %d", (int)layout);
+	if (layout == RB_MATMUL_B_NATIVE && type == RB_MATMUL_FP32)
+		return rb_set_error(-EINVAL, "native weights are fp16 or int8, not fp32");
+	if ((!mm->job || mm->weights) && (ret = replace_job(mm, NULL, 0)) < 0)
+		return ret;
 	kn = malloc((size_t)s->k * (size_t)s->n * rb_dtype_in_size(s->dtype));
 	if (!kn)
 		return rb_set_error(-ENOMEM, "out of memory for the weights");
-	weights_kn(mm, b, type, layout, kn);
-	ret = rb_npu_job_set_weights(mm->job, kn);
+	ret = weights_kn(mm, b, type, layout, kn);
+	if (ret == 0)
+		ret = rb_npu_job_set_weights(mm->job, kn);
 	free(kn);
+	mm->has_weights = ret == 0;
+	return ret;
+}
+
+/* ---- weights in the caller's buffer ---- */
+
+int rb_matmul_buffer_new(struct rb_matmul_buffer **out, struct rb_matmul_device *dev, uint64_t size)
+{
+	struct rb_matmul_buffer *buf;
+	int ret;
+
+	if (!out || !dev || !size)
+		return rb_set_error(-EINVAL, "rb_matmul_buffer_new: NULL argument or size 0");
+	*out = NULL;
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return rb_set_error(-ENOMEM, "out of memory for a buffer");
+	buf->dev = dev;
+	ret = dev->dev.ops->bo_create(&dev->dev, size, RB_BO_DATA, &buf->bo);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	return 0;
+}
+
+void *rb_matmul_buffer_map(const struct rb_matmul_buffer *buf)
+{
+	return buf->bo.map;
+}
+
+void rb_matmul_buffer_free(struct rb_matmul_buffer *buf)
+{
+	if (!buf)
+		return;
+	buf->dev->dev.ops->bo_destroy(&buf->dev->dev, &buf->bo);
+	free(buf);
+}
+
+/* The planned B is the rknn native layout: no padding, and one K-slice when K fits
+ * one native segment, else slices of exactly one segment (core/layout.h). */
+bool rb_matmul_native_weights(const struct rb_matmul *mm)
+{
+	const struct rb_plan *p = &mm->plan;
+	const struct rb_shape *s = &p->shape;
+
+	if ((int64_t)p->k_pad != s->k || (int64_t)p->n_pad != s->n)
+		return false;
+	return s->k <= RB_LAYOUT_RKNN_K_SEGMENT ? p->n_kslices == 1
+						: p->k_slice == RB_LAYOUT_RKNN_K_SEGMENT;
+}
+
+int rb_matmul_set_weights_buffer(struct rb_matmul *mm, const struct rb_matmul_buffer *buf,
+				 uint64_t offset)
+{
+	int ret;
+
+	if (!mm || !buf)
+		return rb_set_error(-EINVAL, "rb_matmul_set_weights_buffer: NULL argument");
+	if (buf->dev != mm->dev)
+		return rb_set_error(-EINVAL, "the weights buffer is another device's");
+	if (!rb_matmul_native_weights(mm))
+		return rb_set_error(-EINVAL,
+				    "config '%s' lays B out in K-slices of %u channels, not in the "
+				    "native layout: give the weights with rb_matmul_set_weights",
+				    mm->config, mm->plan.k_slice);
+	if (mm->job && mm->weights == buf && mm->weights_offset == offset)
+		return 0;
+	ret = replace_job(mm, buf, offset);
 	mm->has_weights = ret == 0;
 	return ret;
 }
