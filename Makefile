@@ -1,6 +1,8 @@
 # rknn-bench — build, test and install.
 #
-#   make              build build/rknn-bench and build/librknn-bench.a
+#   make              build build/rknn-bench and build/librknn-bench.a, and the tools the
+#                     README and docs name: build/tests/backend-demo, build/tests/consumer,
+#                     build/tests/prime-probe
 #   make run          install missing build dependencies (when possible), build, run the seed shapes
 #   make check        install missing test tools (when possible), build and run every
 #                     test; ends with "N passed, N failed"
@@ -110,7 +112,9 @@ endif
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
 
-all: $(BIN) $(LIB)
+# The tools README.md and docs/ tell a user to run are built by `make` (and `make run`).
+TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe
+all: $(BIN) $(LIB) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

@@ -89,9 +89,12 @@ struct rb_matmul_desc {
 	 * rknn_matmul_set_core_mask sets. A weighted split goes back to even when the
 	 * number of cores changes. */
 	unsigned core_mask;
+	/* The config came from a tuned file (rb_matmul_desc_tuned sets it): counted apart
+	 * in the NPU time of the process (rb_matmul_device_stats, RKNN_BENCH_STATS). */
+	bool tuned;
 };
 
-/* Fills config and launch from a tuned entry (NULL: leaves the defaults). The shape
+/* Fills config and launch from a tuned entry and sets tuned (NULL: leaves the defaults). The shape
  * stays the caller's: a bucket match plans the tuned config for the real M. */
 void rb_matmul_desc_tuned(struct rb_matmul_desc *desc, const struct rb_tuned_config *t);
 
@@ -152,6 +155,21 @@ struct rb_matmul_stats {
 };
 
 void rb_matmul_stats(const struct rb_matmul *mm, struct rb_matmul_stats *stats);
+
+/* The NPU time of every successful run on a device so far: the union of the runs'
+ * windows on the device clock, so runs on different cores that overlap in time count
+ * once (on the emulator, as its virtual clock places them: modeled). With the
+ * environment variable RKNN_BENCH_STATS=1 at rb_matmul_device_open, the process prints
+ * at exit, on stderr, one line over all its devices:
+ *   rknn-bench: N matmuls (T tuned, D default), NPU time X us (modeled)
+ * (the one thing the library ever prints; "measured" on a board). */
+struct rb_matmul_device_stats {
+	unsigned long runs, tuned_runs; /* tuned: of matmuls whose desc has tuned set */
+	double npu_us;
+	bool modeled;
+};
+
+void rb_matmul_device_stats(struct rb_matmul_device *dev, struct rb_matmul_device_stats *stats);
 
 void rb_matmul_destroy(struct rb_matmul *mm);
 

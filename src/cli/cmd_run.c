@@ -81,7 +81,8 @@ static void run_usage(void)
 	fputs("usage: rknn-bench run [options] [SHAPES.json ...]\n"
 	      "\n"
 	      "Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
-	      "verifying each result against the CPU reference before timing it.\n"
+	      "verifying each result against the CPU reference before timing it. With --tuned\n"
+	      "FILE and neither, the pairs of FILE (a tuned JSON lists its pairs).\n"
 	      "\n",
 	      stdout);
 	cli_bench_usage(stdout, CLI_RUN);
@@ -194,6 +195,18 @@ static int check_out(struct run_opts *o, const struct cli_bench *b, const char *
 	return ret;
 }
 
+/* The shapes files and --shape shapes; with neither, the pairs of the --tuned file (a
+ * tuned JSON is a shapes file with more keys), each with its tuned config. */
+static int load_shapes(struct run_opts *o, const struct cli_bench *b, char **files, int n_files)
+{
+	char *tuned_file[1] = {(char *)o->tuned_path};
+
+	if (n_files == 0 && b->n_specs == 0 && o->tuned_path)
+		return cli_load_shapes(&o->shapes, tuned_file, 1, NULL, 0, b->dtype, "run", false);
+	return cli_load_shapes(&o->shapes, files, n_files, b->specs, b->n_specs, b->dtype, "run",
+			       false);
+}
+
 /* Parses argv into `o`; returns 0, or an exit code > 0 (help printed: RB_EXIT_OK + 100). */
 static int parse_args(struct run_opts *o, int argc, char **argv)
 {
@@ -204,8 +217,7 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	if (ret == 0)
 		ret = check_out(o, &b, (const char *const *)argv + optind, (size_t)(argc - optind));
 	if (ret == 0)
-		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, b.specs, b.n_specs,
-				      b.dtype, "run", false);
+		ret = load_shapes(o, &b, argv + optind, argc - optind);
 	if (ret == 0)
 		ret = cli_filter_shapes(&o->shapes, b.filter);
 	if (ret == 0) {

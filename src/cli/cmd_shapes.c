@@ -12,19 +12,19 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/fileio.h"
+#include "model/ggml_rknn.h"
 #include "model/gguf.h"
 #include "model/graph.h"
 
-/* The seed backend's kernel table: GGML_RKNPU2_MAX_MATMUL_KERNELS = 256 contexts
- * (ggml-rknn.cpp 280), three per pair at init, wrapping to 0 when full. */
-#define SEED_MAX_PAIRS 85
+/* The seed backend's kernel table holds its contexts, three per pair at init. */
+#define SEED_MAX_PAIRS (RB_GGML_RKNN_MAX_CONTEXTS / RB_GGML_RKNN_CORES)
 #define MAX_TOKENS     16
 
 static const char shapes_usage[] =
     "usage: rknn-bench shapes (--gguf MODEL.gguf | --arch A --embd N --ff N --layers N\n"
     "                          --heads N --heads-kv N --vocab N [--head-dim N])\n"
     "                         [--tokens 1,128,512] [--nodes LIST] [--all-logits]\n"
-    "                         [--dtype fp16|int8] [-o FILE]\n"
+    "                         [--dtype fp16|int8] [--for ggml-rknn] [--threads N] [-o FILE]\n"
     "\n"
     "Write a shapes file (mat_kernel_size.json) listing the weight matmuls of a model's\n"
     "llama.cpp graph under the names the graph gives them (ffn_up-0, ..., result_output),\n"
@@ -46,8 +46,26 @@ static const char shapes_usage[] =
     "                       when generating\n"
     "  --dtype fp16|int8    written as the file's dtype (default fp16)\n"
     "  -o FILE              write FILE (through a temporary file); default stdout\n"
+    "the ggml-rknn backend (the seed revision's split rule, docs/tuned-json.md):\n"
+    "  --threads N          llama.cpp's thread count (-t, -tb), over which the backend\n"
+    "                       splits each run's columns (default 3)\n"
+    "  --for ggml-rknn      write each pair as the backend creates it: one pair per\n"
+    "                       single-core context (its slice of N), named\n"
+    "                       PAIR:coreC:BEGIN-END (PAIR:threadT:... when the backend sets\n"
+    "                       no core), with \"core\": C (0..2, or null) and \"slice\":\n"
+    "                       {\"of\", \"n\", \"n_begin\", \"n_end\", \"created\": "
+    "\"init\"|\"run\",\n"
+    "                       \"thread\", \"runs\"}: the init split (N/32/3*32 per core, the\n"
+    "                       last takes the rest), and the contexts the run creates where\n"
+    "                       its split over --threads differs; input for tune, so the\n"
+    "                       shim (matching M, K, N) finds a tuned config for each slice.\n"
+    "                       Not for the backend's own mat_kernel_size.json (it matches\n"
+    "                       the graph's names and whole N): give it the plain file\n"
     "\n"
-    "More pairs than the seed backend's kernel table holds (85) is a warning.\n"
+    "A pair the ggml-rknn backend cannot create (K not a multiple of 32, N not a multiple\n"
+    "of 32 or below 96, a thread left without columns) is a warning naming the pair and\n"
+    "why, and is marked in the file (\"ggml_rknn_unusable\": why); --for ggml-rknn leaves\n"
+    "it out. More pairs than the seed backend's kernel table holds (85) is a warning.\n"
     "Exit codes: 0 ok, 2 usage or input error (a bad GGUF names the byte offset).\n";
 
 enum {
@@ -64,6 +82,8 @@ enum {
 	OPT_NODES,
 	OPT_ALL_LOGITS,
 	OPT_DTYPE,
+	OPT_FOR,
+	OPT_THREADS,
 };
 
 static const struct option shapes_options[] = {
@@ -81,6 +101,8 @@ static const struct option shapes_options[] = {
     {"nodes", required_argument, NULL, OPT_NODES},
     {"all-logits", no_argument, NULL, OPT_ALL_LOGITS},
     {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"for", required_argument, NULL, OPT_FOR},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {NULL, 0, NULL, 0},
 };
 
@@ -89,6 +111,8 @@ struct shapes_args {
 	struct rb_graph_model given; /* flags; 0 / "": not given */
 	int64_t tokens[MAX_TOKENS];
 	struct rb_graph_opts opts;
+	bool for_ggml_rknn; /* --for ggml-rknn: the backend's slices */
+	int threads;        /* llama.cpp's thread count at run time */
 };
 
 static int parse_tokens(struct shapes_args *a, const char *text)
@@ -170,6 +194,16 @@ static int parse_option(struct shapes_args *a, int c, const char *arg)
 	case 'o':
 		a->out = arg;
 		return 0;
+	case OPT_FOR:
+		if (strcmp(arg, "ggml-rknn") != 0)
+			return rb_error("--for '%s': the one backend known is ggml-rknn", arg);
+		a->for_ggml_rknn = true;
+		return 0;
+	case OPT_THREADS:
+		if (cli_parse_int("--threads", arg, 1, RB_GGML_RKNN_MAX_THREADS, &v) < 0)
+			return -1;
+		a->threads = (int)v;
+		return 0;
 	default:
 		if (cli_parse_int(option_name(c), arg, 1, 1L << 31, &v) < 0)
 			return -1;
@@ -186,6 +220,7 @@ static int parse_args(struct shapes_args *a, int argc, char **argv)
 	a->tokens[0] = 1;
 	a->opts.tokens = a->tokens;
 	a->opts.n_tokens = 1;
+	a->threads = RB_GGML_RKNN_CORES; /* the backend's own count at init */
 	while ((c = getopt_long(argc, argv, "ho:", shapes_options, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(shapes_usage, stdout);
@@ -199,6 +234,11 @@ static int parse_args(struct shapes_args *a, int argc, char **argv)
 	if (optind < argc)
 		return cli_fail(RB_EXIT_USAGE, "shapes takes no file argument ('%s'): use --gguf",
 				argv[optind]);
+	if (a->for_ggml_rknn && a->opts.dtype != RB_DTYPE_FP16)
+		return cli_fail(RB_EXIT_USAGE,
+				"--for ggml-rknn --dtype %s: the backend creates every context as "
+				"fp16 (RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32); leave --dtype out",
+				rb_dtype_name(a->opts.dtype));
 	return 0;
 }
 
@@ -235,33 +275,152 @@ static int model_numbers(const struct shapes_args *a, struct rb_graph_model *m)
 	return 0;
 }
 
+static cJSON *pair_json(const struct rb_shape *s, const char *name)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON *s0 = cJSON_AddObjectToObject(p, "src0"), *s1 = cJSON_AddObjectToObject(p, "src1");
+
+	cJSON_AddNumberToObject(s0, "row", (double)s->m);
+	cJSON_AddNumberToObject(s0, "col", (double)s->k);
+	cJSON_AddNumberToObject(s1, "row", (double)s->k);
+	cJSON_AddNumberToObject(s1, "col", (double)s->n);
+	cJSON_AddStringToObject(p, "name", name);
+	return p;
+}
+
+static void warn_unusable(const struct rb_graph_pair *p, const char *why, const char *then)
+{
+	fprintf(stderr,
+		"rknn-bench: warning: %s (%" PRId64 "x%" PRId64 "x%" PRId64
+		"): the ggml-rknn backend cannot take it: %s%s\n",
+		p->name, p->shape.m, p->shape.k, p->shape.n, why, then);
+}
+
+/* Every pair, each one the backend cannot create warned about and marked. */
+static size_t add_pairs(cJSON *arr, const struct rb_graph_pair *pairs, size_t n, int threads)
+{
+	size_t unusable = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		cJSON *p = pair_json(&pairs[i].shape, pairs[i].name);
+		char why[256];
+
+		if (!rb_ggml_rknn_usable(&pairs[i].shape, threads, why, sizeof(why))) {
+			warn_unusable(&pairs[i], why, "");
+			cJSON_AddStringToObject(p, "ggml_rknn_unusable", why);
+			unusable++;
+		}
+		cJSON_AddItemToArray(arr, p);
+	}
+	return unusable;
+}
+
+static cJSON *slice_json(const struct rb_graph_pair *pair, const struct rb_ggml_rknn_slice *sl)
+{
+	struct rb_shape s = pair->shape;
+	char name[128];
+	cJSON *p, *info;
+
+	s.n = sl->n_end - sl->n_begin;
+	snprintf(name, sizeof(name), "%s:%s%d:%" PRId64 "-%" PRId64, pair->name,
+		 sl->core >= 0 ? "core" : "thread", sl->core >= 0 ? sl->core : sl->thread,
+		 sl->n_begin, sl->n_end);
+	p = pair_json(&s, name);
+	if (sl->core >= 0)
+		cJSON_AddNumberToObject(p, "core", sl->core);
+	else
+		cJSON_AddNullToObject(p, "core");
+	info = cJSON_AddObjectToObject(p, "slice");
+	cJSON_AddStringToObject(info, "of", pair->name);
+	cJSON_AddNumberToObject(info, "n", (double)pair->shape.n);
+	cJSON_AddNumberToObject(info, "n_begin", (double)sl->n_begin);
+	cJSON_AddNumberToObject(info, "n_end", (double)sl->n_end);
+	cJSON_AddStringToObject(info, "created", sl->at_init ? "init" : "run");
+	if (sl->thread >= 0)
+		cJSON_AddNumberToObject(info, "thread", sl->thread);
+	else
+		cJSON_AddNullToObject(info, "thread");
+	cJSON_AddBoolToObject(info, "runs", sl->thread >= 0);
+	return p;
+}
+
+/* Each pair as the backend creates it: one pair per context; the unusable left out. */
+static size_t add_slices(cJSON *arr, const struct rb_graph_pair *pairs, size_t n, int threads)
+{
+	struct rb_ggml_rknn_slice sl[RB_GGML_RKNN_MAX_SLICES];
+	size_t unusable = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int count = rb_ggml_rknn_slices(&pairs[i].shape, threads, sl);
+
+		if (count < 0) {
+			warn_unusable(&pairs[i], rb_last_error(), "; left out");
+			unusable++;
+		}
+		for (int j = 0; j < count; j++)
+			cJSON_AddItemToArray(arr, slice_json(&pairs[i], &sl[j]));
+	}
+	return unusable;
+}
+
+/* The contexts the backend makes for the pairs it can create, init and run time. */
+static size_t backend_contexts(const struct rb_graph_pair *pairs, size_t n, int threads)
+{
+	struct rb_ggml_rknn_slice sl[RB_GGML_RKNN_MAX_SLICES];
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int c = rb_ggml_rknn_slices(&pairs[i].shape, threads, sl);
+
+		count += c > 0 ? (size_t)c : 0;
+	}
+	return count;
+}
+
+static void warn_table(const struct rb_graph_pair *pairs, size_t n, int threads)
+{
+	size_t contexts = backend_contexts(pairs, n, threads);
+
+	if (n > SEED_MAX_PAIRS)
+		fprintf(stderr,
+			"rknn-bench: warning: %zu pairs; the seed ggml-rknn backend's kernel table "
+			"holds %d contexts, three per pair, so at most %d pairs: later ones "
+			"overwrite earlier ones\n",
+			n, RB_GGML_RKNN_MAX_CONTEXTS, SEED_MAX_PAIRS);
+	else if (contexts > RB_GGML_RKNN_MAX_CONTEXTS)
+		fprintf(stderr,
+			"rknn-bench: warning: %zu pairs make %zu contexts with %d threads (three "
+			"per pair at init, the rest at run time); the seed ggml-rknn backend's "
+			"kernel table holds %d: later ones overwrite earlier ones\n",
+			n, contexts, threads, RB_GGML_RKNN_MAX_CONTEXTS);
+}
+
 static cJSON *shapes_doc(const struct shapes_args *a, const struct rb_graph_model *m,
-			 const struct rb_graph_pair *pairs, size_t n)
+			 const struct rb_graph_pair *pairs, size_t n, size_t *unusable)
 {
 	cJSON *doc = cJSON_CreateObject(), *arr;
-	char about[512];
+	char about[640];
 
 	snprintf(about, sizeof(about),
 		 "written by rknn-bench shapes from %s%s: %s, %" PRId64 " layers, embd %" PRId64
 		 ", ff %" PRId64 ", heads %" PRId64 "/%" PRId64 ", vocab %" PRId64
-		 "; names as llama.cpp's graph gives them",
+		 "; names as llama.cpp's graph gives them%s",
 		 a->gguf ? a->gguf : "the numbers given", a->gguf ? " (header)" : "", m->arch,
-		 m->layers, m->embd, m->ff, m->heads, m->heads_kv, m->vocab);
+		 m->layers, m->embd, m->ff, m->heads, m->heads_kv, m->vocab,
+		 a->for_ggml_rknn ? "; each pair split into the single-core contexts the seed "
+				    "ggml-rknn backend creates for it (not a mat_kernel_size.json "
+				    "for the backend itself: for tune)"
+				  : "");
 	cJSON_AddStringToObject(doc, "comment", about);
 	cJSON_AddStringToObject(doc, "dtype", rb_dtype_name(a->opts.dtype));
-	arr = cJSON_AddArrayToObject(doc, "pairs");
-	for (size_t i = 0; arr && i < n; i++) {
-		cJSON *p = cJSON_CreateObject();
-		cJSON *s0 = cJSON_AddObjectToObject(p, "src0"),
-		      *s1 = cJSON_AddObjectToObject(p, "src1");
-
-		cJSON_AddNumberToObject(s0, "row", (double)pairs[i].shape.m);
-		cJSON_AddNumberToObject(s0, "col", (double)pairs[i].shape.k);
-		cJSON_AddNumberToObject(s1, "row", (double)pairs[i].shape.k);
-		cJSON_AddNumberToObject(s1, "col", (double)pairs[i].shape.n);
-		cJSON_AddStringToObject(p, "name", pairs[i].name);
-		cJSON_AddItemToArray(arr, p);
+	if (a->for_ggml_rknn) {
+		cJSON_AddStringToObject(doc, "target", "ggml-rknn");
+		cJSON_AddNumberToObject(doc, "threads", a->threads);
 	}
+	arr = cJSON_AddArrayToObject(doc, "pairs");
+	if (arr)
+		*unusable = a->for_ggml_rknn ? add_slices(arr, pairs, n, a->threads)
+					     : add_pairs(arr, pairs, n, a->threads);
 	return doc;
 }
 
@@ -307,7 +466,7 @@ int cmd_shapes(int argc, char **argv)
 	struct shapes_args a;
 	struct rb_graph_model m;
 	struct rb_graph_pair *pairs = NULL;
-	size_t n = 0;
+	size_t n = 0, unusable = 0;
 	cJSON *doc;
 	int ret = parse_args(&a, argc, argv);
 
@@ -318,14 +477,15 @@ int cmd_shapes(int argc, char **argv)
 	if (rb_graph_pairs(&m, &a.opts, &pairs, &n) < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s%s%s", a.gguf ? a.gguf : "", a.gguf ? ": " : "",
 				rb_last_error());
-	if (n > SEED_MAX_PAIRS)
-		fprintf(stderr,
-			"rknn-bench: warning: %zu pairs; the seed ggml-rknn backend's kernel table "
-			"holds 256 contexts, three per pair, so at most %d pairs: later ones "
-			"overwrite earlier ones\n",
-			n, SEED_MAX_PAIRS);
-	doc = shapes_doc(&a, &m, pairs, n);
+	warn_table(pairs, n, a.threads);
+	doc = shapes_doc(&a, &m, pairs, n, &unusable);
 	free(pairs);
+	if (unusable)
+		fprintf(stderr,
+			"rknn-bench: warning: %zu of %zu pairs cannot be created by the ggml-rknn "
+			"backend (with %d threads)%s\n",
+			unusable, n, a.threads,
+			a.for_ggml_rknn ? ": left out" : ": see the warnings above");
 	ret = doc ? write_doc(a.out, doc) : rb_error("out of memory");
 	cJSON_Delete(doc);
 	return ret < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;

@@ -88,22 +88,38 @@ void rb_result_release(struct rb_result *r)
 	r->perf = NULL;
 }
 
+/* One named pair per name of each result (a result without names: one unnamed pair). */
+static size_t report_pairs(const struct rb_result *results, size_t n, struct rb_total_pair *out)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t names = results[i].n_names ? results[i].n_names : 1;
+
+		for (size_t j = 0; j < names; j++)
+			out[count++] = (struct rb_total_pair){
+			    .name = results[i].n_names ? results[i].names[j] : NULL,
+			    .m = results[i].shape.m,
+			    .us = results[i].stats.median_us};
+	}
+	return count;
+}
+
 size_t rb_report_totals(const struct rb_result *results, size_t n, struct rb_total *out)
 {
-	struct rb_total_item *items = calloc(n ? n : 1, sizeof(*items));
-	size_t groups = 0;
+	struct rb_total_pair *pairs;
+	size_t n_pairs = 0, groups;
 
-	for (size_t i = 0; items && i < n; i++) {
-		if (results[i].phase) { /* a phase alone is not a matmul's time */
-			free(items);
+	for (size_t i = 0; i < n; i++) {
+		if (results[i].phase) /* a phase alone is not a matmul's time */
 			return 0;
-		}
-		items[i] = (struct rb_total_item){results[i].shape.m, results[i].stats.median_us,
-						  results[i].n_names ? results[i].n_names : 1};
+		n_pairs += results[i].n_names ? results[i].n_names : 1;
 	}
-	if (items)
-		groups = rb_totals_sum(items, n, out, RB_TOTALS_MAX);
-	free(items);
+	pairs = calloc(n_pairs ? n_pairs : 1, sizeof(*pairs));
+	if (!pairs)
+		return 0;
+	groups = rb_totals_sum_pairs(pairs, report_pairs(results, n, pairs), out, RB_TOTALS_MAX);
+	free(pairs);
 	return groups;
 }
 

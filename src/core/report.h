@@ -144,7 +144,8 @@ int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *c
 cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *results, size_t n);
 
 /* Per-model totals of the results (core/totals.h): each result's median once per pair
- * that has its shape (its names), summed per M. Fills at most RB_TOTALS_MAX groups;
+ * that has its shape (its names), summed per M, a prompt with the M = 1 pairs of its
+ * output row (rb_totals_sum_pairs). Fills at most RB_TOTALS_MAX groups;
  * none for results of one phase alone (run --phase). */
 struct rb_total;
 size_t rb_report_totals(const struct rb_result *results, size_t n, struct rb_total *out);

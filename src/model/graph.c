@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/totals.h"
 
 static const char *const node_names[RB_NODE_COUNT] = {
     "Qcur", "Kcur", "Vcur", "ffn_up", "ffn_gate", "ffn_out", "result_output",
@@ -165,7 +166,8 @@ static int add_node(struct pairs *p, const struct rb_graph_model *m, const struc
 		return add_pair(p, &x);
 	}
 	for (int64_t il = 0; ret == 0 && il < m->layers; il++) {
-		bool after_rows = il == m->layers - 1 && node >= RB_NODE_FFN_UP;
+		bool after_rows =
+		    il == m->layers - 1 && rb_totals_output_rows_node(node_names[node]);
 
 		snprintf(x.name, sizeof(x.name), "%s-%" PRId64, node_names[node], il);
 		x.shape.m = after_rows ? last_rows : tokens;

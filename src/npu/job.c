@@ -803,7 +803,9 @@ int rb_npu_job_run(struct rb_npu_job *job, void *c, struct rb_npu_job_times *tim
 	d0 = device_ns(job);
 	if (ret == 0 && run)
 		ret = launch_retry(job, times, &d0);
-	times->device_us = (double)(device_ns(job) - d0) / 1000.0;
+	times->device_begin_ns = d0;
+	times->device_end_ns = device_ns(job);
+	times->device_us = (double)(times->device_end_ns - d0) / 1000.0;
 	times->submit_us = host_us() - t0;
 	run = phase(job, RB_NPU_PHASE_UNPACK);
 	t0 = host_us();

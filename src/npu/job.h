@@ -18,13 +18,18 @@
 #define RB_NPU_JOB_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/inputs.h"
 #include "dev/npu_device.h"
 #include "npu/plan.h"
 
 struct rb_npu_job_times {
-	double device_us;                /* first submit to last completion, on the device clock */
+	double device_us; /* first submit to last completion, on the device clock */
+	/* The window device_us measures, as readings of the device clock (the emulator's
+	 * virtual clock, or CLOCK_MONOTONIC): runs of one device that overlap in it ran at
+	 * the same time, so a process's NPU time is the union of its runs' windows. */
+	uint64_t device_begin_ns, device_end_ns;
 	double hw_us[RB_PLAN_MAX_CORES]; /* per-core job hw_elapse_time (0 if unknown) */
 	double pack_us;                  /* host: packing A */
 	double submit_us;                /* host: submit + wait */

@@ -7,6 +7,8 @@
 #include "rknn_bench/matmul.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,13 +18,16 @@
 #include "core/layout.h"
 #include "npu/job.h"
 #include "run/engine.h"
+#include "run/npu_time.h"
 
 #define NAME_MAX_LEN 512
 
 struct rb_matmul_device {
 	struct rb_npu_device dev;
 	struct rb_engine_opts opts;
-	char name[NAME_MAX_LEN]; /* as given: opts.path points into it */
+	char name[NAME_MAX_LEN];       /* as given: opts.path points into it */
+	struct rb_npu_time time;       /* of this device's runs, on its clock */
+	struct rb_matmul_device *next; /* the list of open devices (RKNN_BENCH_STATS) */
 };
 
 struct rb_matmul_buffer {
@@ -43,7 +48,7 @@ struct rb_matmul {
 	char config[256];
 	uint16_t *a16; /* fp32 A converted, M×K */
 	float *c32;    /* fp16 C before conversion, M×N */
-	bool planned, has_weights;
+	bool planned, has_weights, tuned;
 	struct rb_matmul_stats stats;
 };
 
@@ -53,6 +58,102 @@ void rb_matmul_desc_tuned(struct rb_matmul_desc *desc, const struct rb_tuned_con
 		return;
 	desc->config = t->config;
 	desc->launch = t->launch;
+	desc->tuned = true;
+}
+
+/* ---- RKNN_BENCH_STATS: the NPU time of the process, printed at exit ----
+ * The one place the library prints: a user asked for it, and a backend inside
+ * llama.cpp has no other way to show what tuning did to a model. Each device has its
+ * own clock (one emulated kernel each), so devices are summed, not merged. */
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rb_matmul_device *open_devices;
+static struct {
+	unsigned long runs, tuned_runs;
+	uint64_t ns;
+	bool modeled, measured;
+} closed; /* devices closed so far */
+static pthread_once_t stats_once = PTHREAD_ONCE_INIT;
+
+static bool stats_wanted(void)
+{
+	const char *v = getenv("RKNN_BENCH_STATS");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* With stats_lock held: adds d's runs to the closed devices' totals. */
+static void stats_add(const struct rb_matmul_device *d, unsigned long *runs, unsigned long *tuned,
+		      uint64_t *ns, bool *modeled, bool *measured)
+{
+	struct rb_matmul_device_stats st;
+
+	rb_matmul_device_stats((struct rb_matmul_device *)d, &st);
+	*runs += st.runs;
+	*tuned += st.tuned_runs;
+	*ns += (uint64_t)(st.npu_us * 1000.0 + 0.5);
+	*modeled |= st.runs && st.modeled;
+	*measured |= st.runs && !st.modeled;
+}
+
+static void stats_print(void)
+{
+	unsigned long runs, tuned;
+	uint64_t ns;
+	bool modeled, measured;
+
+	pthread_mutex_lock(&stats_lock);
+	runs = closed.runs, tuned = closed.tuned_runs, ns = closed.ns;
+	modeled = closed.modeled, measured = closed.measured;
+	for (const struct rb_matmul_device *d = open_devices; d; d = d->next)
+		stats_add(d, &runs, &tuned, &ns, &modeled, &measured);
+	pthread_mutex_unlock(&stats_lock);
+	fprintf(stderr, "rknn-bench: %lu matmuls (%lu tuned, %lu default), NPU time %.3f us (%s)\n",
+		runs, tuned, runs - tuned, (double)ns / 1000.0,
+		modeled && measured ? "modeled and measured"
+		: measured          ? "measured"
+				    : "modeled");
+}
+
+static void stats_register(void)
+{
+	atexit(stats_print);
+}
+
+static void stats_open(struct rb_matmul_device *d)
+{
+	if (!stats_wanted())
+		return;
+	pthread_once(&stats_once, stats_register);
+	pthread_mutex_lock(&stats_lock);
+	d->next = open_devices;
+	open_devices = d;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+static void stats_close(struct rb_matmul_device *d)
+{
+	struct rb_matmul_device **pp;
+
+	pthread_mutex_lock(&stats_lock);
+	for (pp = &open_devices; *pp && *pp != d; pp = &(*pp)->next)
+		;
+	if (*pp) {
+		*pp = d->next;
+		stats_add(d, &closed.runs, &closed.tuned_runs, &closed.ns, &closed.modeled,
+			  &closed.measured);
+	}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void rb_matmul_device_stats(struct rb_matmul_device *d, struct rb_matmul_device_stats *st)
+{
+	unsigned long runs, tuned;
+
+	st->npu_us = (double)rb_npu_time_ns(&d->time, &runs, &tuned) / 1000.0;
+	st->runs = runs;
+	st->tuned_runs = tuned;
+	st->modeled = d->dev.modeled;
 }
 
 int rb_matmul_device_open(struct rb_matmul_device **out, const char *name)
@@ -77,6 +178,8 @@ int rb_matmul_device_open(struct rb_matmul_device **out, const char *name)
 		free(d);
 		return ret;
 	}
+	rb_npu_time_init(&d->time);
+	stats_open(d);
 	*out = d;
 	return 0;
 }
@@ -85,7 +188,9 @@ void rb_matmul_device_close(struct rb_matmul_device *d)
 {
 	if (!d)
 		return;
+	stats_close(d);
 	rb_npu_device_close(&d->dev);
+	rb_npu_time_release(&d->time);
 	free(d);
 }
 
@@ -205,6 +310,7 @@ int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
 	if (!mm)
 		return rb_set_error(-ENOMEM, "out of memory for a matmul");
 	mm->dev = dev;
+	mm->tuned = desc->tuned;
 	mm->stats.modeled = dev->dev.modeled;
 	ret = plan_matmul(mm, desc);
 	if (ret == 0)
@@ -419,6 +525,7 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 		rb_fp16_from_f32_array(c, mm->c32, (size_t)s->m * (size_t)s->n);
 	mm->stats.device_us = t.device_us;
 	mm->stats.runs++;
+	rb_npu_time_add(&mm->dev->time, t.device_begin_ns, t.device_end_ns, mm->tuned);
 	return 0;
 }
 

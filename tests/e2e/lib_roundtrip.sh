@@ -64,5 +64,21 @@ roundtrip() {
 		expect_grep "^modeled times as in the file: $pairs of $pairs$" "$TMP/out" \
 			"$name: backend-demo $how reproduces every modeled time"
 	done
+	npu_time_line "$name" "$out"
+}
+
+# npu_time_line NAME TUNED: RKNN_BENCH_STATS=1 makes backend-demo print the process's NPU
+# time at exit; its pairs run one after another, so the time is the sum of the file's
+# modeled times, and every matmul came from the tuned file. Silent without the variable.
+npu_time_line() {
+	[ -s "$TMP/err" ] && not_ok "$1: no NPU time line without RKNN_BENCH_STATS" "$(head -3 "$TMP/err")" ||
+		ok "$1: no NPU time line without RKNN_BENCH_STATS"
+	RKNN_BENCH_STATS=1 built "$DEMO" "$2" --device sim >"$TMP/out" 2>"$TMP/stats"
+	want=$(i=0; while [ "$i" -lt "$pairs" ]; do json "$2" pairs.$i.measured.median_us; i=$((i + 1)); done |
+		awk '{ s += $1 } END { printf "%.3f", s }')
+	got=$(sed -n "s/^rknn-bench: $pairs matmuls ($pairs tuned, 0 default), NPU time \([0-9.]*\) us (modeled)$/\1/p" "$TMP/stats")
+	[ -n "$got" ] && awk -v g="$got" -v w="$want" -v n="$pairs" 'BEGIN { d = g - w; exit !(d < 0.002 * n + 0.01 && -d < 0.002 * n + 0.01) }' &&
+		ok "$1: RKNN_BENCH_STATS=1: $pairs tuned matmuls, NPU time $got us = the file's sum" ||
+		not_ok "$1: RKNN_BENCH_STATS=1: NPU time is the sum of the file's times" "want $want us" "$(cat "$TMP/stats")"
 }
 

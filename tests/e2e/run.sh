@@ -112,3 +112,66 @@ expect_exit 0 "totals: the table" -- $RKNN_BENCH run configs/mat_kernel_size.jso
 	--device sim --iters 1 --warmup 0 --verify sample
 expect_grep '^  decode \(M = 1\): [0-9.]+ µs per token over 35 pairs' "$TMP/out" \
 	"totals: the table says the per-token total"
+
+# A prompt's total counts the matmuls it runs at M = 1: llama.cpp computes the last
+# layer after attention and result_output for the output row only, so for a 128-token
+# prompt of Qwen2.5-1.5B, ffn_up/gate/out-27 and result_output run at M = 1 (listed once,
+# as decode pairs). The total is each M = 128 median times its pairs plus those four.
+QWEN="--arch qwen2 --embd 1536 --ff 8960 --layers 28 --heads 12 --heads-kv 2 --vocab 151936"
+$RKNN_BENCH shapes $QWEN --tokens 1,128 -o "$TMP/qwen.json" 2>/dev/null
+expect_exit 0 "totals: a Qwen2.5-1.5B decode and 128-token prompt" -- $RKNN_BENCH run \
+	"$TMP/qwen.json" --device sim --iters 1 --warmup 0 --verify none --format json
+cp "$TMP/out" "$TMP/qwen-run.json"
+q() { "$JSONCHECK" "$TMP/qwen-run.json" "$1"; }
+i=0
+while [ "$i" -lt "$(q results.#)" ]; do
+	rows=$(q results.$i.names | tr ',' '\n' | grep -cE '"(ffn_(up|gate|out)-27|result_output)"')
+	echo "$(q results.$i.shape.m) $(q results.$i.stats.median_us) $(q results.$i.names.#) $rows"
+	i=$((i + 1))
+done >"$TMP/qwen-rows"
+want=$(awk '$1 == 128 { s += $2 * $3 } $1 == 1 { s += $2 * $4 } END { printf "%.3f", s }' "$TMP/qwen-rows")
+before=$(awk '$1 == 128 { s += $2 * $3 } END { printf "%.3f", s }' "$TMP/qwen-rows")
+got=$(q totals.1.total_us)
+[ "$(q totals.1.m)" = 128 ] && [ "$(q totals.1.pairs)" = 85 ] && [ "$(q totals.1.output_rows)" = 4 ] &&
+	ok "totals: the prompt runs 85 pairs, 4 of them at M = 1" ||
+	not_ok "totals: the prompt runs 85 pairs, 4 at M = 1" "$(q totals.1)"
+awk -v g="$got" -v w="$want" 'BEGIN { exit !(g - w < 0.01 && w - g < 0.01) }' &&
+	ok "totals: the prompt's total includes its four M = 1 matmuls" ||
+	not_ok "totals: the prompt's total includes its M = 1 matmuls" "$got vs $want"
+echo "# Qwen2.5-1.5B, 128-token prompt (modeled): $got us, $before us without its M = 1 matmuls" \
+	"($(awk -v g="$got" -v b="$before" 'BEGIN { printf "%+.1f %%", (g / b - 1) * 100 }'))"
+[ "$(q totals.0.pairs)" = 85 ] && ok "totals: decode still counts its 85 pairs once" ||
+	not_ok "totals: decode still counts its 85 pairs once"
+
+# run --tuned FILE alone: the tuned JSON lists its pairs, each run with its config.
+printf '%s\n' '{"pairs": [' \
+	'{"src0":{"row":1,"col":64},"src1":{"row":64,"col":96},"name":"a-0"},' \
+	'{"src0":{"row":1,"col":64},"src1":{"row":64,"col":96},"name":"a-1"},' \
+	'{"src0":{"row":4,"col":128},"src1":{"row":128,"col":64},"name":"b-0"}]}' >"$TMP/small.json"
+expect_exit 0 "tune a small file" -- $RKNN_BENCH --quiet tune "$TMP/small.json" --device sim \
+	--iters 1 --warmup 0 -o "$TMP/small-tuned.json"
+expect_exit 0 "run --tuned FILE without shapes" -- $RKNN_BENCH run --tuned "$TMP/small-tuned.json" \
+	--device sim --iters 1 --warmup 0 --format json
+cp "$TMP/out" "$TMP/alone.json"
+a() { "$JSONCHECK" "$TMP/alone.json" "$1"; }
+t() { "$JSONCHECK" "$TMP/small-tuned.json" "$1"; }
+[ "$(a results.#)" = 2 ] && [ "$(a results.0.names.#)" = 2 ] && [ "$(a results.1.names.0)" = b-0 ] &&
+	ok "run --tuned alone runs the file's pairs" || not_ok "run --tuned alone runs the file's pairs"
+[ "$(a results.0.stats.median_us)" = "$(t pairs.0.measured.median_us)" ] &&
+	[ "$(a results.1.stats.median_us)" = "$(t pairs.2.measured.median_us)" ] &&
+	ok "each with its tuned config: the tuned modeled times" ||
+	not_ok "each with its tuned config" "$(a results.0.stats.median_us) vs $(t pairs.0.measured.median_us)"
+expect_exit 0 "run --tuned FILE --shape S" -- $RKNN_BENCH --quiet run \
+	--tuned "$TMP/small-tuned.json" --shape 2x64x32 --device sim --iters 1 --warmup 0 --format json
+cp "$TMP/out" "$TMP/with-shape.json"
+[ "$("$JSONCHECK" "$TMP/with-shape.json" results.#)" = 1 ] &&
+	ok "with a shape given, the tuned file's pairs are not added" ||
+	not_ok "with a shape given, the tuned file's pairs are not added"
+expect_exit 2 "run --tuned with a missing file" -- $RKNN_BENCH run --tuned "$TMP/none.json"
+
+# `make` builds every program README.md and docs/ tell a user to run from build/tests.
+env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -n BUILD="$TMP/mk" all >"$TMP/make-n" 2>&1
+for prog in $(grep -ohE 'build/tests/[a-z][a-z-]*(\.so)?' README.md docs/*.md | grep -v '\.so$' | sort -u); do
+	grep -q -- "-o $TMP/mk/tests/${prog#build/tests/}\( \|$\)" "$TMP/make-n" &&
+		ok "make builds $prog (named in the docs)" || not_ok "make builds $prog (named in the docs)"
+done

@@ -36,6 +36,10 @@ expect_exit 0 "qwen2.5-1.5b.json regenerates" -- $RKNN_BENCH shapes --arch qwen2
 	--ff 8960 --layers 28 --heads 12 --heads-kv 2 --vocab 151936 -o "$TMP/q.json"
 cmp -s "$TMP/q.json" configs/qwen2.5-1.5b.json && ok "configs/qwen2.5-1.5b.json is the shapes output" ||
 	not_ok "configs/qwen2.5-1.5b.json is the shapes output"
+# 85 pairs fill 255 of the backend's 256 contexts at init; result_output (N = 151936:
+# init 50624/50624/50688, run 50624/50656/50656) makes two more at run time.
+expect_grep "warning: 85 pairs make 257 contexts with 3 threads .* holds 256" "$TMP/err" \
+	"Qwen2.5-1.5B's decode pairs overflow the kernel table at run time"
 expect_exit 0 "llama-3.2-1b-prefill.json regenerates" -- $RKNN_BENCH shapes $LLAMA_1B \
 	--tokens 128,512 --all-logits -o "$TMP/p.json"
 cmp -s "$TMP/p.json" configs/llama-3.2-1b-prefill.json &&
@@ -71,3 +75,74 @@ expect_exit 2 "a missing number" -- $RKNN_BENCH shapes --arch llama --embd 2048
 expect_grep 'ff is 0' "$TMP/err" "names the missing number"
 expect_exit 2 "--tokens 0" -- $RKNN_BENCH shapes $LLAMA_1B --tokens 1,0
 expect_exit 0 "--help" -- $RKNN_BENCH shapes --help
+
+# Pairs the ggml-rknn backend cannot create (model/ggml_rknn.h): a tiny model whose
+# Kcur/Vcur have N = 64 (the backend's 3-way split gives a core N = 0) and whose
+# vocabulary (1000) is no multiple of 16. Each is warned about by name and marked.
+TINY="--arch llama --embd 256 --ff 320 --layers 2 --heads 4 --heads-kv 1 --head-dim 64"
+expect_exit 0 "shapes of a tiny model" -- $RKNN_BENCH shapes $TINY --vocab 1000 -o "$TMP/t.json"
+expect_grep "warning: Kcur-0 \(1x256x64\): the ggml-rknn backend cannot take it: N = 64 < 96" \
+	"$TMP/err" "an N = 64 pair is warned about by name, with why"
+expect_grep "warning: result_output \(1x256x1000\): .*N = 1000 is not a multiple of 16" \
+	"$TMP/err" "N = 1000: not a multiple of 16"
+expect_grep "warning: 5 of 13 pairs cannot be created by the ggml-rknn backend" "$TMP/err" \
+	"the count of unusable pairs"
+marked=$(grep -c '"ggml_rknn_unusable":' "$TMP/t.json")
+[ "$marked" -eq 5 ] && ok "the five are marked in the file" || not_ok "the five are marked" "$marked"
+grep '"name":"Kcur-0"' "$TMP/t.json" | grep -q '"ggml_rknn_unusable":"N = 64 < 96' &&
+	ok "Kcur-0's mark says why" || not_ok "Kcur-0's mark says why"
+! grep '"name":"ffn_up-0"' "$TMP/t.json" | grep -q unusable && ok "a usable pair is not marked" ||
+	not_ok "a usable pair is not marked"
+expect_exit 0 "the marked file still loads" -- $RKNN_BENCH plan "$TMP/t.json"
+"$CONSUMER" --seed-reader "$TMP/t.json" >"$TMP/seed-t" 2>&1
+[ "$(grep -c '^matrix_pair' "$TMP/seed-t")" -eq 13 ] && ok "the seed reader reads all 13 pairs" ||
+	not_ok "the seed reader reads all 13 pairs" "$(head -3 "$TMP/seed-t")"
+expect_exit 0 "more threads than 32-column blocks" -- $RKNN_BENCH shapes $TINY --vocab 1024 \
+	--threads 16 --nodes ffn_out
+expect_grep "warning: ffn_out-0 \(1x320x256\): .*over 16 threads: a thread's columns are empty" \
+	"$TMP/err" "--threads 16: N = 256 leaves a thread without columns"
+
+# --for ggml-rknn: each pair as the contexts the backend creates for it.
+expect_exit 0 "shapes --for ggml-rknn" -- $RKNN_BENCH shapes $TINY --vocab 1024 \
+	--for ggml-rknn -o "$TMP/s.json"
+expect_grep "warning: Kcur-0 \(1x256x64\): .*N = 64 < 96.*; left out" "$TMP/err" \
+	"an unusable pair is left out with a note"
+j() { "$JSONCHECK" "$TMP/s.json" "$1" 2>/dev/null; }
+[ "$(j target)" = ggml-rknn ] && [ "$(j threads)" = 3 ] && ok "target and threads at the top" ||
+	not_ok "target and threads at the top"
+! grep -q '"of":"Kcur-' "$TMP/s.json" && ok "no slice of Kcur" || not_ok "no slice of Kcur"
+# ffn_up (N = 320): init 96/96/128 on cores 0/1/2, the same widths at run time.
+grep '"of":"ffn_up-0"' "$TMP/s.json" |
+	sed -n 's/.*"src1":{"row":256,"col":\([0-9]*\)},"name":"\([^"]*\)","core":\([0-9]*\).*"created":"\([a-z]*\)".*"runs":\([a-z]*\).*/\2 \1 \3 \4 \5/p' \
+		>"$TMP/up"
+printf '%s\n' "ffn_up-0:core0:0-96 96 0 init true" "ffn_up-0:core1:96-192 96 1 init true" \
+	"ffn_up-0:core2:192-320 128 2 init true" | cmp -s - "$TMP/up" &&
+	ok "N = 320: three init slices 96/96/128, one per core, each run" ||
+	not_ok "N = 320: three init slices 96/96/128" "$(cat "$TMP/up")"
+# Qcur (N = 256): init 64/64/128, run 64/96/96: two contexts made at run time, and the
+# init ones of cores 1 and 2 never run (backend-facts: new contexts at run time).
+grep '"of":"Qcur-0"' "$TMP/s.json" |
+	sed -n 's/.*"col":\([0-9]*\)},"name":"[^"]*","core":\([0-9]*\).*"created":"\([a-z]*\)".*"runs":\([a-z]*\).*/\1 \2 \3 \4/p' \
+		>"$TMP/q"
+printf '%s\n' "64 0 init true" "64 1 init false" "128 2 init false" "96 1 run true" \
+	"96 2 run true" | cmp -s - "$TMP/q" &&
+	ok "N = 256: init 64/64/128, run 64/96/96 on cores 0/1/2" ||
+	not_ok "N = 256: init 64/64/128, run 64/96/96" "$(cat "$TMP/q")"
+"$CONSUMER" --seed-reader "$TMP/s.json" >"$TMP/seed-s" 2>&1
+[ "$(grep -c '^matrix_pair' "$TMP/seed-s")" -eq "$(j pairs.#)" ] &&
+	ok "the seed reader reads every slice" || not_ok "the seed reader reads every slice"
+expect_exit 0 "the slices load as a shapes file" -- $RKNN_BENCH plan "$TMP/s.json"
+expect_exit 0 "--threads 4" -- $RKNN_BENCH shapes $TINY --vocab 1024 --nodes ffn_up \
+	--for ggml-rknn --threads 4
+grep '"of":"ffn_up-0"' "$TMP/out" | grep '"created":"run"' |
+	sed -n 's/.*"name":"\([^"]*\)","core":\([0-9a-z]*\).*/\1 \2/p' >"$TMP/t4"
+# N = 320 over 4 threads: 64/96/64/96; thread 1's width is its init context's (96), the
+# others are made at run time, the fourth with no core mask.
+printf '%s\n' "ffn_up-0:core0:0-64 0" "ffn_up-0:core2:160-224 2" "ffn_up-0:thread3:224-320 null" |
+	cmp -s - "$TMP/t4" && ok "--threads 4: three run-time contexts, the fourth thread's with no core" ||
+	not_ok "--threads 4: three run-time contexts" "$(cat "$TMP/t4")"
+expect_exit 2 "--for ggml-rknn --dtype int8" -- $RKNN_BENCH shapes $TINY --vocab 1024 \
+	--for ggml-rknn --dtype int8
+expect_grep "creates every context as fp16" "$TMP/err" "int8: the backend makes fp16 contexts"
+expect_exit 2 "--for another backend" -- $RKNN_BENCH shapes $TINY --vocab 1024 --for cuda
+expect_exit 2 "--threads 0" -- $RKNN_BENCH shapes $TINY --vocab 1024 --threads 0

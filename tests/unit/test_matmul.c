@@ -283,6 +283,58 @@ static void test_three_threads(void **state)
 	rb_matmul_device_close(dev);
 }
 
+/* The device's NPU time: matmuls run one after another add up exactly (each run's
+ * modeled time), and only those created with a tuned desc count as tuned. */
+static void test_device_stats(void **state)
+{
+	struct rb_matmul_device *dev;
+	struct rb_matmul *mm[2];
+	struct rb_matmul_stats st;
+	struct rb_matmul_device_stats ds;
+	struct data d;
+	float *c;
+	double sum = 0;
+
+	(void)state;
+	make_data(&d, 4, 64, 64, 3);
+	c = malloc(sizeof(float) * 4 * 64);
+	assert_non_null(c);
+	assert_int_equal(rb_matmul_device_open(&dev, "sim"), 0);
+	rb_matmul_device_stats(dev, &ds);
+	assert_int_equal(ds.runs, 0);
+	assert_true(ds.modeled);
+	mm[0] = create(dev, 4, 64, 64, "mask=0x1", NULL);
+	{
+		struct rb_matmul_desc desc = {.shape = {4, 64, 64, RB_DTYPE_FP16}};
+		struct rb_tuned_config t = {.config = "mask=0x7 split=n", .launch = "fences"};
+
+		rb_matmul_desc_tuned(&desc, &t);
+		assert_true(desc.tuned);
+		assert_int_equal(rb_matmul_create(&mm[1], dev, &desc), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(
+		    rb_matmul_set_weights(mm[i], d.b_kn, RB_MATMUL_FP32, RB_MATMUL_B_KN), 0);
+		for (int r = 0; r < 1 + i; r++) {
+			assert_int_equal(
+			    rb_matmul_run(mm[i], d.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+			expect_c(&d, c);
+			rb_matmul_stats(mm[i], &st);
+			assert_true(st.device_us > 0);
+			sum += st.device_us;
+		}
+	}
+	rb_matmul_device_stats(dev, &ds);
+	assert_int_equal(ds.runs, 3);
+	assert_int_equal(ds.tuned_runs, 2);
+	assert_true(ds.npu_us > sum - 0.003 && ds.npu_us < sum + 0.003);
+	for (int i = 0; i < 2; i++)
+		rb_matmul_destroy(mm[i]);
+	rb_matmul_device_close(dev);
+	free(c);
+	free_data(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_run_types),
 	    cmocka_unit_test(test_three_threads),
+	    cmocka_unit_test(test_device_stats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
