@@ -98,6 +98,13 @@ for i in 0 1 2 3; do
 done
 [ "$same" -eq 4 ] && ok "each shape runs its tuned config in the modeled time run --tuned gives" ||
 	not_ok "each shape runs its tuned config in the modeled time run --tuned gives" "$same of 4"
+# RKNN_BENCH_STATS=1: the process's line counts the shim's runs, tuned and default.
+RKNN_BENCH_STATS=1 RKNN_BENCH_TUNED="$TMP/t.json" api sim --full >/dev/null 2>"$TMP/stats.err"
+expect_grep '^rknn-bench: 12 matmuls \(12 tuned, 0 default\), NPU time [0-9.]+ us \(modeled\)$' \
+	"$TMP/stats.err" "RKNN_BENCH_STATS=1: 4 tuned contexts run 3 times, 12 tuned matmuls"
+RKNN_BENCH_STATS=1 api sim >/dev/null 2>"$TMP/stats.err"
+expect_grep '^rknn-bench: 36 matmuls \(0 tuned, 36 default\), NPU time [0-9.]+ us \(modeled\)$' \
+	"$TMP/stats.err" "RKNN_BENCH_STATS=1 without a tuned file: 36 default matmuls"
 
 # The stand-in librknnrt (tests/shim/standin.c), found first through LD_LIBRARY_PATH: it
 # computes the same results on the CPU, with no device at all.
