@@ -28,6 +28,11 @@ struct rb_matmul_device {
 	char name[NAME_MAX_LEN];       /* as given: opts.path points into it */
 	struct rb_npu_time time;       /* of this device's runs, on its clock */
 	struct rb_matmul_device *next; /* the list of open devices (RKNN_BENCH_STATS) */
+	/* Held while NPU buffers are made or freed (jobs, rb_matmul_buffer): rocket makes
+	 * each buffer in every core's file, one after the other, and the programs need it
+	 * at the same address in each, which two threads allocating at once would break
+	 * (one thread's buffer first in file 0, the other's first in file 2). */
+	pthread_mutex_t bo_lock;
 };
 
 struct rb_matmul_buffer {
@@ -179,6 +184,7 @@ int rb_matmul_device_open(struct rb_matmul_device **out, const char *name)
 		return ret;
 	}
 	rb_npu_time_init(&d->time);
+	pthread_mutex_init(&d->bo_lock, NULL);
 	stats_open(d);
 	*out = d;
 	return 0;
@@ -191,6 +197,7 @@ void rb_matmul_device_close(struct rb_matmul_device *d)
 	stats_close(d);
 	rb_npu_device_close(&d->dev);
 	rb_npu_time_release(&d->time);
+	pthread_mutex_destroy(&d->bo_lock);
 	free(d);
 }
 
@@ -269,6 +276,7 @@ static int replace_job(struct rb_matmul *mm, const struct rb_matmul_buffer *weig
 	struct rb_inputs none = {.shape = mm->plan.shape}; /* A comes with each run */
 	int ret;
 
+	pthread_mutex_lock(&mm->dev->bo_lock);
 	rb_npu_job_free(mm->job);
 	mm->job = NULL;
 	mm->has_weights = false;
@@ -278,6 +286,7 @@ static int replace_job(struct rb_matmul *mm, const struct rb_matmul_buffer *weig
 						&weights->bo, offset);
 	else
 		ret = rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, mm->launch);
+	pthread_mutex_unlock(&mm->dev->bo_lock);
 	if (ret == 0) {
 		mm->weights = weights;
 		mm->weights_offset = offset;
@@ -289,7 +298,9 @@ void rb_matmul_destroy(struct rb_matmul *mm)
 {
 	if (!mm)
 		return;
+	pthread_mutex_lock(&mm->dev->bo_lock);
 	rb_npu_job_free(mm->job);
+	pthread_mutex_unlock(&mm->dev->bo_lock);
 	if (mm->planned)
 		rb_plan_release(&mm->plan);
 	free(mm->a16);
@@ -411,7 +422,9 @@ int rb_matmul_buffer_new(struct rb_matmul_buffer **out, struct rb_matmul_device 
 	if (!buf)
 		return rb_set_error(-ENOMEM, "out of memory for a buffer");
 	buf->dev = dev;
+	pthread_mutex_lock(&dev->bo_lock);
 	ret = dev->dev.ops->bo_create(&dev->dev, size, RB_BO_DATA, &buf->bo);
+	pthread_mutex_unlock(&dev->bo_lock);
 	if (ret < 0) {
 		free(buf);
 		return ret;
@@ -429,7 +442,9 @@ void rb_matmul_buffer_free(struct rb_matmul_buffer *buf)
 {
 	if (!buf)
 		return;
+	pthread_mutex_lock(&buf->dev->bo_lock);
 	buf->dev->dev.ops->bo_destroy(&buf->dev->dev, &buf->bo);
+	pthread_mutex_unlock(&buf->dev->bo_lock);
 	free(buf);
 }
 

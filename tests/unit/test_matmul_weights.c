@@ -3,8 +3,10 @@
  * for byte: where rb_matmul_native_weights says so, the job's packing of B (core/layout,
  * with the plan's K-slice) is the native layout, written here from its definition; where
  * it does not, the bytes differ. Then results from a buffer on both kernels, B rewritten
- * in place, the switch between a buffer and packed weights, and the errors. */
+ * in place, the switch between a buffer and packed weights, buffers and matmuls made and
+ * freed from three threads at once on rocket, and the errors. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -281,6 +283,93 @@ static void test_native_packed_for_other_layouts(void **state)
 	rb_matmul_device_close(dev);
 }
 
+/* ---- three threads making and freeing buffers and matmuls on one rocket device ---- */
+
+#define THREAD_ROUNDS 12
+
+struct worker {
+	struct rb_matmul_device *dev;
+	unsigned core;
+	int failures;
+	char error[256];
+};
+
+/* One round: a buffer with native B, a matmul on one core reading it, a run checked. */
+static int one_round(struct worker *w, int round)
+{
+	char config[32];
+	struct rb_matmul_desc d = {.shape = {2, 128 + 32 * round, 32, RB_DTYPE_FP16},
+				   .config = config};
+	int64_t K = d.shape.k;
+	struct rb_matmul *mm = NULL;
+	struct rb_matmul_buffer *buf = NULL;
+	void *kn = make_b_kn(RB_DTYPE_FP16, K, 32, 1);
+	uint16_t a[2 * 512];
+	float c[2 * 32];
+	int ret;
+
+	snprintf(config, sizeof(config), "mask=0x%x", 1u << w->core);
+	for (int64_t i = 0; i < 2 * K; i++)
+		a[i] = rb_fp16_from_f32(a_val(i / K, i % K));
+	ret = rb_matmul_buffer_new(&buf, w->dev, (uint64_t)K * 32 * 2);
+	if (ret == 0) {
+		to_native(RB_DTYPE_FP16, K, 32, kn, rb_matmul_buffer_map(buf));
+		ret = rb_matmul_create(&mm, w->dev, &d);
+	}
+	if (ret == 0)
+		ret = rb_matmul_set_weights_buffer(mm, buf, 0);
+	if (ret == 0)
+		ret = rb_matmul_run(mm, a, RB_MATMUL_FP16, c, RB_MATMUL_FP32);
+	if (ret < 0)
+		snprintf(w->error, sizeof(w->error), "%s", rb_last_error());
+	for (int64_t n = 0; ret == 0 && n < 32; n++) {
+		double want = 0;
+
+		for (int64_t k = 0; k < K; k++)
+			want += a_val(1, k) * b_val(k, n, 1) / 8.0;
+		if (c[32 + n] != want) {
+			snprintf(w->error, sizeof(w->error), "C[1][%lld] = %g, expected %g",
+				 (long long)n, c[32 + n], want);
+			ret = -EIO;
+		}
+	}
+	rb_matmul_destroy(mm);
+	rb_matmul_buffer_free(buf);
+	free(kn);
+	return ret;
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int round = 0; round < THREAD_ROUNDS; round++)
+		w->failures += one_round(w, round) < 0;
+	return NULL;
+}
+
+static void test_threads_make_buffers_at_once(void **state)
+{
+	struct worker w[3];
+	pthread_t tid[3];
+
+	(void)state;
+	memset(w, 0, sizeof(w));
+	w[0].dev = open_dev("sim:rocket");
+	for (unsigned i = 0; i < 3; i++) {
+		w[i].dev = w[0].dev;
+		w[i].core = i;
+		assert_int_equal(pthread_create(&tid[i], NULL, work, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 3; i++)
+		pthread_join(tid[i], NULL);
+	for (unsigned i = 0; i < 3; i++)
+		if (w[i].failures)
+			fail_msg("thread %u: %d of %d rounds failed, e.g. %s", i, w[i].failures,
+				 THREAD_ROUNDS, w[i].error);
+	rb_matmul_device_close(w[0].dev);
+}
+
 static void expect_error(int ret, const char *part)
 {
 	assert_int_equal(ret, -EINVAL);
@@ -328,6 +417,7 @@ int main(void)
 	    cmocka_unit_test(test_weights_from_a_buffer),
 	    cmocka_unit_test(test_buffer_and_packed_replace_each_other),
 	    cmocka_unit_test(test_native_packed_for_other_layouts),
+	    cmocka_unit_test(test_threads_make_buffers_at_once),
 	    cmocka_unit_test(test_errors),
 	};
 
