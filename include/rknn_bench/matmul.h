@@ -30,9 +30,9 @@
  *
  * Ownership and threads: the caller owns each handle until its destroy/close; a
  * matmul keeps a pointer to its device, which must outlive it. Different matmuls may
- * run from different threads at once, on one device; one matmul is used by one thread
- * at a time. The weights are packed into the matmul's own buffer: the caller's copy
- * may go after rb_matmul_set_weights returns.
+ * be created, given weights, run and destroyed from different threads at once, on one
+ * device, and so may buffers; one matmul is used by one thread at a time. The weights are packed
+ * into the matmul's own buffer: the caller's copy may go after rb_matmul_set_weights returns.
  *
  * Weights kept once (what build/shim/librknnrt.so does with rknn_create_mem): a buffer of
  * the device, mapped for the CPU, holds B in the native layout, and the matmul reads it
@@ -120,8 +120,8 @@ const char *rb_matmul_config(const struct rb_matmul *mm);
 int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
 			  enum rb_matmul_b_layout layout);
 
-/* NPU memory of a device, mapped for the CPU (bo of the device's driver; host memory on
- * the emulator's devices too). The device must outlive it. */
+/* A buffer object of the device's driver (the emulated kernel's on sim), mapped for the
+ * CPU. The device must outlive it. */
 struct rb_matmul_buffer;
 
 int rb_matmul_buffer_new(struct rb_matmul_buffer **buf, struct rb_matmul_device *dev,
