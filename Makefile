@@ -113,7 +113,8 @@ endif
 .SECONDARY:
 
 # The tools README.md and docs/ tell a user to run are built by `make` (and `make run`).
-TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe
+TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe \
+         $(BUILD)/tests/maxrss
 all: $(BIN) $(LIB) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
