@@ -46,8 +46,9 @@
  *                                 RB_MATMUL_B_NATIVE); (packed once, into its own)
  *
  * A buffer belongs to its device, which must outlive it; it must outlive the matmuls
- * reading it. The NPU reads it at each run: what the CPU wrote there before the run
- * is what it computes with. */
+ * reading it. The NPU reads B there at each run, but the CPU's writes reach the device
+ * when the buffer is set: after rewriting B, set it again (a cache sync on a board, no
+ * copy, no pass at each run). */
 #ifndef RKNN_BENCH_MATMUL_H
 #define RKNN_BENCH_MATMUL_H
 
@@ -136,7 +137,8 @@ bool rb_matmul_native_weights(const struct rb_matmul *mm);
  * buf, read there by every run, never copied (the replacement for rb_matmul_set_weights;
  * either may replace the other). buf must be of the matmul's device and outlive its use.
  * -EINVAL when the config's layout is not the native one (rb_matmul_native_weights), or
- * when buf is too small. Setting the same buffer and offset again costs nothing. */
+ * when buf is too small. Hands the CPU's writes of buf to the device: call it again,
+ * with the same buffer and offset, after rewriting B (that costs only the sync). */
 int rb_matmul_set_weights_buffer(struct rb_matmul *mm, const struct rb_matmul_buffer *buf,
 				 uint64_t offset);
 

@@ -773,8 +773,6 @@ static int pack_features(struct rb_npu_job *job)
 		ret = pack_a(job);
 	if (ret == 0)
 		ret = bo_to_device(job->dev, &job->a);
-	if (ret == 0 && job->b_external) /* the caller may have written B since */
-		ret = bo_to_device(job->dev, &job->b);
 	return ret < 0 ? ret : arm_output(job);
 }
 

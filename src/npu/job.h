@@ -60,8 +60,8 @@ int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words);
 /* rb_npu_job_new whose weights are the caller's: B in plan's layout (plan->b_bytes) at
  * byte `offset` (a multiple of 16) of `weights`, a buffer of the same device that must
- * outlive the job. The job never packs nor frees it (rb_npu_job_set_weights refuses),
- * and each run hands the CPU's writes of it to the device before the NPU reads it. */
+ * outlive the job. The job never packs, syncs nor frees it (rb_npu_job_set_weights
+ * refuses): the caller hands its CPU writes to the device (bo_to_device) before a run. */
 int rb_npu_job_new_on_weights(struct rb_npu_job **job, struct rb_npu_device *dev,
 			      const struct rb_plan *plan, enum rb_npu_launch launch,
 			      const struct rb_dev_bo *weights, uint64_t offset);

@@ -475,11 +475,15 @@ int rb_matmul_set_weights_buffer(struct rb_matmul *mm, const struct rb_matmul_bu
 				    "config '%s' lays B out in K-slices of %u channels, not in the "
 				    "native layout: give the weights with rb_matmul_set_weights",
 				    mm->config, mm->plan.k_slice);
-	if (mm->job && mm->weights == buf && mm->weights_offset == offset)
-		return 0;
-	ret = replace_job(mm, buf, offset);
-	mm->has_weights = ret == 0;
-	return ret;
+	if (!mm->job || mm->weights != buf || mm->weights_offset != offset) {
+		ret = replace_job(mm, buf, offset);
+		mm->has_weights = ret == 0;
+		if (ret < 0)
+			return ret;
+	}
+	/* The CPU's writes to the device now, not at each run: on a board the sync is a
+	 * cache pass over B, and rocket also copies it to the other cores' files. */
+	return mm->dev->dev.ops->bo_to_device(&mm->dev->dev, &buf->bo);
 }
 
 /* The A the job packs: the caller's, or fp32 converted to fp16. */

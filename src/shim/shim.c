@@ -19,7 +19,9 @@
  * context's B is read by the NPU from its memory at every run when the context's config
  * lays B out natively (no K-slices, or K-slices of 8192 when K is larger: the default
  * here); else, and for a normal or transposed B, B is packed once, when its memory is
- * set, into the matmul's own buffer: set the memory again after rewriting B then. */
+ * set, into the matmul's own buffer. Either way the CPU's writes to B reach the device
+ * when its memory is set (a cache sync on a board, never at each run): set it again
+ * after rewriting B. */
 #include "shim/rknn_matmul_api.h"
 
 #include <errno.h>

@@ -3,8 +3,8 @@
  * for byte: where rb_matmul_native_weights says so, the job's packing of B (core/layout,
  * with the plan's K-slice) is the native layout, written here from its definition; where
  * it does not, the bytes differ. Then results from a buffer on both kernels, B rewritten
- * in place, the switch between a buffer and packed weights, buffers and matmuls made and
- * freed from three threads at once on rocket, and the errors. */
+ * in place and set again, the switch between a buffer and packed weights, buffers and matmuls made
+ * and freed from three threads at once on rocket, and the errors. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -198,7 +198,7 @@ static void run_and_check(struct rb_matmul *mm, enum rb_dtype dt, int64_t M, int
 }
 
 /* Native B at an offset of a buffer, on both kernels: the result, then B rewritten in the
- * buffer (scale 2) and run again without setting anything: the NPU read the new bytes. */
+ * buffer (scale 2) and set again (the sync alone): the NPU read the new bytes. */
 static void check_buffer(const char *device, enum rb_dtype dt, int64_t M, int64_t K, int64_t N,
 			 const char *config)
 {
@@ -213,7 +213,7 @@ static void check_buffer(const char *device, enum rb_dtype dt, int64_t M, int64_
 		kn = make_b_kn(dt, K, N, scale);
 		to_native(dt, K, N, kn, (char *)rb_matmul_buffer_map(buf) + offset);
 		free(kn);
-		if (scale == 1 && rb_matmul_set_weights_buffer(mm, buf, offset) < 0)
+		if (rb_matmul_set_weights_buffer(mm, buf, offset) < 0)
 			fail_msg("%s %s: %s", device, rb_matmul_config(mm), rb_last_error());
 		run_and_check(mm, dt, M, K, N, scale);
 	}
