@@ -2,8 +2,9 @@
  * engines' NPU device (engine_npu.c opens it), a matmul is a plan and a job on it. The
  * host conversions a backend needs (fp32 A to fp16, N×K weights to K×N, fp32 C to
  * fp16) happen here, in buffers of the matmul's own, so that matmuls share nothing
- * but the device: the drivers and the emulated kernel are safe to call from several
- * threads. */
+ * but the device (and weight buffers the caller hands them, which the NPU only reads):
+ * the drivers and the emulated kernel are safe to call from several threads, and the
+ * device makes its buffers one at a time (bo_lock). */
 #include "rknn_bench/matmul.h"
 
 #include <errno.h>
