@@ -113,7 +113,8 @@ endif
 .SECONDARY:
 
 # The tools README.md and docs/ tell a user to run are built by `make` (and `make run`).
-TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe
+TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe \
+         $(BUILD)/tests/maxrss
 all: $(BIN) $(LIB) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
@@ -201,6 +202,14 @@ $(BUILD)/tests/shim-api: tests/shim/api_test.c src/shim/rknn_matmul_api.h $(SHIM
 	$(call quiet,CC,$@)$(CC) -Isrc $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM) \
 		-Wl,-rpath,'$$ORIGIN/../shim' -pthread
 
+# A CPU stand-in librknnrt of the same declarations (tests/shim/standin.c): the yardstick
+# of the shim's memory (tests/e2e/shim.sh) and of scripts/test-llama.sh.
+STANDIN := $(BUILD)/tests/standin/librknnrt.so
+$(STANDIN): tests/shim/standin.c src/shim/rknn_matmul_api.h
+	@mkdir -p $(@D)
+	$(call quiet,LINK,$@)$(CC) -Isrc $(ALL_CFLAGS) -fPIC -shared -Wl,--no-undefined \
+		-Wl,-soname,librknnrt.so $(LDFLAGS) -o $@ $< -pthread
+
 # make bench: builds the benchmarks, then bench-summary measures rknn-bench against a
 # baseline per row in one run and writes the table to bench/results.md (bench/summary.c).
 # OpenBLAS, the baseline of its GEMM and GEMV rows, is optional and bench-only: found by
@@ -252,7 +261,7 @@ deps-check:
 
 check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
 		$(BUILD)/tests/consumer $(BENCHES) \
-		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) $(BUILD)/tests/prime-probe \
+		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(STANDIN) $(FAKENODE) $(BUILD)/tests/prime-probe \
 		$(FUZZ_REPLAYS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)

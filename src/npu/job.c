@@ -28,9 +28,10 @@ struct rb_npu_job {
 	size_t n_submits;
 	float *partial;    /* fp16 output with K-slices: one slice unpacked before adding */
 	uint64_t b_source; /* rb_inputs.serial of the B packed in `b`; 0: none */
-	bool b_borrowed;   /* `b` is another job's (rb_npu_job_new_sharing_b): not ours to free */
-	bool launched;     /* for fault_hang_once */
-	bool failed;       /* a run failed: what the device wrote is not trusted */
+	bool b_external;   /* `b` is the caller's (rb_npu_job_new_on_weights), B at b_offset */
+	uint64_t b_offset;
+	bool launched; /* for fault_hang_once */
+	bool failed;   /* a run failed: what the device wrote is not trusted */
 };
 
 /* ---- buffers, through the device's ops ---- */
@@ -134,7 +135,8 @@ static void describe_cores(struct rb_npu_job *job)
 static long encode_submit(struct rb_npu_job *job, const struct rb_dev_submit *s, size_t word,
 			  struct rb_regcmd *rc)
 {
-	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr, job->c.dma_addr};
+	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr + (uint32_t)job->b_offset,
+				      job->c.dma_addr};
 	struct rb_npu_task *npu = calloc(s->task_number, sizeof(*npu));
 	struct rb_regcmd_layout *lay = calloc(s->task_number, sizeof(*lay));
 	int ret = npu && lay ? 0 : -ENOMEM;
@@ -205,7 +207,7 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
 static int weights_buffer(struct rb_npu_job *job, const struct rb_inputs *in,
 			  struct rb_npu_packed_b *keep)
 {
-	if (job->b_borrowed)
+	if (job->b_external)
 		return 0;
 	if (!rb_npu_packed_b_fits(keep, job->dev, job->plan, in))
 		return bo_create(job->dev, job->plan->b_bytes, RB_BO_DATA, &job->b);
@@ -255,7 +257,8 @@ static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t
 static int validate_programs(const struct rb_npu_job *job)
 {
 	const struct rb_validate_buf bufs[] = {{"A", job->a.dma_addr, job->a.size},
-					       {"B", job->b.dma_addr, job->b.size},
+					       {"B", job->b.dma_addr + (uint32_t)job->b_offset,
+						job->b_external ? job->plan->b_bytes : job->b.size},
 					       {"C", job->c.dma_addr, job->c.size}};
 	struct rb_validate_job v = {job->regcmd.map,
 				    job->regcmd.dma_addr,
@@ -292,6 +295,8 @@ int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b)
 	const struct rb_shape *s = &p->shape;
 	int ret = 0;
 
+	if (job->b_external)
+		return rb_set_error(-EINVAL, "the job reads its weights from the caller's buffer");
 	job->b_source = 0; /* packed from b, which has no serial */
 	if (!job->dev->model_only)
 		ret = rb_layout_pack_b_sliced(job->b.map, b, s->dtype, s->k, s->n, p->k_pad,
@@ -349,6 +354,8 @@ int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_f
 	void *block;
 	int ret = 0;
 
+	if (job->b_external)
+		return rb_set_error(-EINVAL, "the job reads its weights from the caller's buffer");
 	job->b_source = 0; /* packed from the caller's blocks, which have no serial */
 	if (job->dev->model_only)
 		return bo_to_device(job->dev, &job->b);
@@ -404,26 +411,31 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	return rb_npu_job_new_keeping(out, dev, plan, in, launch, NULL, 0);
 }
 
-/* A job, with owner's weight buffer instead of one of its own when owner is not NULL. */
-static int job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const struct rb_plan *plan,
-		   const struct rb_inputs *in, enum rb_npu_launch launch,
-		   struct rb_npu_packed_b *keep, size_t words, const struct rb_npu_job *owner)
+static struct rb_npu_job *job_alloc(struct rb_npu_device *dev, const struct rb_plan *plan,
+				    const struct rb_inputs *in, enum rb_npu_launch launch)
 {
 	struct rb_npu_job *job = calloc(1, sizeof(*job));
-	int ret;
 
-	*out = NULL;
-	if (!job)
-		return rb_set_error(-ENOMEM, "out of memory for a job");
-	if (owner) {
-		job->b = owner->b;
-		job->b_borrowed = true;
+	if (!job) {
+		rb_set_error(-ENOMEM, "out of memory for a job");
+		return NULL;
 	}
 	job->dev = dev;
 	job->plan = plan;
 	job->a_host = in ? in->a : NULL;
 	job->launch = launch;
-	ret = dev->ops->check_launch(launch);
+	return job;
+}
+
+/* Buffers, programs, validation and (own B, from in) the weights of a new job; frees it
+ * on failure. */
+static int job_build(struct rb_npu_job **out, struct rb_npu_job *job, const struct rb_inputs *in,
+		     struct rb_npu_packed_b *keep, size_t words)
+{
+	struct rb_npu_device *dev = job->dev;
+	const struct rb_plan *plan = job->plan;
+	int ret = dev->ops->check_launch(job->launch);
+
 	if (ret == 0)
 		ret = plan_submits(job);
 	if (ret == 0 && words == 0)
@@ -440,7 +452,7 @@ static int job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 		ret = validate_programs(job);
 	if (ret == 0)
 		ret = bo_to_device(dev, &job->regcmd);
-	if (ret == 0 && !job->b_source && !job->b_borrowed &&
+	if (ret == 0 && !job->b_source && !job->b_external &&
 	    (rb_inputs_has_b(in) || dev->model_only))
 		ret = pack_weights(job, in);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
@@ -460,29 +472,37 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, const struct rb_inputs *in,
 			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words)
 {
-	return job_new(out, dev, plan, in, launch, keep, words, NULL);
-}
+	struct rb_npu_job *job = job_alloc(dev, plan, in, launch);
 
-bool rb_npu_job_same_b_layout(const struct rb_npu_job *owner, const struct rb_plan *plan)
-{
-	const struct rb_plan *p = owner->plan;
-
-	return p->b_bytes == plan->b_bytes && p->shape.k == plan->shape.k &&
-	       p->shape.n == plan->shape.n && p->shape.dtype == plan->shape.dtype &&
-	       p->k_pad == plan->k_pad && p->n_pad == plan->n_pad && p->k_slice == plan->k_slice;
-}
-
-int rb_npu_job_new_sharing_b(struct rb_npu_job **out, struct rb_npu_device *dev,
-			     const struct rb_plan *plan, enum rb_npu_launch launch,
-			     const struct rb_npu_job *owner)
-{
 	*out = NULL;
-	if (owner->dev != dev || !rb_npu_job_same_b_layout(owner, plan))
+	return job ? job_build(out, job, in, keep, words) : -ENOMEM;
+}
+
+int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev,
+			      const struct rb_plan *plan, enum rb_npu_launch launch,
+			      const struct rb_dev_bo *weights, uint64_t offset)
+{
+	struct rb_npu_job *job;
+
+	*out = NULL;
+	if (offset % 16 || offset > weights->size || weights->size - offset < plan->b_bytes)
 		return rb_set_error(-EINVAL,
-				    "the weights of a %lldx%lld job are laid out for "
-				    "another plan or device: they cannot be shared",
-				    (long long)plan->shape.k, (long long)plan->shape.n);
-	return job_new(out, dev, plan, NULL, launch, NULL, 0, owner);
+				    "weights at byte %" PRIu64 " of a %" PRIu64
+				    "-byte buffer: %" PRIu64
+				    " bytes from a multiple of 16 are needed",
+				    offset, weights->size, plan->b_bytes);
+	job = job_alloc(dev, plan, NULL, launch);
+	if (!job)
+		return -ENOMEM;
+	job->b = *weights;
+	job->b_external = true;
+	job->b_offset = offset;
+	return job_build(out, job, NULL, NULL, 0);
+}
+
+const struct rb_dev_bo *rb_npu_job_own_weights(const struct rb_npu_job *job)
+{
+	return job->b_external ? NULL : &job->b;
 }
 
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep)
@@ -512,7 +532,7 @@ void rb_npu_job_free(struct rb_npu_job *job)
 	bo_destroy(job->dev, &job->tasks);
 	bo_destroy(job->dev, &job->regcmd);
 	bo_destroy(job->dev, &job->c);
-	if (!job->b_borrowed)
+	if (!job->b_external)
 		bo_destroy(job->dev, &job->b);
 	bo_destroy(job->dev, &job->a);
 	free(job->descs);

@@ -58,6 +58,13 @@ struct rb_npu_packed_b {
 int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, const struct rb_inputs *in,
 			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words);
+/* rb_npu_job_new whose weights are the caller's: B in plan's layout (plan->b_bytes) at
+ * byte `offset` (a multiple of 16) of `weights`, a buffer of the same device that must
+ * outlive the job. The job never packs, syncs nor frees it (rb_npu_job_set_weights
+ * refuses): the caller hands its CPU writes to the device (bo_to_device) before a run. */
+int rb_npu_job_new_on_weights(struct rb_npu_job **job, struct rb_npu_device *dev,
+			      const struct rb_plan *plan, enum rb_npu_launch launch,
+			      const struct rb_dev_bo *weights, uint64_t offset);
 /* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *plan, const struct rb_inputs *in);
@@ -65,15 +72,9 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
  * from inputs with a serial; the job must then only be freed. */
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep);
 void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep);
-/* A job of `plan` that reads owner's weight buffer instead of packing its own: one
- * copy of a weight for every M a backend runs it with. Its weights are owner's (setting
- * them on either sets both); owner must outlive it. -EINVAL when plan lays out B
- * otherwise (rb_npu_job_same_b_layout) or owner is on another device. */
-int rb_npu_job_new_sharing_b(struct rb_npu_job **job, struct rb_npu_device *dev,
-			     const struct rb_plan *plan, enum rb_npu_launch launch,
-			     const struct rb_npu_job *owner);
-/* Whether plan packs B exactly as owner's job does (K, N, type, padding, K-slices). */
-bool rb_npu_job_same_b_layout(const struct rb_npu_job *owner, const struct rb_plan *plan);
+/* The buffer a job packed its own weights into (for rb_npu_job_new_on_weights of a job
+ * of another M that lays B out the same way); NULL when its weights are the caller's. */
+const struct rb_dev_bo *rb_npu_job_own_weights(const struct rb_npu_job *job);
 /* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until
  * then (a backend sets them once, at model load). */

@@ -234,7 +234,8 @@ static void test_weights_in_blocks(void **state)
 }
 
 /* Matmuls of one weight for two M share one packed copy: the second reads the first's
- * weights (set once, on the first) and both compute exactly; another K cannot share. */
+ * weights and both compute exactly; it can share only packed weights of the same
+ * layout; given weights of its own, it no longer needs the first. */
 static void test_sharing(void **state)
 {
 	struct rb_matmul_device *dev;
@@ -248,16 +249,25 @@ static void test_sharing(void **state)
 	make_data(&token, 1, 64, 96, 1); /* the same B: it depends on the seed, K and N only */
 	assert_int_equal(rb_matmul_device_open(&dev, "sim"), 0);
 	owner = create(dev, 4, 64, 96, "mask=0x3", "threads");
-	assert_int_equal(rb_matmul_create_sharing(&decode, dev, &desc, owner), 0);
-	expect_error(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), -EINVAL,
-		     "no weights");
+	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, owner), -EINVAL,
+		     "no weights packed");
+	assert_null(decode);
 	assert_int_equal(
 	    rb_matmul_set_weights(owner, prompt.b16_nk, RB_MATMUL_FP16, RB_MATMUL_B_NK), 0);
+	assert_int_equal(rb_matmul_create_sharing(&decode, dev, &desc, owner), 0);
 	assert_int_equal(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
 	expect_c(&token, c);
 	assert_int_equal(rb_matmul_run(owner, prompt.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
 	expect_c(&prompt, c);
-	rb_matmul_destroy(decode);
+	/* its own weights: the owner may go */
+	assert_int_equal(rb_matmul_set_weights(decode, token.b_kn, RB_MATMUL_FP32, RB_MATMUL_B_KN),
+			 0);
+	rb_matmul_destroy(owner);
+	memset(c, 0, sizeof(c));
+	assert_int_equal(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&token, c);
+	owner = decode;
+	decode = NULL;
 	desc.shape.k = 128;
 	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, owner), -EINVAL,
 		     "cannot be shared");
