@@ -97,6 +97,17 @@ struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev)
 	return dev->driver == RB_DRIVER_ROCKET ? &dev->rocket.tr : &dev->drv.tr;
 }
 
+uint32_t rb_dev_bo_addr(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,
+			unsigned plan_core)
+{
+	return dev->ops->bo_addr ? dev->ops->bo_addr(dev, bo, plan_core) : bo->dma_addr;
+}
+
+int rb_dev_bo_reach(struct rb_npu_device *dev, struct rb_dev_bo *bo, unsigned n_cores)
+{
+	return dev->ops->bo_reach ? dev->ops->bo_reach(dev, bo, n_cores) : 0;
+}
+
 /* ---- launch modes ---- */
 
 static const char *const launch_names[] = {

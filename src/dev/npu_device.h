@@ -38,10 +38,13 @@ enum rb_npu_launch {
 const char *rb_npu_launch_name(enum rb_npu_launch launch);
 int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out);
 
-/* A buffer object of either driver. */
+/* A buffer object of either driver. Under rocket each core's file has its own copy at
+ * its own address (dev/rocket.h): a buffer is made for the plan's first core and
+ * rb_dev_bo_reach makes it reachable by more; rb_dev_bo_addr is the address the i-th
+ * core's programs use. */
 struct rb_dev_bo {
 	void *map;
-	uint32_t dma_addr;
+	uint32_t dma_addr; /* as the plan's first core sees it */
 	uint64_t size;
 	struct rb_rknpu_bo rknpu;
 	struct rb_rocket_bo rocket;
@@ -55,6 +58,7 @@ enum rb_dev_bo_kind {
 /* One SUBMIT: a run of consecutive tasks of one core. */
 struct rb_dev_submit {
 	unsigned core;
+	unsigned plan_core; /* the core's index in the plan (rb_dev_bo_addr) */
 	uint32_t task_start, task_number;
 };
 
@@ -135,6 +139,12 @@ struct rb_dev_ops {
 	/* Submits the job and waits for it: 0 or -errno naming the failing core and tasks
 	 * (and, under emulation, what the emulated kernel said). */
 	int (*launch)(struct rb_npu_device *dev, enum rb_npu_launch launch, struct rb_dev_job *job);
+	/* Optional (NULL: one address for every core, which reaches every buffer): the
+	 * address of bo for the plan's i-th core, and making bo reachable by the plan's
+	 * first n_cores cores. */
+	uint32_t (*bo_addr)(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,
+			    unsigned plan_core);
+	int (*bo_reach)(struct rb_npu_device *dev, struct rb_dev_bo *bo, unsigned n_cores);
 	/* After a timeout: bring the cores back (rknpu ACT_RESET; rocket: nothing, its
 	 * scheduler already reset the core that hung). */
 	int (*reset)(struct rb_npu_device *dev);
@@ -164,6 +174,13 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path);
 int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
 int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path);
+/* bo's NPU address for the plan's i-th core (the ops' bo_addr, else bo->dma_addr). */
+uint32_t rb_dev_bo_addr(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,
+			unsigned plan_core);
+/* Makes bo reachable by the plan's first n_cores cores (rocket: copies in their files,
+ * filled from the first; elsewhere nothing). Callers that share bo between threads hold
+ * their lock around it, as around bo_create. */
+int rb_dev_bo_reach(struct rb_npu_device *dev, struct rb_dev_bo *bo, unsigned n_cores);
 /* The transport under the device's driver. */
 struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev);
 void rb_npu_device_close(struct rb_npu_device *dev);

@@ -26,6 +26,11 @@ uint32_t rb_rocket_bo_handle(const struct rb_rocket_bo *bo, unsigned f)
 	return f == 0 ? bo->handle : bo->copy_handle[f - 1];
 }
 
+uint32_t rb_rocket_bo_addr(const struct rb_rocket_bo *bo, unsigned f)
+{
+	return f == 0 ? bo->dma_addr : bo->copy_addr[f - 1];
+}
+
 static int file_ioctl(struct rb_rocket *dev, unsigned f, unsigned long request, void *arg)
 {
 	return rb_transport_ioctl(rb_rocket_file(dev, f), request, arg);
@@ -122,7 +127,7 @@ static void copy_teardown(struct rb_rocket *dev, unsigned f, uint32_t *handle, v
 
 static void bo_teardown(struct rb_rocket *dev, struct rb_rocket_bo *bo)
 {
-	for (unsigned f = 1; f < dev->n_files; f++)
+	for (unsigned f = 1; f < RB_ROCKET_MAX_FILES; f++)
 		copy_teardown(dev, f, &bo->copy_handle[f - 1], &bo->copy_map[f - 1], bo->size);
 	copy_teardown(dev, 0, &bo->handle, &bo->map, bo->size);
 	memset(bo, 0, sizeof(*bo));
@@ -159,27 +164,66 @@ static int copy_create(struct rb_rocket *dev, unsigned f, uint32_t size, uint32_
 	return 0;
 }
 
-int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_bo *bo)
+static int check_files(const struct rb_rocket *dev, unsigned n_files)
+{
+	if (n_files < 1 || n_files > dev->n_files)
+		return rb_set_error(-EINVAL, "rocket: a buffer in %u files asked for (1 to %u)",
+				    n_files, dev->n_files);
+	return 0;
+}
+
+/* Files bo->n_files .. n_files − 1 (their handles stay 0 when one fails, for teardown). */
+static int create_copies(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned n_files)
+{
+	int err = 0;
+
+	for (unsigned f = bo->n_files; !err && f < n_files; f++) {
+		err = copy_create(dev, f, bo->size, &bo->copy_handle[f - 1], &bo->copy_addr[f - 1],
+				  &bo->copy_map[f - 1]);
+		if (!err)
+			bo->n_files = f + 1;
+	}
+	return err;
+}
+
+int rb_rocket_bo_create_in(struct rb_rocket *dev, uint32_t size, unsigned n_files,
+			   struct rb_rocket_bo *bo)
 {
 	int err;
 
 	memset(bo, 0, sizeof(*bo));
 	bo->size = size;
-	err = copy_create(dev, 0, size, &bo->handle, &bo->dma_addr, &bo->map);
-	for (unsigned f = 1; !err && f < dev->n_files; f++) {
-		uint32_t addr = 0;
-
-		err =
-		    copy_create(dev, f, size, &bo->copy_handle[f - 1], &addr, &bo->copy_map[f - 1]);
-		if (!err && addr != bo->dma_addr)
-			err = rb_set_error(-EIO,
-					   "ROCKET_CREATE_BO of %" PRIu32 " bytes: NPU address "
-					   "0x%08" PRIx32 " on core %u's fd, 0x%08" PRIx32
-					   " on core 0's: the per-core address spaces differ",
-					   size, addr, f, bo->dma_addr);
+	err = check_files(dev, n_files);
+	if (!err)
+		err = copy_create(dev, 0, size, &bo->handle, &bo->dma_addr, &bo->map);
+	if (!err) {
+		bo->n_files = 1;
+		err = create_copies(dev, bo, n_files);
 	}
 	if (err)
 		bo_teardown(dev, bo);
+	return err;
+}
+
+int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_bo *bo)
+{
+	return rb_rocket_bo_create_in(dev, size, dev->n_files, bo);
+}
+
+static int fini_one(struct rb_rocket *dev, const struct rb_rocket_bo *bo, unsigned f);
+
+/* The new copies are filled and handed over here: the owner may have handed file 0's
+ * contents to the device before (weights written at load, used by a later plan). */
+int rb_rocket_bo_extend(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned n_files)
+{
+	unsigned had = bo->n_files;
+	int err = check_files(dev, n_files);
+
+	if (err || n_files <= had)
+		return err;
+	err = create_copies(dev, bo, n_files);
+	for (unsigned f = had; !err && f < bo->n_files; f++)
+		err = fini_one(dev, bo, f);
 	return err;
 }
 
@@ -216,7 +260,7 @@ int rb_rocket_bo_prep(struct rb_rocket *dev, const struct rb_rocket_bo *bo, int 
 	int64_t deadline = (int64_t)dev->tr.ops->now_ns(dev->tr.priv) + timeout_ms * MS_NS;
 	int err = 0;
 
-	for (unsigned f = 0; !err && f < dev->n_files; f++)
+	for (unsigned f = 0; !err && f < bo->n_files; f++)
 		err = prep_one(dev, f, rb_rocket_bo_handle(bo, f), deadline, timeout_ms);
 	return err;
 }
@@ -233,22 +277,30 @@ static void copy_changed(unsigned char *dst, const unsigned char *src, size_t si
 	}
 }
 
+/* File f's copy: file 0's changed pages copied in (f > 0), then FINI_BO. */
+static int fini_one(struct rb_rocket *dev, const struct rb_rocket_bo *bo, unsigned f)
+{
+	struct drm_rocket_fini_bo fini;
+	int err;
+
+	if (f > 0)
+		copy_changed(bo->copy_map[f - 1], bo->map, bo->size);
+	memset(&fini, 0, sizeof(fini));
+	fini.handle = rb_rocket_bo_handle(bo, f);
+	err = file_ioctl(dev, f, DRM_IOCTL_ROCKET_FINI_BO, &fini);
+	if (err)
+		return rb_set_error(err, "ROCKET_FINI_BO of handle %u failed: %s", fini.handle,
+				    strerror(-err));
+	return 0;
+}
+
 int rb_rocket_bo_fini(struct rb_rocket *dev, const struct rb_rocket_bo *bo)
 {
-	for (unsigned f = 0; f < dev->n_files; f++) {
-		struct drm_rocket_fini_bo fini;
-		int err;
+	int err = 0;
 
-		if (f > 0)
-			copy_changed(bo->copy_map[f - 1], bo->map, bo->size);
-		memset(&fini, 0, sizeof(fini));
-		fini.handle = rb_rocket_bo_handle(bo, f);
-		err = file_ioctl(dev, f, DRM_IOCTL_ROCKET_FINI_BO, &fini);
-		if (err)
-			return rb_set_error(err, "ROCKET_FINI_BO of handle %u failed: %s",
-					    fini.handle, strerror(-err));
-	}
-	return 0;
+	for (unsigned f = 0; !err && f < bo->n_files; f++)
+		err = fini_one(dev, bo, f);
+	return err;
 }
 
 void rb_rocket_bo_gather(struct rb_rocket *dev, const struct rb_rocket_bo *bo, uint8_t fill)
@@ -257,7 +309,8 @@ void rb_rocket_bo_gather(struct rb_rocket *dev, const struct rb_rocket_bo *bo, u
 
 	uint64_t fill8 = fill * UINT64_C(0x0101010101010101);
 
-	for (unsigned f = 1; f < dev->n_files; f++) {
+	(void)dev;
+	for (unsigned f = 1; f < bo->n_files; f++) {
 		const unsigned char *src = bo->copy_map[f - 1];
 
 		for (uint32_t i = 0; i < bo->size; i += 8) {

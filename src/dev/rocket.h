@@ -15,10 +15,12 @@
  * entity per fd, rocket_job_open), so parallel cores need an fd each. And an fd's NPU
  * addresses are its own (an IOMMU domain per fd, rocket_open; "private to the DRM fd",
  * rocket_accel.h): a buffer shared through PRIME gets a handle in the importing fd but
- * no NPU address there (rocket maps only at CREATE_BO). So every buffer is created in
- * every fd, in the same order, where the kernel's allocator gives it the same address
- * (checked): the programs hold one address for all cores, and each fd's copy is filled
- * from the first at FINI_BO and gathered back into it after the jobs (rb_rocket_bo_gather). */
+ * no NPU address there (rocket maps only at CREATE_BO, which pins the pages). So a
+ * buffer lives in the files of the cores that use it, files 0 .. n_files − 1 (the
+ * plan's i-th core submits on file i), each copy at its own NPU address (programs are
+ * encoded per core with their file's addresses): a buffer of a one-core plan is held
+ * once. The copies of files 1 .. are filled from file 0's at FINI_BO (copy_changed) and
+ * gathered back into it after the jobs (rb_rocket_bo_gather). */
 #ifndef RB_DEV_ROCKET_H
 #define RB_DEV_ROCKET_H
 
@@ -37,13 +39,16 @@ struct rb_rocket {
 	uint32_t drv_version; /* DRM version: major·10000 + minor·100 + patch */
 };
 
-/* A buffer in every file: file 0's copy is the one the CPU reads and writes. */
+/* A buffer in files 0 .. n_files − 1: file 0's copy is the one the CPU reads and
+ * writes. */
 struct rb_rocket_bo {
 	uint32_t handle;
 	uint32_t size;
-	uint32_t dma_addr; /* NPU address, the same in every file (0 is a valid one) */
+	uint32_t dma_addr; /* NPU address in file 0 (0 is a valid one) */
 	void *map;         /* CPU mapping */
+	unsigned n_files;  /* the files it lives in: 0 .. n_files − 1 */
 	uint32_t copy_handle[RB_ROCKET_MAX_FILES - 1]; /* in files 1 .. */
+	uint32_t copy_addr[RB_ROCKET_MAX_FILES - 1];   /* their NPU addresses */
 	void *copy_map[RB_ROCKET_MAX_FILES - 1];
 };
 
@@ -63,14 +68,22 @@ int rb_rocket_open(struct rb_rocket *dev, struct rb_transport *tr, unsigned n_fi
 void rb_rocket_close(struct rb_rocket *dev);
 /* The transport of file f. */
 struct rb_transport *rb_rocket_file(struct rb_rocket *dev, unsigned f);
-/* The BO's handle in file f. */
+/* The BO's handle in file f (f < bo->n_files). */
 uint32_t rb_rocket_bo_handle(const struct rb_rocket_bo *bo, unsigned f);
+/* The BO's NPU address in file f (f < bo->n_files). */
+uint32_t rb_rocket_bo_addr(const struct rb_rocket_bo *bo, unsigned f);
 
-/* CREATE_BO + mmap in every file; -EIO if the files gave it different addresses. */
+/* CREATE_BO + mmap in files 0 .. n_files − 1 (1 to the device's n_files). */
+int rb_rocket_bo_create_in(struct rb_rocket *dev, uint32_t size, unsigned n_files,
+			   struct rb_rocket_bo *bo);
+/* rb_rocket_bo_create_in every file of the device. */
 int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_bo *bo);
+/* Makes the BO live in files 0 .. n_files − 1 too (nothing if it does already): the new
+ * copies get file 0's contents and are handed to the device (FINI_BO). */
+int rb_rocket_bo_extend(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned n_files);
 /* munmap + GEM_CLOSE; safe on a zeroed bo. */
 void rb_rocket_bo_destroy(struct rb_rocket *dev, struct rb_rocket_bo *bo);
-/* PREP_BO in every file: waits until the jobs writing the BO are done, at most
+/* PREP_BO in every file of the BO: waits until the jobs writing the BO are done, at most
  * timeout_ms (0: only ask; -EBUSY if busy), then syncs it for the CPU. -ETIMEDOUT past
  * the deadline. */
 int rb_rocket_bo_prep(struct rb_rocket *dev, const struct rb_rocket_bo *bo, int timeout_ms);
@@ -81,9 +94,9 @@ int rb_rocket_bo_fini(struct rb_rocket *dev, const struct rb_rocket_bo *bo);
  * the other files wrote (those no longer `fill`) go into file 0's copy. */
 void rb_rocket_bo_gather(struct rb_rocket *dev, const struct rb_rocket_bo *bo, uint8_t fill);
 
-/* SUBMIT of n jobs on file f; their handles are file f's. The kernel runs them one
- * after another (one entity per fd). Returns when they are queued, not when they are
- * done. Jobs the kernel would drop without a word are refused first (-EINVAL). */
+/* SUBMIT of n jobs on file f; their handles are file f's (their BOs live there). The kernel runs
+ * them one after another (one entity per fd). Returns when they are queued, not when they are done.
+ * Jobs the kernel would drop without a word are refused first (-EINVAL). */
 int rb_rocket_submit(struct rb_rocket *dev, unsigned f, const struct rb_rocket_job *jobs,
 		     uint32_t n);
 

@@ -23,10 +23,17 @@ static struct drm_rocket_task *rocket_tasks(const struct rb_dev_core *c)
 	return t;
 }
 
-/* The file core i of the plan submits on: its own when there are enough. */
+/* The file core i of the plan submits on: its own when there are enough. Its programs
+ * hold the addresses of that file's copies (bo_addr). */
 static unsigned core_file(const struct rb_npu_device *dev, unsigned i)
 {
 	return i % dev->rocket.n_files;
+}
+
+/* The files the plan's first n cores submit on: 0 .. files_of(n) − 1. */
+static unsigned files_of(const struct rb_npu_device *dev, unsigned n_cores)
+{
+	return n_cores < dev->rocket.n_files ? n_cores : dev->rocket.n_files;
 }
 
 /* Cores [first, first + n) of the job that go through file f, as rocket jobs (one per
@@ -144,7 +151,7 @@ static int bo_create(struct rb_npu_device *dev, uint64_t size, enum rb_dev_bo_ki
 	if (size > UINT32_MAX)
 		return rb_set_error(-ENOMEM, "a %llu-byte buffer is more than rocket's 4 GiB limit",
 				    (unsigned long long)size);
-	ret = rb_rocket_bo_create(&dev->rocket, (uint32_t)size, &bo->rocket);
+	ret = rb_rocket_bo_create_in(&dev->rocket, (uint32_t)size, 1, &bo->rocket);
 	bo->map = bo->rocket.map;
 	bo->dma_addr = bo->rocket.dma_addr;
 	bo->size = bo->rocket.size;
@@ -155,6 +162,17 @@ static void bo_destroy(struct rb_npu_device *dev, struct rb_dev_bo *bo)
 {
 	rb_rocket_bo_destroy(&dev->rocket, &bo->rocket);
 	memset(bo, 0, sizeof(*bo));
+}
+
+static uint32_t bo_addr(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,
+			unsigned plan_core)
+{
+	return rb_rocket_bo_addr(&bo->rocket, core_file(dev, plan_core));
+}
+
+static int bo_reach(struct rb_npu_device *dev, struct rb_dev_bo *bo, unsigned n_cores)
+{
+	return rb_rocket_bo_extend(&dev->rocket, &bo->rocket, files_of(dev, n_cores));
 }
 
 static int bo_to_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
@@ -210,5 +228,7 @@ const struct rb_dev_ops rb_rocket_ops = {
     .bo_from_device = bo_from_device,
     .check_launch = check_launch,
     .launch = launch,
+    .bo_addr = bo_addr,
+    .bo_reach = bo_reach,
     .reset = reset,
 };

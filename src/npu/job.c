@@ -82,6 +82,7 @@ static int plan_submits(struct rb_npu_job *job)
 			struct rb_dev_submit *s = &job->submits[n++];
 
 			s->core = core->core;
+			s->plan_core = i;
 			s->task_start = start + (uint32_t)t;
 			s->task_number =
 			    (uint32_t)(core->n_tasks - t < per ? core->n_tasks - t : per);
@@ -130,13 +131,24 @@ static void describe_cores(struct rb_npu_job *job)
 	}
 }
 
+/* Where the submit's core reaches each buffer: its own copies under rocket (one file,
+ * one address space, per core), the one address elsewhere. */
+static uint32_t addr_of(const struct rb_npu_job *job, const struct rb_dev_bo *bo,
+			const struct rb_dev_submit *s)
+{
+	return rb_dev_bo_addr(job->dev, bo, s->plan_core);
+}
+
 /* Encodes one submit's chain at `word` in the regcmd buffer and fills its task
- * descriptors; returns the words used or a negative errno. */
+ * descriptors; returns the words used or a negative errno. Each core's programs hold
+ * the addresses its own file gives the buffers: the regcmd buffer's words are the same
+ * in every copy, and a core fetches only its own programs. */
 static long encode_submit(struct rb_npu_job *job, const struct rb_dev_submit *s, size_t word,
 			  struct rb_regcmd *rc)
 {
-	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr + (uint32_t)job->b_offset,
-				      job->c.dma_addr};
+	struct rb_plan_bases bases = {addr_of(job, &job->a, s),
+				      addr_of(job, &job->b, s) + (uint32_t)job->b_offset,
+				      addr_of(job, &job->c, s)};
 	struct rb_npu_task *npu = calloc(s->task_number, sizeof(*npu));
 	struct rb_regcmd_layout *lay = calloc(s->task_number, sizeof(*lay));
 	int ret = npu && lay ? 0 : -ENOMEM;
@@ -146,7 +158,8 @@ static long encode_submit(struct rb_npu_job *job, const struct rb_dev_submit *s,
 					   &npu[i]);
 	if (ret == 0)
 		ret = rb_regcmd_build_chain(rc, npu, s->task_number,
-					    job->regcmd.dma_addr + (uint32_t)(word * 8), lay);
+					    addr_of(job, &job->regcmd, s) + (uint32_t)(word * 8),
+					    lay);
 	for (uint32_t i = 0; ret == 0 && i < s->task_number; i++)
 		fill_task(job, s->task_start + i, &npu[i], &lay[i]);
 	if (ret == 0 && word == 0)
@@ -203,18 +216,30 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
 	       keep->k_pad == p->k_pad && keep->n_pad == p->n_pad && keep->k_slice == p->k_slice;
 }
 
-/* B from *keep when it holds this layout of in's B (job->b_source says so), else new. */
+/* A new buffer that every core of the job's plan reaches (and only those, under
+ * rocket: a one-core plan's buffers live in one file). */
+static int job_bo_create(struct rb_npu_job *job, uint64_t size, struct rb_dev_bo *bo)
+{
+	int ret = bo_create(job->dev, size, RB_BO_DATA, bo);
+
+	if (ret == 0)
+		ret = rb_dev_bo_reach(job->dev, bo, job->plan->n_cores);
+	return ret;
+}
+
+/* B from *keep when it holds this layout of in's B (job->b_source says so), else new;
+ * either way reached by the plan's cores (a kept B may come from a plan of fewer). */
 static int weights_buffer(struct rb_npu_job *job, const struct rb_inputs *in,
 			  struct rb_npu_packed_b *keep)
 {
 	if (job->b_external)
 		return 0;
 	if (!rb_npu_packed_b_fits(keep, job->dev, job->plan, in))
-		return bo_create(job->dev, job->plan->b_bytes, RB_BO_DATA, &job->b);
+		return job_bo_create(job, job->plan->b_bytes, &job->b);
 	job->b = keep->bo;
 	job->b_source = keep->source;
 	memset(keep, 0, sizeof(*keep));
-	return 0;
+	return rb_dev_bo_reach(job->dev, &job->b, job->plan->n_cores);
 }
 
 static int create_buffers(struct rb_npu_job *job, size_t words, const struct rb_inputs *in,
@@ -224,13 +249,13 @@ static int create_buffers(struct rb_npu_job *job, size_t words, const struct rb_
 	const struct rb_plan *plan = job->plan;
 	int ret;
 
-	ret = bo_create(dev, plan->a_bytes, RB_BO_DATA, &job->a);
+	ret = job_bo_create(job, plan->a_bytes, &job->a);
 	if (ret == 0)
 		ret = weights_buffer(job, in, keep);
 	if (ret == 0)
-		ret = bo_create(dev, plan->c_bytes, RB_BO_DATA, &job->c);
+		ret = job_bo_create(job, plan->c_bytes, &job->c);
 	if (ret == 0)
-		ret = bo_create(dev, words * 8, RB_BO_DATA, &job->regcmd);
+		ret = job_bo_create(job, words * 8, &job->regcmd);
 	if (ret == 0) {
 		job->descs = calloc(plan->n_tasks, sizeof(*job->descs));
 		ret = job->descs ? 0 : rb_set_error(-ENOMEM, "out of memory for tasks");
@@ -254,37 +279,40 @@ static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t
 	return (struct rb_validate_task){d->regcmd_addr, d->regcmd_words - RB_REGCMD_TAIL_WORDS};
 }
 
+/* One submit's chain against the buffers as its core reaches them. */
+static int validate_submit(const struct rb_npu_job *job, const struct rb_validate_task *tasks,
+			   const struct rb_dev_submit *s)
+{
+	const struct rb_validate_buf bufs[] = {{"A", addr_of(job, &job->a, s), job->a.size},
+					       {"B",
+						addr_of(job, &job->b, s) + (uint32_t)job->b_offset,
+						job->b_external ? job->plan->b_bytes : job->b.size},
+					       {"C", addr_of(job, &job->c, s), job->c.size}};
+	const struct rb_validate_chain chain = {s->core, s->task_start, s->task_number};
+	const struct rb_validate_job v = {job->regcmd.map,
+					  addr_of(job, &job->regcmd, s),
+					  job->regcmd.size,
+					  tasks,
+					  &chain,
+					  1,
+					  bufs,
+					  3,
+					  RB_NPU_CBUF_BANKS,
+					  job->dev->ops->mainline_programs};
+
+	return rb_validate_job(&v);
+}
+
 static int validate_programs(const struct rb_npu_job *job)
 {
-	const struct rb_validate_buf bufs[] = {{"A", job->a.dma_addr, job->a.size},
-					       {"B", job->b.dma_addr + (uint32_t)job->b_offset,
-						job->b_external ? job->plan->b_bytes : job->b.size},
-					       {"C", job->c.dma_addr, job->c.size}};
-	struct rb_validate_job v = {job->regcmd.map,
-				    job->regcmd.dma_addr,
-				    job->regcmd.size,
-				    NULL,
-				    NULL,
-				    job->n_submits,
-				    bufs,
-				    3,
-				    RB_NPU_CBUF_BANKS,
-				    job->dev->ops->mainline_programs};
 	struct rb_validate_task *tasks = calloc(job->plan->n_tasks, sizeof(*tasks));
-	struct rb_validate_chain *chains = calloc(job->n_submits, sizeof(*chains));
-	int ret = tasks && chains ? 0 : rb_set_error(-ENOMEM, "out of memory for validation");
+	int ret = tasks ? 0 : rb_set_error(-ENOMEM, "out of memory for validation");
 
 	for (size_t i = 0; ret == 0 && i < job->plan->n_tasks; i++)
 		tasks[i] = task_program(job, i);
 	for (size_t i = 0; ret == 0 && i < job->n_submits; i++)
-		chains[i] = (struct rb_validate_chain){
-		    job->submits[i].core, job->submits[i].task_start, job->submits[i].task_number};
-	v.tasks = tasks;
-	v.chains = chains;
-	if (ret == 0)
-		ret = rb_validate_job(&v);
+		ret = validate_submit(job, tasks, &job->submits[i]);
 	free(tasks);
-	free(chains);
 	return ret;
 }
 
@@ -480,9 +508,10 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 
 int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev,
 			      const struct rb_plan *plan, enum rb_npu_launch launch,
-			      const struct rb_dev_bo *weights, uint64_t offset)
+			      struct rb_dev_bo *weights, uint64_t offset)
 {
 	struct rb_npu_job *job;
+	int ret;
 
 	*out = NULL;
 	if (offset % 16 || offset > weights->size || weights->size - offset < plan->b_bytes)
@@ -491,6 +520,9 @@ int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev
 				    "-byte buffer: %" PRIu64
 				    " bytes from a multiple of 16 are needed",
 				    offset, weights->size, plan->b_bytes);
+	ret = rb_dev_bo_reach(dev, weights, plan->n_cores);
+	if (ret < 0)
+		return ret;
 	job = job_alloc(dev, plan, NULL, launch);
 	if (!job)
 		return -ENOMEM;
@@ -500,7 +532,7 @@ int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev
 	return job_build(out, job, NULL, NULL, 0);
 }
 
-const struct rb_dev_bo *rb_npu_job_own_weights(const struct rb_npu_job *job)
+struct rb_dev_bo *rb_npu_job_own_weights(struct rb_npu_job *job)
 {
 	return job->b_external ? NULL : &job->b;
 }

@@ -61,10 +61,13 @@ int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 /* rb_npu_job_new whose weights are the caller's: B in plan's layout (plan->b_bytes) at
  * byte `offset` (a multiple of 16) of `weights`, a buffer of the same device that must
  * outlive the job. The job never packs, syncs nor frees it (rb_npu_job_set_weights
- * refuses): the caller hands its CPU writes to the device (bo_to_device) before a run. */
+ * refuses): the caller hands its CPU writes to the device (bo_to_device) before a run.
+ * The job makes `weights` reachable by its plan's cores first (rb_dev_bo_reach: under
+ * rocket, copies in more cores' files), so a caller sharing it between threads holds
+ * its buffer lock around this call. */
 int rb_npu_job_new_on_weights(struct rb_npu_job **job, struct rb_npu_device *dev,
 			      const struct rb_plan *plan, enum rb_npu_launch launch,
-			      const struct rb_dev_bo *weights, uint64_t offset);
+			      struct rb_dev_bo *weights, uint64_t offset);
 /* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *plan, const struct rb_inputs *in);
@@ -74,7 +77,7 @@ void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *kee
 void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep);
 /* The buffer a job packed its own weights into (for rb_npu_job_new_on_weights of a job
  * of another M that lays B out the same way); NULL when its weights are the caller's. */
-const struct rb_dev_bo *rb_npu_job_own_weights(const struct rb_npu_job *job);
+struct rb_dev_bo *rb_npu_job_own_weights(struct rb_npu_job *job);
 /* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until
  * then (a backend sets them once, at model load). */

@@ -29,10 +29,10 @@ struct rb_matmul_device {
 	char name[NAME_MAX_LEN];       /* as given: opts.path points into it */
 	struct rb_npu_time time;       /* of this device's runs, on its clock */
 	struct rb_matmul_device *next; /* the list of open devices (RKNN_BENCH_STATS) */
-	/* Held while NPU buffers are made or freed (jobs, rb_matmul_buffer): rocket makes
-	 * each buffer in every core's file, one after the other, and the programs need it
-	 * at the same address in each, which two threads allocating at once would break
-	 * (one thread's buffer first in file 0, the other's first in file 2). */
+	/* Held while NPU buffers are made, extended or freed (jobs, rb_matmul_buffer): a
+	 * job on a shared weight buffer may make it reach more cores (rocket: copies in
+	 * more cores' files, rb_dev_bo_reach), which changes the buffer other threads'
+	 * jobs read their handles and addresses from. */
 	pthread_mutex_t bo_lock;
 };
 
@@ -271,6 +271,13 @@ static int prepare_run(struct rb_matmul *mm, const char *launch_name)
 	return 0;
 }
 
+/* The device side of a caller's buffer, which a job may extend (more cores' copies,
+ * under bo_lock): the caller's const promises its contents, which this leaves alone. */
+static struct rb_dev_bo *device_copies(const struct rb_matmul_buffer *buf)
+{
+	return &((struct rb_matmul_buffer *)buf)->bo;
+}
+
 /* A new job for the weights: its own B buffer (weights NULL) or the caller's. */
 static int replace_job(struct rb_matmul *mm, const struct rb_matmul_buffer *weights,
 		       uint64_t offset)
@@ -286,7 +293,7 @@ static int replace_job(struct rb_matmul *mm, const struct rb_matmul_buffer *weig
 	mm->weights_of = NULL;
 	if (weights)
 		ret = rb_npu_job_new_on_weights(&mm->job, &mm->dev->dev, &mm->plan, mm->launch,
-						&weights->bo, offset);
+						device_copies(weights), offset);
 	else
 		ret = rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, mm->launch);
 	pthread_mutex_unlock(&mm->dev->bo_lock);
@@ -348,9 +355,9 @@ static bool same_b_layout(const struct rb_plan *a, const struct rb_plan *b)
  * caller's (rb_npu_job_new_on_weights). */
 static int share_weights(struct rb_matmul *mm, const struct rb_matmul *weights_of)
 {
-	const struct rb_dev_bo *bo = weights_of->job && weights_of->has_weights
-					 ? rb_npu_job_own_weights(weights_of->job)
-					 : NULL;
+	struct rb_dev_bo *bo = weights_of->job && weights_of->has_weights
+				   ? rb_npu_job_own_weights(weights_of->job)
+				   : NULL;
 	int ret;
 
 	if (!bo || weights_of->dev != mm->dev)

@@ -141,8 +141,9 @@ static void test_bo_lifecycle(void **state)
 	rb_rocket_bo_destroy(&f->dev, &a);
 	assert_int_equal(a.handle, 0);
 	/* the handle is gone: every ioctl naming it says so */
-	assert_int_equal(rb_rocket_bo_prep(&f->dev, &(struct rb_rocket_bo){.handle = 1}, 0),
-			 -ENOENT);
+	assert_int_equal(
+	    rb_rocket_bo_prep(&f->dev, &(struct rb_rocket_bo){.handle = 1, .n_files = 1}, 0),
+	    -ENOENT);
 	assert_non_null(strstr(rb_last_error(), "ROCKET_PREP_BO of handle 1 failed"));
 	memset(&close, 0, sizeof(close));
 	close.handle = 1;
