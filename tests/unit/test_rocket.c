@@ -156,6 +156,43 @@ static void test_bo_lifecycle(void **state)
 	assert_non_null(strstr(rb_last_error(), "ROCKET_CREATE_BO of 0 bytes failed"));
 }
 
+/* A buffer in file 0 alone, then in all three: the new copies get file 0's contents
+ * (handed over at once) and each file's own address; no file past the device's. */
+static void test_bo_in_some_files(void **state)
+{
+	struct fx *f = *state;
+	struct rb_rocket_bo a, b;
+	struct drm_rocket_prep_bo prep = {0};
+
+	assert_int_equal(rb_rocket_bo_create_in(&f->dev, 8192, 1, &a), 0);
+	assert_int_equal(a.n_files, 1);
+	assert_int_equal(rb_rocket_bo_handle(&a, 1), 0);
+	/* file 1 has no buffer at all */
+	prep.handle = 1;
+	assert_int_equal(
+	    rb_transport_ioctl(rb_rocket_file(&f->dev, 1), DRM_IOCTL_ROCKET_PREP_BO, &prep),
+	    -ENOENT);
+	memset(a.map, 0x5a, a.size);
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &a), 0);
+	assert_int_equal(rb_rocket_bo_create_in(&f->dev, 4096, 3, &b), 0);
+	assert_int_equal(rb_rocket_bo_extend(&f->dev, &a, 3), 0);
+	assert_int_equal(a.n_files, 3);
+	for (unsigned fl = 1; fl < 3; fl++) {
+		assert_int_not_equal(rb_rocket_bo_handle(&a, fl), 0);
+		assert_int_equal(((unsigned char *)a.copy_map[fl - 1])[a.size - 1], 0x5a);
+		assert_int_equal(((unsigned char *)a.copy_map[fl - 1])[0], 0x5a);
+	}
+	/* b came first in files 1 and 2, after a in file 0: their addresses differ */
+	assert_int_not_equal(rb_rocket_bo_addr(&a, 0), rb_rocket_bo_addr(&a, 1));
+	assert_int_equal(rb_rocket_bo_addr(&a, 1), rb_rocket_bo_addr(&a, 2));
+	assert_int_equal(rb_rocket_bo_prep(&f->dev, &a, 0), 0);
+	assert_int_equal(rb_rocket_bo_extend(&f->dev, &a, 2), 0); /* has them already */
+	assert_int_equal(rb_rocket_bo_extend(&f->dev, &a, 4), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "in 4 files asked for (1 to 3)"));
+	rb_rocket_bo_destroy(&f->dev, &a);
+	rb_rocket_bo_destroy(&f->dev, &b);
+}
+
 /* A one-task int8 matmul (M = 4, K = 32, N = 32) in its own BOs. */
 struct mm {
 	struct rb_rocket_bo a, b, c, prog;
@@ -516,7 +553,8 @@ static void test_mrdma_trap_timeout(void **state)
 
 /* ---- the job runner on both drivers ---- */
 
-static void run_matmul(struct rb_npu_device *dev, enum rb_npu_launch launch, int expect)
+static void run_matmul_on(struct rb_npu_device *dev, uint32_t mask, enum rb_npu_launch launch,
+			  int expect)
 {
 	struct rb_shape s = {96, 256, 64, RB_DTYPE_INT8};
 	struct rb_plan_config cfg;
@@ -528,7 +566,7 @@ static void run_matmul(struct rb_npu_device *dev, enum rb_npu_launch launch, int
 
 	assert_non_null(c);
 	assert_non_null(ref);
-	rb_plan_config_default(&cfg, &s, 0x7);
+	rb_plan_config_default(&cfg, &s, mask);
 	cfg.mainline = dev->driver == RB_DRIVER_ROCKET;
 	assert_int_equal(rb_plan_init(&plan, &s, &cfg), 0);
 	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_EXACT), 0);
@@ -544,6 +582,71 @@ static void run_matmul(struct rb_npu_device *dev, enum rb_npu_launch launch, int
 	rb_inputs_release(&in);
 	free(c);
 	free(ref);
+}
+
+static void run_matmul(struct rb_npu_device *dev, enum rb_npu_launch launch, int expect)
+{
+	run_matmul_on(dev, 0x7, launch, expect);
+}
+
+/* Whether file f of the device holds a BO of handle h. */
+static bool file_has_bo(struct rb_npu_device *dev, unsigned f, uint32_t h)
+{
+	struct drm_rocket_prep_bo prep = {.handle = h};
+
+	return rb_transport_ioctl(rb_rocket_file(&dev->rocket, f), DRM_IOCTL_ROCKET_PREP_BO,
+				  &prep) == 0;
+}
+
+/* A one-core plan's buffers live in its core's file alone (the plan's first core
+ * submits on file 0): nothing in files 1 and 2. Then buffers of file 0 alone move
+ * files 1 and 2's allocators apart from file 0's, and a three-core plan still runs
+ * bit-exact: each core's programs hold its own file's addresses. */
+static void test_runner_buffers_where_used(void **state)
+{
+	struct rb_npu_device dev;
+	struct rb_dev_bo only0, all;
+
+	struct rb_shape s = {96, 256, 64, RB_DTYPE_INT8};
+	struct rb_plan_config cfg;
+	struct rb_plan plan;
+	struct rb_inputs in;
+	struct rb_npu_job *job;
+	struct rb_npu_job_times t;
+	void *c = rb_output_alloc(&s), *ref = rb_output_alloc(&s);
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(ref);
+	assert_int_equal(rb_npu_device_open_sim_rocket(&dev, NULL), 0);
+	rb_plan_config_default(&cfg, &s, 0x2);
+	cfg.mainline = true;
+	assert_int_equal(rb_plan_init(&plan, &s, &cfg), 0);
+	assert_int_equal(plan.n_cores, 1);
+	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_EXACT), 0);
+	assert_int_equal(rb_ref_gemm(&s, in.a, in.b, ref, 1), 0);
+	assert_int_equal(rb_npu_job_new(&job, &dev, &plan, &in, RB_LAUNCH_FENCES), 0);
+	assert_int_equal(rb_npu_job_run(job, c, &t), 0);
+	assert_memory_equal(c, ref, (size_t)s.m * (size_t)s.n * 4);
+	for (uint32_t h = 1; h <= 4; h++) /* A, B, C, the programs */
+		assert_true(file_has_bo(&dev, 0, h));
+	for (unsigned f = 1; f < 3; f++)
+		for (uint32_t h = 1; h <= 4; h++)
+			assert_false(file_has_bo(&dev, f, h));
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+	rb_inputs_release(&in);
+	free(c);
+	free(ref);
+	assert_int_equal(dev.ops->bo_create(&dev, 1 << 16, RB_BO_DATA, &only0), 0);
+	assert_int_equal(dev.ops->bo_create(&dev, 4096, RB_BO_DATA, &all), 0);
+	assert_int_equal(rb_dev_bo_reach(&dev, &all, 3), 0);
+	assert_int_not_equal(rb_dev_bo_addr(&dev, &all, 0), rb_dev_bo_addr(&dev, &all, 1));
+	run_matmul_on(&dev, 0x7, RB_LAUNCH_FENCES, 0);
+	run_matmul_on(&dev, 0x5, RB_LAUNCH_THREADS, 0);
+	dev.ops->bo_destroy(&dev, &all);
+	dev.ops->bo_destroy(&dev, &only0);
+	rb_npu_device_close(&dev);
 }
 
 static void test_runner_rocket(void **state)
@@ -714,6 +817,7 @@ int main(void)
 	    cmocka_unit_test(test_ioctl_numbers),
 	    cmocka_unit_test_setup_teardown(test_open_checks_name, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bo_lifecycle, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bo_in_some_files, setup_cores, teardown),
 	    cmocka_unit_test_setup_teardown(test_submit_one_task_per_kick, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_submit_as_upstream, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_submit_refuses_what_would_drop, setup, teardown),
@@ -721,6 +825,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fds_have_own_addresses, setup_cores, teardown),
 	    cmocka_unit_test_setup_teardown(test_mrdma_trap_timeout, setup, teardown),
 	    cmocka_unit_test(test_runner_rocket),
+	    cmocka_unit_test(test_runner_buffers_where_used),
 	    cmocka_unit_test(test_runner_cores_in_parallel),
 	    cmocka_unit_test(test_runner_detects_dropped_job),
 	    cmocka_unit_test(test_runner_retry),
