@@ -43,7 +43,7 @@ expect_grep '^memories, B normal \(rewritten, set again\): verified$' "$TMP/out"
 	"a normal B is packed when set; memories outlive their context or are kept while set"
 RKNN_BENCH_DEVICE=sim:rocket built "$API" --mems >"$TMP/out" 2>&1
 [ "$(grep -c ', set again): verified$' "$TMP/out")" -eq 2 ] &&
-	ok "and on sim:rocket, whose cores' files each hold a copy of every buffer" ||
+	ok "and on sim:rocket, where a memory lives in the files of the cores that read it" ||
 	not_ok "and on sim:rocket" "$(cat "$TMP/out")"
 expect_exit 0 "error paths on sim" -- api sim --errors
 expect_grep '^[0-9]+ error paths checked, 0 wrong$' "$TMP/out" "every error path gives the API's code"
@@ -126,9 +126,10 @@ standin $RUNNER "$API" --layouts >"$TMP/standin.out" 2>&1
 	not_ok "the stand-in: normal, native and transposed B" "$(cat "$TMP/standin.out")"
 
 # One copy of the weights: the seed's sequence on 1x4096x8192 fp16 (B of 64 MiB, three
-# contexts) peaks within 10 % of the same program on the stand-in. The shim before
-# (host memories, B kept again and packed a third time) peaked at 295056 and 321264 KiB
-# in two runs there, against 67128 and 67096 KiB on the stand-in.
+# contexts) peaks within 10 % of the same program on the stand-in, on both kernels. The
+# shim before (host memories, B kept again and packed a third time) peaked at 295056 and
+# 321264 KiB in two runs on sim, against 67128 and 67096 KiB on the stand-in; on
+# sim:rocket, with every buffer in every core's file, at 202204 KiB.
 if [ -n "${RUNNER:-}" ]; then
 	ok "peak RSS through the shim # SKIP under $RUNNER the RSS is the emulator's"
 elif [ "${SANITIZE:-}" = 1 ]; then
@@ -136,17 +137,21 @@ elif [ "${SANITIZE:-}" = 1 ]; then
 else
 	standin "$MAXRSS" "$TMP/standin.rss" "$API" --rss >"$TMP/rss.out" 2>&1
 	rc_standin=$?
-	LD_LIBRARY_PATH="$(pwd)/$BUILD/shim" RKNN_BENCH_DEVICE=sim \
-		"$MAXRSS" "$TMP/shim.rss" "$API" --rss >>"$TMP/rss.out" 2>&1
-	rc_shim=$?
 	s_kib=$(cat "$TMP/standin.rss" 2>/dev/null || echo 0)
-	kib=$(cat "$TMP/shim.rss" 2>/dev/null || echo 0)
-	if [ "$rc_standin" -eq 0 ] && [ "$rc_shim" -eq 0 ] && [ "$s_kib" -gt 0 ] &&
-		[ $((kib * 10)) -le $((s_kib * 11)) ]; then
-		ok "1x4096x8192 fp16, 3 contexts: peak RSS $kib KiB through the shim, $s_kib KiB on the stand-in (<= 1.1 x)"
-	else
-		not_ok "1x4096x8192 fp16, 3 contexts: peak RSS through the shim <= 1.1 x the stand-in's" \
-			"exit $rc_shim (stand-in $rc_standin), shim $kib KiB, stand-in $s_kib KiB" \
-			"$(head -c 600 "$TMP/rss.out")"
-	fi
+	# sim:rocket: the contexts are single-core, so their buffers live in one core's file
+	for dev in sim sim:rocket; do
+		rm -f "$TMP/shim.rss"
+		LD_LIBRARY_PATH="$(pwd)/$BUILD/shim" RKNN_BENCH_DEVICE=$dev \
+			"$MAXRSS" "$TMP/shim.rss" "$API" --rss >>"$TMP/rss.out" 2>&1
+		rc_shim=$?
+		kib=$(cat "$TMP/shim.rss" 2>/dev/null || echo 0)
+		if [ "$rc_standin" -eq 0 ] && [ "$rc_shim" -eq 0 ] && [ "$s_kib" -gt 0 ] &&
+			[ $((kib * 10)) -le $((s_kib * 11)) ]; then
+			ok "$dev: 1x4096x8192 fp16, 3 contexts: peak RSS $kib KiB through the shim, $s_kib KiB on the stand-in (<= 1.1 x)"
+		else
+			not_ok "$dev: 1x4096x8192 fp16, 3 contexts: peak RSS through the shim <= 1.1 x the stand-in's" \
+				"exit $rc_shim (stand-in $rc_standin), shim $kib KiB, stand-in $s_kib KiB" \
+				"$(head -c 600 "$TMP/rss.out")"
+		fi
+	done
 fi
