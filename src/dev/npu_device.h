@@ -145,6 +145,12 @@ struct rb_dev_ops {
 	uint32_t (*bo_addr)(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,
 			    unsigned plan_core);
 	int (*bo_reach)(struct rb_npu_device *dev, struct rb_dev_bo *bo, unsigned n_cores);
+	/* Optional (NULL: none): a buffer of n parts, the i-th (sizes[i] bytes, at
+	 * bo_addr(i)) reached by the plan's i-th core alone and written by the CPU through
+	 * bo_part_map (rocket: data each core reads a share of, held once in all). */
+	int (*bo_create_parts)(struct rb_npu_device *dev, const uint64_t *sizes, unsigned n,
+			       struct rb_dev_bo *bo);
+	void *(*bo_part_map)(const struct rb_dev_bo *bo, unsigned i);
 	/* After a timeout: bring the cores back (rknpu ACT_RESET; rocket: nothing, its
 	 * scheduler already reset the core that hung). */
 	int (*reset)(struct rb_npu_device *dev);

@@ -31,6 +31,16 @@ uint32_t rb_rocket_bo_addr(const struct rb_rocket_bo *bo, unsigned f)
 	return f == 0 ? bo->dma_addr : bo->copy_addr[f - 1];
 }
 
+void *rb_rocket_bo_map(const struct rb_rocket_bo *bo, unsigned f)
+{
+	return f == 0 ? bo->map : bo->copy_map[f - 1];
+}
+
+static uint32_t copy_bytes(const struct rb_rocket_bo *bo, unsigned f)
+{
+	return f == 0 ? bo->size : bo->copy_size[f - 1];
+}
+
 static int file_ioctl(struct rb_rocket *dev, unsigned f, unsigned long request, void *arg)
 {
 	return rb_transport_ioctl(rb_rocket_file(dev, f), request, arg);
@@ -128,7 +138,8 @@ static void copy_teardown(struct rb_rocket *dev, unsigned f, uint32_t *handle, v
 static void bo_teardown(struct rb_rocket *dev, struct rb_rocket_bo *bo)
 {
 	for (unsigned f = 1; f < RB_ROCKET_MAX_FILES; f++)
-		copy_teardown(dev, f, &bo->copy_handle[f - 1], &bo->copy_map[f - 1], bo->size);
+		copy_teardown(dev, f, &bo->copy_handle[f - 1], &bo->copy_map[f - 1],
+			      copy_bytes(bo, f));
 	copy_teardown(dev, 0, &bo->handle, &bo->map, bo->size);
 	memset(bo, 0, sizeof(*bo));
 }
@@ -172,37 +183,54 @@ static int check_files(const struct rb_rocket *dev, unsigned n_files)
 	return 0;
 }
 
-/* Files bo->n_files .. n_files − 1 (their handles stay 0 when one fails, for teardown). */
-static int create_copies(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned n_files)
+/* Files bo->n_files .. n_files − 1, of sizes[f] bytes each (NULL: bo->size); a
+ * failed one keeps what it got (a handle) for teardown. */
+static int create_copies(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned n_files,
+			 const uint32_t *sizes)
 {
 	int err = 0;
 
 	for (unsigned f = bo->n_files; !err && f < n_files; f++) {
-		err = copy_create(dev, f, bo->size, &bo->copy_handle[f - 1], &bo->copy_addr[f - 1],
-				  &bo->copy_map[f - 1]);
+		bo->copy_size[f - 1] = sizes ? sizes[f] : bo->size;
+		err = copy_create(dev, f, bo->copy_size[f - 1], &bo->copy_handle[f - 1],
+				  &bo->copy_addr[f - 1], &bo->copy_map[f - 1]);
 		if (!err)
 			bo->n_files = f + 1;
 	}
 	return err;
 }
 
-int rb_rocket_bo_create_in(struct rb_rocket *dev, uint32_t size, unsigned n_files,
-			   struct rb_rocket_bo *bo)
+/* File 0's BO of sizes[0] bytes (NULL: size), then the others'. */
+static int create_files(struct rb_rocket *dev, uint32_t size, const uint32_t *sizes,
+			unsigned n_files, struct rb_rocket_bo *bo)
 {
 	int err;
 
 	memset(bo, 0, sizeof(*bo));
-	bo->size = size;
+	bo->size = sizes ? sizes[0] : size;
+	bo->parts = sizes != NULL;
 	err = check_files(dev, n_files);
 	if (!err)
-		err = copy_create(dev, 0, size, &bo->handle, &bo->dma_addr, &bo->map);
+		err = copy_create(dev, 0, bo->size, &bo->handle, &bo->dma_addr, &bo->map);
 	if (!err) {
 		bo->n_files = 1;
-		err = create_copies(dev, bo, n_files);
+		err = create_copies(dev, bo, n_files, sizes);
 	}
 	if (err)
 		bo_teardown(dev, bo);
 	return err;
+}
+
+int rb_rocket_bo_create_in(struct rb_rocket *dev, uint32_t size, unsigned n_files,
+			   struct rb_rocket_bo *bo)
+{
+	return create_files(dev, size, NULL, n_files, bo);
+}
+
+int rb_rocket_bo_create_parts(struct rb_rocket *dev, const uint32_t *sizes, unsigned n_files,
+			      struct rb_rocket_bo *bo)
+{
+	return create_files(dev, 0, sizes, n_files, bo);
 }
 
 int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_bo *bo)
@@ -221,7 +249,11 @@ int rb_rocket_bo_extend(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned
 
 	if (err || n_files <= had)
 		return err;
-	err = create_copies(dev, bo, n_files);
+	if (bo->parts)
+		return rb_set_error(-EINVAL,
+				    "rocket: a buffer of %u cores' parts cannot serve %u cores",
+				    had, n_files);
+	err = create_copies(dev, bo, n_files, NULL);
 	for (unsigned f = had; !err && f < bo->n_files; f++)
 		err = fini_one(dev, bo, f);
 	return err;
@@ -283,7 +315,7 @@ static int fini_one(struct rb_rocket *dev, const struct rb_rocket_bo *bo, unsign
 	struct drm_rocket_fini_bo fini;
 	int err;
 
-	if (f > 0)
+	if (f > 0 && !bo->parts)
 		copy_changed(bo->copy_map[f - 1], bo->map, bo->size);
 	memset(&fini, 0, sizeof(fini));
 	fini.handle = rb_rocket_bo_handle(bo, f);

@@ -49,7 +49,11 @@ struct rb_rocket_bo {
 	unsigned n_files;  /* the files it lives in: 0 .. n_files − 1 */
 	uint32_t copy_handle[RB_ROCKET_MAX_FILES - 1]; /* in files 1 .. */
 	uint32_t copy_addr[RB_ROCKET_MAX_FILES - 1];   /* their NPU addresses */
+	uint32_t copy_size[RB_ROCKET_MAX_FILES - 1];   /* their sizes */
 	void *copy_map[RB_ROCKET_MAX_FILES - 1];
+	/* Parts, not copies: each file's BO holds bytes of its own (its core's share of the
+	 * data, written there by the CPU), so FINI_BO copies nothing between them. */
+	bool parts;
 };
 
 /* One job of a SUBMIT: its tasks run in order on one core. */
@@ -76,10 +80,17 @@ uint32_t rb_rocket_bo_addr(const struct rb_rocket_bo *bo, unsigned f);
 /* CREATE_BO + mmap in files 0 .. n_files − 1 (1 to the device's n_files). */
 int rb_rocket_bo_create_in(struct rb_rocket *dev, uint32_t size, unsigned n_files,
 			   struct rb_rocket_bo *bo);
+/* A BO of parts: file f (0 .. n_files − 1) gets one of sizes[f] bytes, filled by the
+ * CPU through rb_rocket_bo_map (bo->map is file 0's part). */
+int rb_rocket_bo_create_parts(struct rb_rocket *dev, const uint32_t *sizes, unsigned n_files,
+			      struct rb_rocket_bo *bo);
+/* File f's mapping of the BO. */
+void *rb_rocket_bo_map(const struct rb_rocket_bo *bo, unsigned f);
 /* rb_rocket_bo_create_in every file of the device. */
 int rb_rocket_bo_create(struct rb_rocket *dev, uint32_t size, struct rb_rocket_bo *bo);
 /* Makes the BO live in files 0 .. n_files − 1 too (nothing if it does already): the new
- * copies get file 0's contents and are handed to the device (FINI_BO). */
+ * copies get file 0's contents and are handed to the device (FINI_BO). -EINVAL for a BO
+ * of parts that lacks them. */
 int rb_rocket_bo_extend(struct rb_rocket *dev, struct rb_rocket_bo *bo, unsigned n_files);
 /* munmap + GEM_CLOSE; safe on a zeroed bo. */
 void rb_rocket_bo_destroy(struct rb_rocket *dev, struct rb_rocket_bo *bo);
@@ -88,7 +99,7 @@ void rb_rocket_bo_destroy(struct rb_rocket *dev, struct rb_rocket_bo *bo);
  * the deadline. */
 int rb_rocket_bo_prep(struct rb_rocket *dev, const struct rb_rocket_bo *bo, int timeout_ms);
 /* FINI_BO: copies file 0's contents into the other files' copies (the pages that
- * differ) and syncs every copy for the device. */
+ * differ; not for a BO of parts) and syncs every copy for the device. */
 int rb_rocket_bo_fini(struct rb_rocket *dev, const struct rb_rocket_bo *bo);
 /* After prep: the BO was filled with `fill` bytes before the jobs; the bytes the jobs of
  * the other files wrote (those no longer `fill`) go into file 0's copy. */

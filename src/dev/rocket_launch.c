@@ -158,6 +158,36 @@ static int bo_create(struct rb_npu_device *dev, uint64_t size, enum rb_dev_bo_ki
 	return ret;
 }
 
+/* Part i in file i: the plan's i-th core submits there while the plan has at most a
+ * core per file (core_file). */
+static int bo_create_parts(struct rb_npu_device *dev, const uint64_t *sizes, unsigned n,
+			   struct rb_dev_bo *bo)
+{
+	uint32_t bytes[RB_ROCKET_MAX_FILES];
+	int ret;
+
+	memset(bo, 0, sizeof(*bo));
+	if (n < 1 || n > dev->rocket.n_files)
+		return rb_set_error(-EINVAL, "rocket: a buffer of %u parts on %u files", n,
+				    dev->rocket.n_files);
+	for (unsigned i = 0; i < n; i++) {
+		if (sizes[i] > UINT32_MAX || sizes[i] == 0)
+			return rb_set_error(-ENOMEM, "a %llu-byte part is not a rocket buffer",
+					    (unsigned long long)sizes[i]);
+		bytes[i] = (uint32_t)sizes[i];
+	}
+	ret = rb_rocket_bo_create_parts(&dev->rocket, bytes, n, &bo->rocket);
+	bo->map = bo->rocket.map;
+	bo->dma_addr = bo->rocket.dma_addr;
+	bo->size = bo->rocket.size;
+	return ret;
+}
+
+static void *bo_part_map(const struct rb_dev_bo *bo, unsigned i)
+{
+	return rb_rocket_bo_map(&bo->rocket, i);
+}
+
 static void bo_destroy(struct rb_npu_device *dev, struct rb_dev_bo *bo)
 {
 	rb_rocket_bo_destroy(&dev->rocket, &bo->rocket);
@@ -230,5 +260,7 @@ const struct rb_dev_ops rb_rocket_ops = {
     .launch = launch,
     .bo_addr = bo_addr,
     .bo_reach = bo_reach,
+    .bo_create_parts = bo_create_parts,
+    .bo_part_map = bo_part_map,
     .reset = reset,
 };

@@ -30,6 +30,10 @@ struct rb_npu_job {
 	uint64_t b_source; /* rb_inputs.serial of the B packed in `b`; 0: none */
 	bool b_external;   /* `b` is the caller's (rb_npu_job_new_on_weights), B at b_offset */
 	uint64_t b_offset;
+	/* B held as one part per core (see b_parts below), or NULL: whole. The job that
+	 * packed it owns the table; a job sharing its B (b_external) points to it. */
+	struct b_parts *parts;
+	void *b_host;  /* where the CPU packs B: b.map, or a staging copy of the parts */
 	bool launched; /* for fault_hang_once */
 	bool failed;   /* a run failed: what the device wrote is not trusted */
 };
@@ -131,6 +135,132 @@ static void describe_cores(struct rb_npu_job *job)
 	}
 }
 
+/* ---- B in parts: each core of an N-split plan holds only the weights it reads ----
+ *
+ * Under rocket each core's file holds what that core reads (dev/rocket.h). An N-split
+ * core reads its own kernels, which are one contiguous range of each K slice of the
+ * packed B (layout.h: N-splitting is a base address change), so B is made of parts
+ * (bo_create_parts): part i, in the plan's i-th core's file, holds that core's ranges
+ * one after another, each at the same offset within a page as in B, and the core's
+ * programs address them there. The CPU packs B whole into a staging copy, which is
+ * scattered into the parts and freed: B is held once in all (plus a page per range),
+ * where copies would hold it once per core. A plan whose cores read all of B (an M
+ * split) keeps copies: parts would save nothing. */
+struct b_range {
+	unsigned core;   /* the plan's core that reads it */
+	uint64_t lo, hi; /* bytes [lo, hi) of the packed B */
+	uint64_t at;     /* where they start in the core's part */
+};
+
+struct b_parts {
+	size_t n;
+	uint64_t sizes[RB_PLAN_MAX_CORES]; /* of each core's part */
+	struct b_range r[];
+};
+
+#define PART_PAGE UINT64_C(4096)
+
+/* Bytes of B a task reads: its kernels' weights in its K slice. */
+static uint64_t task_b_bytes(const struct rb_plan *p, const struct rb_plan_task *t)
+{
+	return (uint64_t)t->npu.n * t->npu.k * p->bpe;
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct b_range *a = x, *b = y;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static uint64_t page_up(uint64_t bytes)
+{
+	return (bytes + PART_PAGE - 1) / PART_PAGE * PART_PAGE;
+}
+
+/* Core i's ranges (every task's, merged) appended to parts, placed in its part. */
+static void core_ranges(const struct rb_plan *p, unsigned i, struct b_parts *parts)
+{
+	const struct rb_plan_core *core = &p->cores[i];
+	size_t first = parts->n, kept = first;
+	uint64_t end = 0;
+
+	for (size_t t = 0; t < core->n_tasks; t++) {
+		uint64_t lo = core->tasks[t].npu.b_addr;
+
+		parts->r[parts->n++] =
+		    (struct b_range){i, lo, lo + task_b_bytes(p, &core->tasks[t]), 0};
+	}
+	qsort(&parts->r[first], parts->n - first, sizeof(parts->r[0]), range_cmp);
+	for (size_t j = first; j < parts->n; j++) {
+		if (kept > first && parts->r[j].lo <= parts->r[kept - 1].hi) {
+			if (parts->r[j].hi > parts->r[kept - 1].hi)
+				parts->r[kept - 1].hi = parts->r[j].hi;
+			continue;
+		}
+		parts->r[kept++] = parts->r[j];
+	}
+	parts->n = kept;
+	for (size_t j = first; j < kept; j++) {
+		struct b_range *r = &parts->r[j];
+
+		r->at = page_up(end) + r->lo % PART_PAGE;
+		end = r->at + (r->hi - r->lo);
+	}
+	parts->sizes[i] = page_up(end);
+}
+
+/* The parts of plan p when they hold less than a copy of B per core; else NULL. */
+static struct b_parts *plan_parts(const struct rb_plan *p)
+{
+	size_t n_tasks = 0;
+	uint64_t total = 0;
+	bool empty = false;
+	struct b_parts *parts;
+
+	for (unsigned i = 0; i < p->n_cores; i++)
+		n_tasks += p->cores[i].n_tasks;
+	parts = calloc(1, sizeof(*parts) + n_tasks * sizeof(parts->r[0]));
+	for (unsigned i = 0; parts && i < p->n_cores; i++) {
+		core_ranges(p, i, parts);
+		total += parts->sizes[i];
+		empty = empty || !parts->sizes[i]; /* a core without tasks */
+	}
+	if (parts && (empty || total >= (uint64_t)p->n_cores * p->b_bytes)) {
+		free(parts);
+		parts = NULL;
+	}
+	return parts;
+}
+
+/* The core's range holding B bytes [off, off + len), or NULL. */
+static const struct b_range *part_range(const struct b_parts *parts, unsigned core, uint64_t off,
+					uint64_t len)
+{
+	for (size_t j = 0; j < parts->n; j++)
+		if (parts->r[j].core == core && parts->r[j].lo <= off &&
+		    off + len <= parts->r[j].hi)
+			return &parts->r[j];
+	return NULL;
+}
+
+/* Task t of the plan's core `core` reads B at *b_addr (an offset into B): its address
+ * in the core's part instead. */
+static int part_address(const struct rb_npu_job *job, unsigned core, const struct rb_plan_task *t,
+			uint32_t *b_addr)
+{
+	uint64_t len = task_b_bytes(job->plan, t);
+	const struct b_range *r = part_range(job->parts, core, *b_addr, len);
+
+	if (!r)
+		return rb_set_error(-EINVAL,
+				    "weights at byte %" PRIu32 " + %" PRIu64 " of B are not in "
+				    "core %u's part: B was split between the cores otherwise",
+				    *b_addr, len, core);
+	*b_addr = rb_dev_bo_addr(job->dev, &job->b, core) + (uint32_t)(r->at + (*b_addr - r->lo));
+	return 0;
+}
+
 /* Where the submit's core reaches each buffer: its own copies under rocket (one file,
  * one address space, per core), the one address elsewhere. */
 static uint32_t addr_of(const struct rb_npu_job *job, const struct rb_dev_bo *bo,
@@ -146,16 +276,21 @@ static uint32_t addr_of(const struct rb_npu_job *job, const struct rb_dev_bo *bo
 static long encode_submit(struct rb_npu_job *job, const struct rb_dev_submit *s, size_t word,
 			  struct rb_regcmd *rc)
 {
-	struct rb_plan_bases bases = {addr_of(job, &job->a, s),
-				      addr_of(job, &job->b, s) + (uint32_t)job->b_offset,
-				      addr_of(job, &job->c, s)};
+	struct rb_plan_bases bases = {
+	    addr_of(job, &job->a, s),
+	    job->parts ? 0 : addr_of(job, &job->b, s) + (uint32_t)job->b_offset,
+	    addr_of(job, &job->c, s)};
 	struct rb_npu_task *npu = calloc(s->task_number, sizeof(*npu));
 	struct rb_regcmd_layout *lay = calloc(s->task_number, sizeof(*lay));
 	int ret = npu && lay ? 0 : -ENOMEM;
 
-	for (uint32_t i = 0; ret == 0 && i < s->task_number; i++)
-		ret = rb_plan_task_resolve(job->plan, task_at(job->plan, s->task_start + i), &bases,
-					   &npu[i]);
+	for (uint32_t i = 0; ret == 0 && i < s->task_number; i++) {
+		const struct rb_plan_task *t = task_at(job->plan, s->task_start + i);
+
+		ret = rb_plan_task_resolve(job->plan, t, &bases, &npu[i]);
+		if (ret == 0 && job->parts)
+			ret = part_address(job, s->plan_core, t, &npu[i].b_addr);
+	}
 	if (ret == 0)
 		ret = rb_regcmd_build_chain(rc, npu, s->task_number,
 					    addr_of(job, &job->regcmd, s) + (uint32_t)(word * 8),
@@ -234,6 +369,11 @@ static int weights_buffer(struct rb_npu_job *job, const struct rb_inputs *in,
 {
 	if (job->b_external)
 		return 0;
+	if (!keep && job->dev->ops->bo_create_parts && job->plan->n_cores > 1)
+		job->parts = plan_parts(job->plan);
+	if (job->parts)
+		return job->dev->ops->bo_create_parts(job->dev, job->parts->sizes,
+						      job->plan->n_cores, &job->b);
 	if (!rb_npu_packed_b_fits(keep, job->dev, job->plan, in))
 		return job_bo_create(job, job->plan->b_bytes, &job->b);
 	job->b = keep->bo;
@@ -279,28 +419,54 @@ static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t
 	return (struct rb_validate_task){d->regcmd_addr, d->regcmd_words - RB_REGCMD_TAIL_WORDS};
 }
 
+/* The buffers the submit's core may reach: A, C, and B whole or the core's ranges in its
+ * part; *n_bufs says how many. */
+static struct rb_validate_buf *submit_bufs(const struct rb_npu_job *job,
+					   const struct rb_dev_submit *s, size_t *n_bufs)
+{
+	size_t n = 0;
+	struct rb_validate_buf *bufs = calloc(2 + (job->parts ? job->parts->n : 1), sizeof(*bufs));
+
+	if (!bufs)
+		return NULL;
+	bufs[n++] = (struct rb_validate_buf){"A", addr_of(job, &job->a, s), job->a.size};
+	bufs[n++] = (struct rb_validate_buf){"C", addr_of(job, &job->c, s), job->c.size};
+	if (!job->parts)
+		bufs[n++] = (struct rb_validate_buf){
+		    "B", addr_of(job, &job->b, s) + (uint32_t)job->b_offset,
+		    job->b_external ? job->plan->b_bytes : job->b.size};
+	for (size_t j = 0; job->parts && j < job->parts->n; j++) {
+		const struct b_range *r = &job->parts->r[j];
+
+		if (r->core == s->plan_core)
+			bufs[n++] = (struct rb_validate_buf){
+			    "B", addr_of(job, &job->b, s) + (uint32_t)r->at, r->hi - r->lo};
+	}
+	*n_bufs = n;
+	return bufs;
+}
+
 /* One submit's chain against the buffers as its core reaches them. */
 static int validate_submit(const struct rb_npu_job *job, const struct rb_validate_task *tasks,
 			   const struct rb_dev_submit *s)
 {
-	const struct rb_validate_buf bufs[] = {{"A", addr_of(job, &job->a, s), job->a.size},
-					       {"B",
-						addr_of(job, &job->b, s) + (uint32_t)job->b_offset,
-						job->b_external ? job->plan->b_bytes : job->b.size},
-					       {"C", addr_of(job, &job->c, s), job->c.size}};
 	const struct rb_validate_chain chain = {s->core, s->task_start, s->task_number};
-	const struct rb_validate_job v = {job->regcmd.map,
-					  addr_of(job, &job->regcmd, s),
-					  job->regcmd.size,
-					  tasks,
-					  &chain,
-					  1,
-					  bufs,
-					  3,
-					  RB_NPU_CBUF_BANKS,
-					  job->dev->ops->mainline_programs};
+	size_t n_bufs = 0;
+	struct rb_validate_buf *bufs = submit_bufs(job, s, &n_bufs);
+	struct rb_validate_job v = {job->regcmd.map,
+				    addr_of(job, &job->regcmd, s),
+				    job->regcmd.size,
+				    tasks,
+				    &chain,
+				    1,
+				    bufs,
+				    n_bufs,
+				    RB_NPU_CBUF_BANKS,
+				    job->dev->ops->mainline_programs};
+	int ret = bufs ? rb_validate_job(&v) : rb_set_error(-ENOMEM, "out of memory");
 
-	return rb_validate_job(&v);
+	free(bufs);
+	return ret;
 }
 
 static int validate_programs(const struct rb_npu_job *job)
@@ -316,20 +482,62 @@ static int validate_programs(const struct rb_npu_job *job)
 	return ret;
 }
 
+/* Bytes [off, off + len) of the packed B, from src, into the parts that hold them. */
+static void parts_write(const struct rb_npu_job *job, uint64_t off, const void *src, uint64_t len)
+{
+	for (size_t j = 0; j < job->parts->n; j++) {
+		const struct b_range *r = &job->parts->r[j];
+		uint64_t lo = off > r->lo ? off : r->lo, hi = off + len < r->hi ? off + len : r->hi;
+
+		if (lo < hi)
+			memcpy((char *)job->dev->ops->bo_part_map(&job->b, r->core) + r->at +
+				   (lo - r->lo),
+			       (const char *)src + (lo - off), hi - lo);
+	}
+}
+
+/* Where the CPU packs B (job->b_host): the buffer; with parts, for B packed `whole`, a
+ * staging copy of it (zero pages until written), else nowhere: pack_b_block packs each
+ * run of a block's columns apart and writes it into the parts. */
+static int b_begin(struct rb_npu_job *job, bool whole)
+{
+	job->b_host = job->parts ? NULL : job->b.map;
+	if (!job->parts || !whole)
+		return 0;
+	job->b_host = calloc(1, job->plan->b_bytes);
+	return job->b_host ? 0 : rb_set_error(-ENOMEM, "out of memory for packing B");
+}
+
+/* The packing is done (ret): a staging copy goes into the parts, and goes; then B is
+ * handed to the device. */
+static int b_end(struct rb_npu_job *job, int ret)
+{
+	if (job->parts && job->b_host) {
+		if (ret == 0)
+			parts_write(job, 0, job->b_host, job->plan->b_bytes);
+		free(job->b_host);
+	}
+	job->b_host = NULL;
+	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
+}
+
 /* Weights are packed once per shape, like a backend does at model load. */
 int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b)
 {
 	const struct rb_plan *p = job->plan;
 	const struct rb_shape *s = &p->shape;
-	int ret = 0;
+	int ret;
 
 	if (job->b_external)
 		return rb_set_error(-EINVAL, "the job reads its weights from the caller's buffer");
 	job->b_source = 0; /* packed from b, which has no serial */
-	if (!job->dev->model_only)
-		ret = rb_layout_pack_b_sliced(job->b.map, b, s->dtype, s->k, s->n, p->k_pad,
+	if (job->dev->model_only)
+		return bo_to_device(job->dev, &job->b);
+	ret = b_begin(job, true);
+	if (ret == 0)
+		ret = rb_layout_pack_b_sliced(job->b_host, b, s->dtype, s->k, s->n, p->k_pad,
 					      p->n_pad, p->k_slice, 0);
-	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
+	return b_end(job, ret);
 }
 
 /* Streamed B (rb_inputs_init_streamed) is made and packed a block of columns at a time,
@@ -351,6 +559,31 @@ static int64_t stream_block_cols(const struct rb_shape *s)
  * says, and whole kernel groups pack there as their own [cols_pad/KG][ks/32][KG][32]
  * array (layout.h: N-splitting is a base address change); the last block also writes
  * the padding kernels up to n_pad. */
+/* One K slice's run of a block: rows×cols of src packed as ks×cols_pad at B byte
+ * `offset` (rows <= 0: a slice of padding alone, zeros), into B itself or, with parts,
+ * through a run of its own into the parts. */
+static int pack_b_run(const struct rb_npu_job *job, size_t offset, const void *src, int64_t rows,
+		      int64_t cols, int64_t ks, int64_t cols_pad)
+{
+	enum rb_dtype dt = job->plan->shape.dtype;
+	size_t bytes = (size_t)(ks * cols_pad) * rb_dtype_in_size(dt);
+	char *run = job->b_host ? (char *)job->b_host + offset : malloc(bytes);
+	int ret = 0;
+
+	if (!run)
+		return rb_set_error(-ENOMEM, "out of memory for a run of the weights");
+	if (rows <= 0)
+		memset(run, 0, bytes);
+	else
+		ret = rb_layout_pack_b(run, src, dt, rows, cols, ks, cols_pad, 1);
+	if (!job->b_host) {
+		if (ret == 0)
+			parts_write(job, offset, run, bytes);
+		free(run);
+	}
+	return ret;
+}
+
 static int pack_b_block(void *ctx, const void *block, int64_t n0, int64_t cols)
 {
 	struct rb_npu_job *job = ctx;
@@ -365,12 +598,11 @@ static int pack_b_block(void *ctx, const void *block, int64_t n0, int64_t cols)
 		ret = rb_layout_b_locate(s->dtype, p->k_pad, p->n_pad, p->k_slice, k0 / slice_k, n0,
 					 &offset, &ks);
 		rows = s->k - k0 < ks ? s->k - k0 : ks;
-		if (ret == 0 && rows <= 0) /* a slice of padding alone */
-			memset((char *)job->b.map + offset, 0, (size_t)(ks * cols_pad) * es);
-		else if (ret == 0)
-			ret = rb_layout_pack_b((char *)job->b.map + offset,
-					       (const char *)block + (size_t)(k0 * cols) * es,
-					       s->dtype, rows, cols, ks, cols_pad, 1);
+		if (ret == 0)
+			ret = pack_b_run(job, offset,
+					 rows > 0 ? (const char *)block + (size_t)(k0 * cols) * es
+						  : NULL,
+					 rows, cols, ks, cols_pad);
 	}
 	return ret;
 }
@@ -390,6 +622,7 @@ int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_f
 	block = malloc((size_t)(s->k * per) * rb_dtype_in_size(s->dtype));
 	if (!block)
 		return rb_set_error(-ENOMEM, "out of memory for a block of the weights");
+	ret = b_begin(job, false);
 	for (int64_t n0 = 0; ret == 0 && n0 < s->n; n0 += per) {
 		int64_t cols = s->n - n0 < per ? s->n - n0 : per;
 
@@ -398,7 +631,7 @@ int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_f
 			ret = pack_b_block(job, block, n0, cols);
 	}
 	free(block);
-	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
+	return b_end(job, ret);
 }
 
 /* Packs in's B, held or streamed, and records where it came from. */
@@ -409,9 +642,11 @@ static int pack_weights(struct rb_npu_job *job, const struct rb_inputs *in)
 	if (!in || !in->b_streamed || job->dev->model_only) {
 		ret = rb_npu_job_set_weights(job, in ? in->b : NULL);
 	} else {
-		ret = rb_inputs_b_columns(in, stream_block_cols(&in->shape), 0, pack_b_block, job);
+		ret = b_begin(job, false);
 		if (ret == 0)
-			ret = bo_to_device(job->dev, &job->b);
+			ret = rb_inputs_b_columns(in, stream_block_cols(&in->shape), 0,
+						  pack_b_block, job);
+		ret = b_end(job, ret);
 	}
 	job->b_source = ret == 0 && rb_inputs_has_b(in) && !job->dev->model_only ? in->serial : 0;
 	return ret;
@@ -532,6 +767,26 @@ int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev
 	return job_build(out, job, NULL, NULL, 0);
 }
 
+int rb_npu_job_new_sharing(struct rb_npu_job **out, struct rb_npu_device *dev,
+			   const struct rb_plan *plan, enum rb_npu_launch launch,
+			   struct rb_npu_job *owner)
+{
+	struct rb_npu_job *job;
+
+	*out = NULL;
+	if (owner->b_external || owner->dev != dev)
+		return rb_set_error(-EINVAL, "the job to share weights with does not own them");
+	if (!owner->parts)
+		return rb_npu_job_new_on_weights(out, dev, plan, launch, &owner->b, 0);
+	job = job_alloc(dev, plan, NULL, launch);
+	if (!job)
+		return -ENOMEM;
+	job->b = owner->b;
+	job->b_external = true;
+	job->parts = owner->parts; /* encoding fails where this plan reads outside them */
+	return job_build(out, job, NULL, NULL, 0);
+}
+
 struct rb_dev_bo *rb_npu_job_own_weights(struct rb_npu_job *job)
 {
 	return job->b_external ? NULL : &job->b;
@@ -541,8 +796,10 @@ void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *kee
 {
 	const struct rb_plan *p = job->plan;
 
-	/* Unchecked programs, or a run that failed, may have written anywhere. */
-	if (!job->b_source || keep->source || job->failed || job->dev->unsafe_skip_validation)
+	/* Unchecked programs, or a run that failed, may have written anywhere; parts are
+	 * this plan's split of B. */
+	if (!job->b_source || keep->source || job->failed || job->dev->unsafe_skip_validation ||
+	    job->parts)
 		return;
 	*keep = (struct rb_npu_packed_b){job->b,   p->shape,   p->k_pad,
 					 p->n_pad, p->k_slice, job->b_source};
@@ -564,8 +821,10 @@ void rb_npu_job_free(struct rb_npu_job *job)
 	bo_destroy(job->dev, &job->tasks);
 	bo_destroy(job->dev, &job->regcmd);
 	bo_destroy(job->dev, &job->c);
-	if (!job->b_external)
+	if (!job->b_external) {
 		bo_destroy(job->dev, &job->b);
+		free(job->parts);
+	}
 	bo_destroy(job->dev, &job->a);
 	free(job->descs);
 	free(job->submits);

@@ -68,6 +68,14 @@ int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 int rb_npu_job_new_on_weights(struct rb_npu_job **job, struct rb_npu_device *dev,
 			      const struct rb_plan *plan, enum rb_npu_launch launch,
 			      struct rb_dev_bo *weights, uint64_t offset);
+/* A job of `plan` on the weights `owner` packed itself (owner must outlive it, and lay B
+ * out the same way): rb_npu_job_new_on_weights on its buffer, or, when owner holds B in
+ * per-core parts (rocket, an N-split plan), on those parts: then each core of `plan` must
+ * read within the part of the owner's core of the same index (-EINVAL otherwise: B was
+ * split otherwise; pack it again). */
+int rb_npu_job_new_sharing(struct rb_npu_job **job, struct rb_npu_device *dev,
+			   const struct rb_plan *plan, enum rb_npu_launch launch,
+			   struct rb_npu_job *owner);
 /* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *plan, const struct rb_inputs *in);

@@ -370,7 +370,8 @@ static int share_weights(struct rb_matmul *mm, const struct rb_matmul *weights_o
 				    "cannot be shared",
 				    mm->config, weights_of->config);
 	pthread_mutex_lock(&mm->dev->bo_lock);
-	ret = rb_npu_job_new_on_weights(&mm->job, &mm->dev->dev, &mm->plan, mm->launch, bo, 0);
+	ret =
+	    rb_npu_job_new_sharing(&mm->job, &mm->dev->dev, &mm->plan, mm->launch, weights_of->job);
 	pthread_mutex_unlock(&mm->dev->bo_lock);
 	mm->has_weights = ret == 0;
 	mm->weights_of = ret == 0 ? weights_of : NULL;

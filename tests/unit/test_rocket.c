@@ -649,6 +649,98 @@ static void test_runner_buffers_where_used(void **state)
 	rb_npu_device_close(&dev);
 }
 
+/* A job of shape s and config text on dev, with in's B, checked bit-exact against the
+ * reference; *job keeps it (NULL: freed). */
+static void parts_job(struct rb_npu_device *dev, const struct rb_shape *s, const char *config,
+		      struct rb_plan *plan, const struct rb_inputs *in, struct rb_npu_job **job)
+{
+	struct rb_plan_config cfg;
+	struct rb_npu_job_times t;
+	void *c = rb_output_alloc(s), *ref = rb_output_alloc(s);
+
+	assert_non_null(c);
+	assert_non_null(ref);
+	rb_plan_config_default(&cfg, s, 0x7);
+	assert_int_equal(rb_plan_config_parse(&cfg, config), 0);
+	cfg.mainline = true;
+	assert_int_equal(rb_plan_init(plan, s, &cfg), 0);
+	assert_int_equal(rb_ref_gemm(s, in->a, in->b, ref, 1), 0);
+	assert_int_equal(rb_npu_job_new(job, dev, plan, in, RB_LAUNCH_FENCES), 0);
+	assert_int_equal(rb_npu_job_run(*job, c, &t), 0);
+	assert_memory_equal(c, ref, (size_t)s->m * (size_t)s->n * 4);
+	free(c);
+	free(ref);
+}
+
+/* Bytes B's buffer holds in all the files. */
+static uint64_t b_held(struct rb_npu_job *job)
+{
+	const struct rb_rocket_bo *bo = &rb_npu_job_own_weights(job)->rocket;
+	uint64_t bytes = bo->size;
+
+	for (unsigned f = 1; f < bo->n_files; f++)
+		bytes += bo->copy_size[f - 1];
+	return bytes;
+}
+
+/* An N-split plan on three cores holds B once in all: each core's file only the
+ * kernels it reads (with K slices too: a range per slice), bit-exact. An M-split plan,
+ * whose cores each read all of B, holds a copy per core. A job of another M with the
+ * same split shares the parts; one split otherwise is refused, naming why. */
+static void test_runner_b_in_parts(void **state)
+{
+	struct rb_shape s = {8, 1024, 768, RB_DTYPE_INT8}, s2 = {24, 1024, 768, RB_DTYPE_INT8};
+	struct rb_npu_device dev;
+	struct rb_plan plan, plan2;
+	struct rb_inputs in;
+	struct rb_npu_job *job, *shared;
+	struct rb_plan_config cfg;
+
+	(void)state;
+	assert_int_equal(rb_npu_device_open_sim_rocket(&dev, NULL), 0);
+	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_EXACT), 0);
+	parts_job(&dev, &s, "split=n:1,1,1 kslice=0", &plan, &in, &job);
+	print_message("N-split, one K slice: B %llu bytes, held %llu\n",
+		      (unsigned long long)plan.b_bytes, (unsigned long long)b_held(job));
+	assert_true(b_held(job) < plan.b_bytes + 3 * 4096);
+	/* another M, the same split: its programs read the parts */
+	rb_plan_config_default(&cfg, &s2, 0x7);
+	assert_int_equal(rb_plan_config_parse(&cfg, "split=n:1,1,1 kslice=0"), 0);
+	cfg.mainline = true;
+	assert_int_equal(rb_plan_init(&plan2, &s2, &cfg), 0);
+	assert_int_equal(rb_npu_job_new_sharing(&shared, &dev, &plan2, RB_LAUNCH_THREADS, job), 0);
+	rb_npu_job_free(shared);
+	rb_plan_release(&plan2);
+	/* a split otherwise: refused before anything runs */
+	assert_int_equal(rb_plan_config_parse(&cfg, "split=n:2,1,1"), 0);
+	assert_int_equal(rb_plan_init(&plan2, &s2, &cfg), 0);
+	assert_int_equal(rb_npu_job_new_sharing(&shared, &dev, &plan2, RB_LAUNCH_FENCES, job),
+			 -EINVAL);
+	assert_null(shared);
+	assert_non_null(strstr(rb_last_error(), "B was split between the cores otherwise"));
+	rb_plan_release(&plan2);
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+
+	parts_job(&dev, &s, "split=n:1,1,1 kslice=256", &plan, &in, &job);
+	print_message("N-split, 4 K slices: B %llu bytes, held %llu\n",
+		      (unsigned long long)plan.b_bytes, (unsigned long long)b_held(job));
+	assert_int_equal(plan.n_kslices, 4);
+	assert_true(b_held(job) < plan.b_bytes + 12 * 4096);
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+
+	rb_inputs_release(&in);
+	s.m = 96;
+	assert_int_equal(rb_inputs_init(&in, &s, 1, RB_DATA_EXACT), 0);
+	parts_job(&dev, &s, "split=m:1,1,1", &plan, &in, &job);
+	assert_int_equal(b_held(job), 3 * rb_npu_job_own_weights(job)->size);
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+	rb_inputs_release(&in);
+	rb_npu_device_close(&dev);
+}
+
 static void test_runner_rocket(void **state)
 {
 	struct rb_npu_device dev;
@@ -826,6 +918,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mrdma_trap_timeout, setup, teardown),
 	    cmocka_unit_test(test_runner_rocket),
 	    cmocka_unit_test(test_runner_buffers_where_used),
+	    cmocka_unit_test(test_runner_b_in_parts),
 	    cmocka_unit_test(test_runner_cores_in_parallel),
 	    cmocka_unit_test(test_runner_detects_dropped_job),
 	    cmocka_unit_test(test_runner_retry),
