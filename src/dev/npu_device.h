@@ -87,7 +87,7 @@ struct rb_dev_job {
 	uint32_t plan_core_mask;       /* the mask the plan asked for */
 	uint32_t force_core_mask;      /* 0, or a mask every submit uses (fault injection) */
 	const struct rb_dev_bo *tasks; /* drivers with tasks_in_bo: the descriptors */
-	const struct rb_dev_bo *in[3]; /* A, B, programs */
+	const struct rb_dev_bo *in[4]; /* A, B, programs, and NULL or more of B */
 	const struct rb_dev_bo *out;   /* C */
 	double hw_us[RB_HW_MAX_CORES]; /* out: per-core hw_elapse_time where reported */
 };

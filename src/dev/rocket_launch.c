@@ -43,12 +43,13 @@ static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, 
 {
 	struct rb_rocket_job rj[RB_HW_MAX_CORES];
 	struct drm_rocket_task *tasks[RB_HW_MAX_CORES] = {NULL};
-	const struct rb_dev_bo *bos[4] = {job->in[0], job->in[1], job->in[2], job->out};
-	uint32_t handles[4];
-	unsigned used = 0;
+	const struct rb_dev_bo *bos[5] = {job->in[0], job->in[1], job->in[2], job->in[3], job->out};
+	uint32_t handles[5];
+	unsigned used = 0, n_in = job->in[3] ? 4 : 3;
 	int ret = 0;
 
-	for (unsigned b = 0; b < 4; b++)
+	bos[n_in] = job->out; /* the outputs after the inputs */
+	for (unsigned b = 0; b <= n_in; b++)
 		handles[b] = rb_rocket_bo_handle(&bos[b]->rocket, f);
 	for (unsigned i = first; ret == 0 && i < first + n; i++) {
 		if (!job->cores[i].n_tasks || core_file(dev, i) != f)
@@ -59,8 +60,8 @@ static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, 
 		rj[used] = (struct rb_rocket_job){.tasks = tasks[used],
 						  .n_tasks = job->cores[i].n_tasks,
 						  .in_handles = handles,
-						  .n_in = 3,
-						  .out_handles = &handles[3],
+						  .n_in = n_in,
+						  .out_handles = &handles[n_in],
 						  .n_out = 1};
 		used++;
 	}

@@ -33,6 +33,10 @@ struct rb_npu_job {
 	/* B held as one part per core (see b_parts below), or NULL: whole. The job that
 	 * packed it owns the table; a job sharing its B (b_external) points to it. */
 	struct b_parts *parts;
+	/* A job sharing parts split otherwise: its tasks' ranges outside them, copied from
+	 * them into parts of its own (b_extra). */
+	struct b_parts *extra;
+	struct rb_dev_bo b_extra;
 	void *b_host;  /* where the CPU packs B: b.map, or a staging copy of the parts */
 	bool launched; /* for fault_hang_once */
 	bool failed;   /* a run failed: what the device wrote is not trusted */
@@ -178,18 +182,31 @@ static uint64_t page_up(uint64_t bytes)
 	return (bytes + PART_PAGE - 1) / PART_PAGE * PART_PAGE;
 }
 
-/* Core i's ranges (every task's, merged) appended to parts, placed in its part. */
-static void core_ranges(const struct rb_plan *p, unsigned i, struct b_parts *parts)
+/* The core's range holding B bytes [off, off + len), or NULL. */
+static const struct b_range *part_range(const struct b_parts *parts, unsigned core, uint64_t off,
+					uint64_t len)
+{
+	for (size_t j = 0; j < parts->n; j++)
+		if (parts->r[j].core == core && parts->r[j].lo <= off &&
+		    off + len <= parts->r[j].hi)
+			return &parts->r[j];
+	return NULL;
+}
+
+/* Core i's ranges (every task's, merged; those `skip` holds for the core left out)
+ * appended to parts, placed in its part. */
+static void core_ranges(const struct rb_plan *p, unsigned i, struct b_parts *parts,
+			const struct b_parts *skip)
 {
 	const struct rb_plan_core *core = &p->cores[i];
 	size_t first = parts->n, kept = first;
 	uint64_t end = 0;
 
 	for (size_t t = 0; t < core->n_tasks; t++) {
-		uint64_t lo = core->tasks[t].npu.b_addr;
+		uint64_t lo = core->tasks[t].npu.b_addr, len = task_b_bytes(p, &core->tasks[t]);
 
-		parts->r[parts->n++] =
-		    (struct b_range){i, lo, lo + task_b_bytes(p, &core->tasks[t]), 0};
+		if (!skip || !part_range(skip, i, lo, len))
+			parts->r[parts->n++] = (struct b_range){i, lo, lo + len, 0};
 	}
 	qsort(&parts->r[first], parts->n - first, sizeof(parts->r[0]), range_cmp);
 	for (size_t j = first; j < parts->n; j++) {
@@ -210,19 +227,28 @@ static void core_ranges(const struct rb_plan *p, unsigned i, struct b_parts *par
 	parts->sizes[i] = page_up(end);
 }
 
-/* The parts of plan p when they hold less than a copy of B per core; else NULL. */
-static struct b_parts *plan_parts(const struct rb_plan *p)
+/* Every core's ranges of plan p (less those of `skip`); NULL when out of memory. */
+static struct b_parts *ranges_of(const struct rb_plan *p, const struct b_parts *skip)
 {
 	size_t n_tasks = 0;
-	uint64_t total = 0;
-	bool empty = false;
 	struct b_parts *parts;
 
 	for (unsigned i = 0; i < p->n_cores; i++)
 		n_tasks += p->cores[i].n_tasks;
 	parts = calloc(1, sizeof(*parts) + n_tasks * sizeof(parts->r[0]));
+	for (unsigned i = 0; parts && i < p->n_cores; i++)
+		core_ranges(p, i, parts, skip);
+	return parts;
+}
+
+/* The parts of plan p when they hold less than a copy of B per core; else NULL. */
+static struct b_parts *plan_parts(const struct rb_plan *p)
+{
+	uint64_t total = 0;
+	bool empty = false;
+	struct b_parts *parts = ranges_of(p, NULL);
+
 	for (unsigned i = 0; parts && i < p->n_cores; i++) {
-		core_ranges(p, i, parts);
 		total += parts->sizes[i];
 		empty = empty || !parts->sizes[i]; /* a core without tasks */
 	}
@@ -233,17 +259,6 @@ static struct b_parts *plan_parts(const struct rb_plan *p)
 	return parts;
 }
 
-/* The core's range holding B bytes [off, off + len), or NULL. */
-static const struct b_range *part_range(const struct b_parts *parts, unsigned core, uint64_t off,
-					uint64_t len)
-{
-	for (size_t j = 0; j < parts->n; j++)
-		if (parts->r[j].core == core && parts->r[j].lo <= off &&
-		    off + len <= parts->r[j].hi)
-			return &parts->r[j];
-	return NULL;
-}
-
 /* Task t of the plan's core `core` reads B at *b_addr (an offset into B): its address
  * in the core's part instead. */
 static int part_address(const struct rb_npu_job *job, unsigned core, const struct rb_plan_task *t,
@@ -251,13 +266,18 @@ static int part_address(const struct rb_npu_job *job, unsigned core, const struc
 {
 	uint64_t len = task_b_bytes(job->plan, t);
 	const struct b_range *r = part_range(job->parts, core, *b_addr, len);
+	const struct rb_dev_bo *bo = &job->b;
 
+	if (!r && job->extra) {
+		r = part_range(job->extra, core, *b_addr, len);
+		bo = &job->b_extra;
+	}
 	if (!r)
 		return rb_set_error(-EINVAL,
 				    "weights at byte %" PRIu32 " + %" PRIu64 " of B are not in "
-				    "core %u's part: B was split between the cores otherwise",
+				    "core %u's part",
 				    *b_addr, len, core);
-	*b_addr = rb_dev_bo_addr(job->dev, &job->b, core) + (uint32_t)(r->at + (*b_addr - r->lo));
+	*b_addr = rb_dev_bo_addr(job->dev, bo, core) + (uint32_t)(r->at + (*b_addr - r->lo));
 	return 0;
 }
 
@@ -425,7 +445,8 @@ static struct rb_validate_buf *submit_bufs(const struct rb_npu_job *job,
 					   const struct rb_dev_submit *s, size_t *n_bufs)
 {
 	size_t n = 0;
-	struct rb_validate_buf *bufs = calloc(2 + (job->parts ? job->parts->n : 1), sizeof(*bufs));
+	struct rb_validate_buf *bufs = calloc(
+	    2 + (job->parts ? job->parts->n : 1) + (job->extra ? job->extra->n : 0), sizeof(*bufs));
 
 	if (!bufs)
 		return NULL;
@@ -441,6 +462,13 @@ static struct rb_validate_buf *submit_bufs(const struct rb_npu_job *job,
 		if (r->core == s->plan_core)
 			bufs[n++] = (struct rb_validate_buf){
 			    "B", addr_of(job, &job->b, s) + (uint32_t)r->at, r->hi - r->lo};
+	}
+	for (size_t j = 0; job->extra && j < job->extra->n; j++) {
+		const struct b_range *r = &job->extra->r[j];
+
+		if (r->core == s->plan_core)
+			bufs[n++] = (struct rb_validate_buf){
+			    "B", addr_of(job, &job->b_extra, s) + (uint32_t)r->at, r->hi - r->lo};
 	}
 	*n_bufs = n;
 	return bufs;
@@ -767,11 +795,65 @@ int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev
 	return job_build(out, job, NULL, NULL, 0);
 }
 
+/* Bytes [lo, hi) of B from the owner's parts into dst; -EINVAL where none holds them. */
+static int parts_read(const struct rb_npu_job *owner, uint64_t lo, uint64_t hi, char *dst)
+{
+	uint64_t got = 0;
+
+	for (size_t j = 0; j < owner->parts->n; j++) {
+		const struct b_range *r = &owner->parts->r[j];
+		uint64_t a = lo > r->lo ? lo : r->lo, b = hi < r->hi ? hi : r->hi;
+
+		if (a < b) {
+			memcpy(dst + (a - lo),
+			       (const char *)owner->dev->ops->bo_part_map(&owner->b, r->core) +
+				   r->at + (a - r->lo),
+			       b - a);
+			got += b - a; /* ranges of different cores may overlap: counted twice */
+		}
+	}
+	return got >= hi - lo
+		   ? 0
+		   : rb_set_error(-EINVAL,
+				  "bytes %" PRIu64 "..%" PRIu64 " of B are in no core's part", lo,
+				  hi);
+}
+
+/* The ranges the job's plan reads outside the owner's parts (a split otherwise: the
+ * cores' boundaries moved), in parts of its own filled from the owner's: a few tasks'
+ * weights, where packing B again would hold all of it twice. */
+static int extra_parts(struct rb_npu_job *job, const struct rb_npu_job *owner)
+{
+	struct rb_npu_device *dev = job->dev;
+	int ret = 0;
+
+	job->extra = ranges_of(job->plan, owner->parts);
+	if (!job->extra)
+		return rb_set_error(-ENOMEM, "out of memory for the parts of B");
+	if (!job->extra->n) {
+		free(job->extra);
+		job->extra = NULL;
+		return 0;
+	}
+	for (unsigned i = 0; i < job->plan->n_cores; i++)
+		if (!job->extra->sizes[i])
+			job->extra->sizes[i] = PART_PAGE;
+	ret = dev->ops->bo_create_parts(dev, job->extra->sizes, job->plan->n_cores, &job->b_extra);
+	for (size_t j = 0; ret == 0 && !dev->model_only && j < job->extra->n; j++) {
+		const struct b_range *r = &job->extra->r[j];
+
+		ret = parts_read(owner, r->lo, r->hi,
+				 (char *)dev->ops->bo_part_map(&job->b_extra, r->core) + r->at);
+	}
+	return ret < 0 ? ret : bo_to_device(dev, &job->b_extra);
+}
+
 int rb_npu_job_new_sharing(struct rb_npu_job **out, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, enum rb_npu_launch launch,
 			   struct rb_npu_job *owner)
 {
 	struct rb_npu_job *job;
+	int ret;
 
 	*out = NULL;
 	if (owner->b_external || owner->dev != dev)
@@ -783,7 +865,12 @@ int rb_npu_job_new_sharing(struct rb_npu_job **out, struct rb_npu_device *dev,
 		return -ENOMEM;
 	job->b = owner->b;
 	job->b_external = true;
-	job->parts = owner->parts; /* encoding fails where this plan reads outside them */
+	job->parts = owner->parts;
+	ret = extra_parts(job, owner);
+	if (ret < 0) {
+		rb_npu_job_free(job);
+		return ret;
+	}
 	return job_build(out, job, NULL, NULL, 0);
 }
 
@@ -825,6 +912,8 @@ void rb_npu_job_free(struct rb_npu_job *job)
 		bo_destroy(job->dev, &job->b);
 		free(job->parts);
 	}
+	bo_destroy(job->dev, &job->b_extra);
+	free(job->extra);
 	bo_destroy(job->dev, &job->a);
 	free(job->descs);
 	free(job->submits);
@@ -987,15 +1076,16 @@ static int arm_output(struct rb_npu_job *job)
 
 static int launch_once(struct rb_npu_job *job, struct rb_npu_job_times *times)
 {
-	struct rb_dev_job dj = {.submits = job->submits,
-				.n_submits = job->n_submits,
-				.cores = job->cores,
-				.n_cores = job->plan->n_cores,
-				.plan_core_mask = job->plan->config.core_mask,
-				.force_core_mask = rb_fault_core_mask(0),
-				.tasks = &job->tasks,
-				.in = {&job->a, &job->b, &job->regcmd},
-				.out = &job->c};
+	struct rb_dev_job dj = {
+	    .submits = job->submits,
+	    .n_submits = job->n_submits,
+	    .cores = job->cores,
+	    .n_cores = job->plan->n_cores,
+	    .plan_core_mask = job->plan->config.core_mask,
+	    .force_core_mask = rb_fault_core_mask(0),
+	    .tasks = &job->tasks,
+	    .in = {&job->a, &job->b, &job->regcmd, job->extra ? &job->b_extra : NULL},
+	    .out = &job->c};
 	char log_before[512];
 	int ret;
 

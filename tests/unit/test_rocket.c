@@ -672,6 +672,39 @@ static void parts_job(struct rb_npu_device *dev, const struct rb_shape *s, const
 	free(ref);
 }
 
+/* A job of s2 sharing owner's B (in's), run on A of its own and checked bit-exact. */
+static void run_sharing(struct rb_npu_device *dev, const struct rb_shape *s2, const char *config,
+			const struct rb_inputs *in, struct rb_npu_job *owner)
+{
+	struct rb_plan_config cfg;
+	struct rb_plan plan;
+	struct rb_npu_job *job;
+	struct rb_npu_job_times t;
+	size_t a_bytes = (size_t)(s2->m * s2->k);
+	int8_t *a = malloc(a_bytes);
+	void *c = rb_output_alloc(s2), *ref = rb_output_alloc(s2);
+
+	assert_non_null(a);
+	assert_non_null(c);
+	assert_non_null(ref);
+	for (size_t i = 0; i < a_bytes; i++)
+		a[i] = (int8_t)((i * 37 + 11) % 255 - 127);
+	rb_plan_config_default(&cfg, s2, 0x7);
+	assert_int_equal(rb_plan_config_parse(&cfg, config), 0);
+	cfg.mainline = true;
+	assert_int_equal(rb_plan_init(&plan, s2, &cfg), 0);
+	assert_int_equal(rb_npu_job_new_sharing(&job, dev, &plan, RB_LAUNCH_THREADS, owner), 0);
+	rb_npu_job_set_features(job, a);
+	assert_int_equal(rb_npu_job_run(job, c, &t), 0);
+	assert_int_equal(rb_ref_gemm(s2, a, in->b, ref, 1), 0);
+	assert_memory_equal(c, ref, (size_t)s2->m * (size_t)s2->n * 4);
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+	free(a);
+	free(c);
+	free(ref);
+}
+
 /* Bytes B's buffer holds in all the files. */
 static uint64_t b_held(struct rb_npu_job *job)
 {
@@ -685,16 +718,16 @@ static uint64_t b_held(struct rb_npu_job *job)
 
 /* An N-split plan on three cores holds B once in all: each core's file only the
  * kernels it reads (with K slices too: a range per slice), bit-exact. An M-split plan,
- * whose cores each read all of B, holds a copy per core. A job of another M with the
- * same split shares the parts; one split otherwise is refused, naming why. */
+ * whose cores each read all of B, holds a copy per core. A job of another M shares the
+ * parts, bit-exact, with the same split or one otherwise (the ranges it reads outside
+ * its cores' parts copied into parts of its own). */
 static void test_runner_b_in_parts(void **state)
 {
 	struct rb_shape s = {8, 1024, 768, RB_DTYPE_INT8}, s2 = {24, 1024, 768, RB_DTYPE_INT8};
 	struct rb_npu_device dev;
-	struct rb_plan plan, plan2;
+	struct rb_plan plan;
 	struct rb_inputs in;
-	struct rb_npu_job *job, *shared;
-	struct rb_plan_config cfg;
+	struct rb_npu_job *job;
 
 	(void)state;
 	assert_int_equal(rb_npu_device_open_sim_rocket(&dev, NULL), 0);
@@ -703,22 +736,10 @@ static void test_runner_b_in_parts(void **state)
 	print_message("N-split, one K slice: B %llu bytes, held %llu\n",
 		      (unsigned long long)plan.b_bytes, (unsigned long long)b_held(job));
 	assert_true(b_held(job) < plan.b_bytes + 3 * 4096);
-	/* another M, the same split: its programs read the parts */
-	rb_plan_config_default(&cfg, &s2, 0x7);
-	assert_int_equal(rb_plan_config_parse(&cfg, "split=n:1,1,1 kslice=0"), 0);
-	cfg.mainline = true;
-	assert_int_equal(rb_plan_init(&plan2, &s2, &cfg), 0);
-	assert_int_equal(rb_npu_job_new_sharing(&shared, &dev, &plan2, RB_LAUNCH_THREADS, job), 0);
-	rb_npu_job_free(shared);
-	rb_plan_release(&plan2);
-	/* a split otherwise: refused before anything runs */
-	assert_int_equal(rb_plan_config_parse(&cfg, "split=n:2,1,1"), 0);
-	assert_int_equal(rb_plan_init(&plan2, &s2, &cfg), 0);
-	assert_int_equal(rb_npu_job_new_sharing(&shared, &dev, &plan2, RB_LAUNCH_FENCES, job),
-			 -EINVAL);
-	assert_null(shared);
-	assert_non_null(strstr(rb_last_error(), "B was split between the cores otherwise"));
-	rb_plan_release(&plan2);
+	/* another M, the same split, then one otherwise: its programs read the parts */
+	run_sharing(&dev, &s2, "split=n:1,1,1 kslice=0", &in, job);
+	run_sharing(&dev, &s2, "split=n:2,1,1 kslice=0", &in, job);
+	run_sharing(&dev, &s2, "split=n:1,1,1 align=32 kslice=0", &in, job);
 	rb_npu_job_free(job);
 	rb_plan_release(&plan);
 
@@ -727,6 +748,7 @@ static void test_runner_b_in_parts(void **state)
 		      (unsigned long long)plan.b_bytes, (unsigned long long)b_held(job));
 	assert_int_equal(plan.n_kslices, 4);
 	assert_true(b_held(job) < plan.b_bytes + 12 * 4096);
+	run_sharing(&dev, &s2, "split=n:1,2,1 kslice=256", &in, job);
 	rb_npu_job_free(job);
 	rb_plan_release(&plan);
 
