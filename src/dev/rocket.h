@@ -20,7 +20,10 @@
  * plan's i-th core submits on file i), each copy at its own NPU address (programs are
  * encoded per core with their file's addresses): a buffer of a one-core plan is held
  * once. The copies of files 1 .. are filled from file 0's at FINI_BO (copy_changed) and
- * gathered back into it after the jobs (rb_rocket_bo_gather). */
+ * gathered back into it after the jobs (rb_rocket_bo_gather). A BO of parts
+ * (rb_rocket_bo_create_parts) instead holds different bytes in each file, written there
+ * by the CPU: the weights of an N-split plan, each core's file holding only the kernels
+ * that core reads (npu/job.c), so B is held once in all. */
 #ifndef RB_DEV_ROCKET_H
 #define RB_DEV_ROCKET_H
 
