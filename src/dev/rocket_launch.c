@@ -36,6 +36,21 @@ static unsigned files_of(const struct rb_npu_device *dev, unsigned n_cores)
 	return n_cores < dev->rocket.n_files ? n_cores : dev->rocket.n_files;
 }
 
+/* The job's input BOs that live in file f, by their handles there, then C's: a BO of
+ * another job's parts (B shared by a plan of more cores) may have none in f, and the
+ * cores of f then read nothing of it (their programs were checked against the buffers
+ * their file holds). Returns the number of inputs. */
+static unsigned file_handles(const struct rb_dev_job *job, unsigned f, uint32_t *handles)
+{
+	unsigned n_in = 0;
+
+	for (unsigned b = 0; b < sizeof(job->in) / sizeof(job->in[0]); b++)
+		if (job->in[b] && rb_rocket_bo_handle(&job->in[b]->rocket, f))
+			handles[n_in++] = rb_rocket_bo_handle(&job->in[b]->rocket, f);
+	handles[n_in] = rb_rocket_bo_handle(&job->out->rocket, f);
+	return n_in;
+}
+
 /* Cores [first, first + n) of the job that go through file f, as rocket jobs (one per
  * core) in one SUBMIT on f. */
 static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, unsigned f,
@@ -43,14 +58,10 @@ static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, 
 {
 	struct rb_rocket_job rj[RB_HW_MAX_CORES];
 	struct drm_rocket_task *tasks[RB_HW_MAX_CORES] = {NULL};
-	const struct rb_dev_bo *bos[5] = {job->in[0], job->in[1], job->in[2], job->in[3], job->out};
-	uint32_t handles[5];
-	unsigned used = 0, n_in = job->in[3] ? 4 : 3;
+	uint32_t handles[sizeof(job->in) / sizeof(job->in[0]) + 1];
+	unsigned used = 0, n_in = file_handles(job, f, handles);
 	int ret = 0;
 
-	bos[n_in] = job->out; /* the outputs after the inputs */
-	for (unsigned b = 0; b <= n_in; b++)
-		handles[b] = rb_rocket_bo_handle(&bos[b]->rocket, f);
 	for (unsigned i = first; ret == 0 && i < first + n; i++) {
 		if (!job->cores[i].n_tasks || core_file(dev, i) != f)
 			continue;

@@ -146,10 +146,11 @@ static void describe_cores(struct rb_npu_job *job)
  * packed B (layout.h: N-splitting is a base address change), so B is made of parts
  * (bo_create_parts): part i, in the plan's i-th core's file, holds that core's ranges
  * one after another, each at the same offset within a page as in B, and the core's
- * programs address them there. The CPU packs B whole into a staging copy, which is
- * scattered into the parts and freed: B is held once in all (plus a page per range),
- * where copies would hold it once per core. A plan whose cores read all of B (an M
- * split) keeps copies: parts would save nothing. */
+ * programs address them there. The CPU packs B a run of columns at a time and writes
+ * each run into the parts that hold it (a whole B given at once goes through a staging
+ * copy, freed after): B is held once in all (plus a page per range), where copies
+ * would hold it once per core. A plan whose cores read all of B (an M split) keeps
+ * copies: parts would save nothing. */
 struct b_range {
 	unsigned core;   /* the plan's core that reads it */
 	uint64_t lo, hi; /* bytes [lo, hi) of the packed B */

@@ -719,8 +719,8 @@ static uint64_t b_held(struct rb_npu_job *job)
 /* An N-split plan on three cores holds B once in all: each core's file only the
  * kernels it reads (with K slices too: a range per slice), bit-exact. An M-split plan,
  * whose cores each read all of B, holds a copy per core. A job of another M shares the
- * parts, bit-exact, with the same split or one otherwise (the ranges it reads outside
- * its cores' parts copied into parts of its own). */
+ * parts, bit-exact, with the same split or one otherwise, on as many cores or not (the
+ * ranges it reads outside its cores' parts copied into parts of its own). */
 static void test_runner_b_in_parts(void **state)
 {
 	struct rb_shape s = {8, 1024, 768, RB_DTYPE_INT8}, s2 = {24, 1024, 768, RB_DTYPE_INT8};
@@ -749,6 +749,15 @@ static void test_runner_b_in_parts(void **state)
 	assert_int_equal(plan.n_kslices, 4);
 	assert_true(b_held(job) < plan.b_bytes + 12 * 4096);
 	run_sharing(&dev, &s2, "split=n:1,2,1 kslice=256", &in, job);
+	rb_npu_job_free(job);
+	rb_plan_release(&plan);
+
+	/* parts of two cores, read by plans of three and of one: the cores the owner
+	 * lacks, or ranges outside theirs, read parts of their own */
+	parts_job(&dev, &s, "mask=0x3 split=n:1,1 kslice=0", &plan, &in, &job);
+	assert_true(b_held(job) < plan.b_bytes + 2 * 4096);
+	run_sharing(&dev, &s2, "split=n:1,1,1 kslice=0", &in, job);
+	run_sharing(&dev, &s2, "mask=0x2 kslice=0", &in, job);
 	rb_npu_job_free(job);
 	rb_plan_release(&plan);
 
