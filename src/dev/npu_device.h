@@ -45,7 +45,8 @@ int rb_npu_launch_parse(const char *text, enum rb_npu_launch *out);
 struct rb_dev_bo {
 	void *map;
 	uint32_t dma_addr; /* as the plan's first core sees it */
-	uint64_t size;
+	uint64_t size;     /* parts: of the first part */
+	bool parts;        /* made by bo_create_parts */
 	struct rb_rknpu_bo rknpu;
 	struct rb_rocket_bo rocket;
 };

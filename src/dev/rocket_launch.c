@@ -189,6 +189,7 @@ static int bo_create_parts(struct rb_npu_device *dev, const uint64_t *sizes, uns
 		bytes[i] = (uint32_t)sizes[i];
 	}
 	ret = rb_rocket_bo_create_parts(&dev->rocket, bytes, n, &bo->rocket);
+	bo->parts = true;
 	bo->map = bo->rocket.map;
 	bo->dma_addr = bo->rocket.dma_addr;
 	bo->size = bo->rocket.size;

@@ -778,6 +778,9 @@ int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev
 	int ret;
 
 	*out = NULL;
+	if (weights->parts)
+		return rb_set_error(-EINVAL, "weights in per-core parts are shared with "
+					     "rb_npu_job_new_sharing, not read whole");
 	if (offset % 16 || offset > weights->size || weights->size - offset < plan->b_bytes)
 		return rb_set_error(-EINVAL,
 				    "weights at byte %" PRIu64 " of a %" PRIu64

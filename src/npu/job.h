@@ -84,7 +84,9 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep);
 void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep);
 /* The buffer a job packed its own weights into (for rb_npu_job_new_on_weights of a job
- * of another M that lays B out the same way); NULL when its weights are the caller's. */
+ * of another M that lays B out the same way; when it is made of per-core parts,
+ * bo->parts, only rb_npu_job_new_sharing reads it); NULL when its weights are the
+ * caller's. */
 struct rb_dev_bo *rb_npu_job_own_weights(struct rb_npu_job *job);
 /* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until

@@ -727,7 +727,7 @@ static void test_runner_b_in_parts(void **state)
 	struct rb_npu_device dev;
 	struct rb_plan plan;
 	struct rb_inputs in;
-	struct rb_npu_job *job;
+	struct rb_npu_job *job, *shared;
 
 	(void)state;
 	assert_int_equal(rb_npu_device_open_sim_rocket(&dev, NULL), 0);
@@ -736,6 +736,12 @@ static void test_runner_b_in_parts(void **state)
 	print_message("N-split, one K slice: B %llu bytes, held %llu\n",
 		      (unsigned long long)plan.b_bytes, (unsigned long long)b_held(job));
 	assert_true(b_held(job) < plan.b_bytes + 3 * 4096);
+	/* parts are no whole B to read at an offset */
+	assert_true(rb_npu_job_own_weights(job)->parts);
+	assert_int_equal(rb_npu_job_new_on_weights(&shared, &dev, &plan, RB_LAUNCH_FENCES,
+						   rb_npu_job_own_weights(job), 0),
+			 -EINVAL);
+	assert_null(shared);
 	/* another M, the same split, then one otherwise: its programs read the parts */
 	run_sharing(&dev, &s2, "split=n:1,1,1 kslice=0", &in, job);
 	run_sharing(&dev, &s2, "split=n:2,1,1 kslice=0", &in, job);
