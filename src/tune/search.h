@@ -88,7 +88,26 @@ struct rb_tune_best {
 		struct rb_tune_point point;
 		double median_us;
 	} api;
+	/* The backend as it is: its own split (rb_tune_backend_point), measured like every
+	 * config, in the rknn_matmul_api pass; a candidate of that pass. */
+	struct {
+		bool tried; /* the pass that measures it ran for this shape */
+		bool found; /* it ran and verified */
+		struct rb_tune_point point;
+		double median_us; /* device time */
+		char reason[512]; /* why not found */
+	} backend;
+	/* Host work (modeled, rb_tune_host_us) of the best config and of the default: the
+	 * search ranks by median_us + host_us, the device part and the host part. */
+	double host_us, default_host_us;
+	struct rb_tune_point default_point; /* the default config, as timed */
 };
+
+/* Device time + modeled host time: what a consumer pays per run, what the search ranks. */
+double rb_tune_best_total_us(const struct rb_tune_best *b);
+double rb_tune_api_total_us(const struct rb_tune_best *b);
+double rb_tune_backend_total_us(const struct rb_tune_best *b);
+double rb_tune_default_total_us(const struct rb_tune_best *b);
 
 /* Where the search of one shape is, for a progress display. */
 struct rb_tune_progress {
@@ -172,7 +191,29 @@ enum rb_tune_which {
 	RB_TUNE_DEFAULT = 0, /* what run does without flags */
 	RB_TUNE_TUNED,       /* the best overall */
 	RB_TUNE_API,         /* the best rknn_matmul_api can express */
+	RB_TUNE_BACKEND,     /* the backend as it is: its own split */
+	RB_TUNE_OVERALL,     /* our best overall: rb_tune_overall_point */
 };
+
+/* Our best overall per shape: the tuned config, or the default config when it cost less
+ * (it lies outside the searched space: --target rknn-api, a --space file). */
+const struct rb_tune_point *rb_tune_overall_point(const struct rb_tune_best *b, double *total_us);
+
+/* What two configs of a shape do differently, as RB_TUNE_DIFF_* bits (planned: the
+ * planner's choices compared, not the requests), and the bits' names. */
+enum {
+	RB_TUNE_DIFF_LAUNCH = 1u << 0,
+	RB_TUNE_DIFF_CORES = 1u << 1,
+	RB_TUNE_DIFF_SPLIT = 1u << 2,
+	RB_TUNE_DIFF_BANKS = 1u << 3,
+	RB_TUNE_DIFF_KSLICE = 1u << 4,
+	RB_TUNE_DIFF_CHAIN = 1u << 5,
+	RB_TUNE_DIFF_WREUSE = 1u << 6,
+	RB_TUNE_DIFF_COUNT = 7,
+};
+unsigned rb_tune_point_diff(const struct rb_shape *shape, const struct rb_tune_point *a,
+			    const struct rb_tune_point *b);
+const char *rb_tune_diff_name(unsigned bit_index);
 
 /* Per-model totals (core/totals.h) of one config per shape, every pair of the input
  * counted. */

@@ -384,6 +384,7 @@ struct seen {
 	bool have_last, last_ok;
 	struct rb_plan_config last;
 	uint64_t last_hash;
+	double last_host_us; /* the host work of its result (rb_tune_host_us) */
 };
 
 static bool seen_has(const struct seen *seen, uint64_t sig)
@@ -406,8 +407,10 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 		seen->have_last = true;
 		seen->last = p->plan;
 		seen->last_ok = rb_plan_init(&plan, shape, &p->plan) == 0;
-		if (seen->last_ok)
+		if (seen->last_ok) {
 			seen->last_hash = program_hash(&plan);
+			seen->last_host_us = rb_tune_host_us(&plan);
+		}
 		rb_plan_release(&plan);
 	}
 	if (!seen->last_ok) {
@@ -421,6 +424,7 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 	}
 	pts->items[pts->count] = *p;
 	pts->items[pts->count].index = pts->count;
+	pts->items[pts->count].host_us = seen->last_host_us;
 	pts->count++;
 	seen->sigs[seen->count++] = sig;
 	return 0;

@@ -72,7 +72,7 @@ static const char *const tuned_keys[] = {
     "k_slice",    "k_slices",
     "out",        "tasks_per_core",
     "submits",    "unproven_on_silicon",
-    "reproducer",
+    "reproducer", "host_us",
 };
 
 static void warn_unknown_keys(const struct ctx *c, const cJSON *tuned)
