@@ -361,6 +361,10 @@ static void print_totals(FILE *out, const struct rb_tune_run *t, const struct rb
 	fprintf(out,
 		"  (backend: ggml-rknn as it is, its own split; rknn-api: the best librknnrt can "
 		"express; rknn-bench: our best overall)\n");
+	if (t->o->target == RB_TUNE_TARGET_GGML_RKNN)
+		fprintf(out, "  (ggml-rknn slices: each slice's time on its core, summed; the "
+			     "backend runs a pair's slices at once on three cores, so a pair takes "
+			     "about its slowest slice)\n");
 }
 
 /* The summary: the row of a shape prints the config the tuned JSON holds for it

@@ -112,7 +112,7 @@ static bool backend_weights(const struct rb_shape *shape, int64_t slice, struct 
 	return false;
 }
 
-int rb_tune_backend_point(const struct rb_shape *shape, struct rb_tune_point *p)
+int rb_tune_backend_point(const struct rb_shape *shape, unsigned core_mask, struct rb_tune_point *p)
 {
 	int64_t slice = rb_tune_backend_slice(shape->n);
 
@@ -120,6 +120,12 @@ int rb_tune_backend_point(const struct rb_shape *shape, struct rb_tune_point *p)
 	p->index = SIZE_MAX;
 	p->launch = RB_LAUNCH_THREADS;
 	rb_plan_config_init(&p->plan);
+	if (core_mask) { /* one slice: its context as librknnrt runs it */
+		p->plan.core_mask = core_mask;
+		rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
+		rb_tune_point_host(p, shape);
+		return isfinite(p->host_us) ? 0 : rb_set_error(-EINVAL, "%s", rb_last_error());
+	}
 	p->plan.core_mask = 0x7;
 	p->plan.axis = RB_PLAN_AXIS_N;
 	p->plan.align = BACKEND_BLOCK;

@@ -28,6 +28,7 @@ struct shape_ctx {
 	bool baselines; /* time the default config and the CPU reference too */
 	bool side_pass; /* the rknn_matmul_api pass of another target: model strategy, top 4 */
 	bool api_space; /* the space is rknn_matmul_api's: the backend's split is measured too */
+	unsigned pin;   /* the one core the shape runs on (0: none) */
 	const struct rb_shape *shape;
 	const char *label;
 	char key[64];
@@ -516,6 +517,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	memset(p, 0, sizeof(*p));
 	p->index = SIZE_MAX;
 	rb_plan_config_init(&p->plan);
+	p->plan.core_mask = c->pin ? c->pin : p->plan.core_mask; /* a slice: its core */
 	p->launch = RB_LAUNCH_FENCES;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
 	device_variant(c, p);
@@ -558,7 +560,7 @@ static int backend_eval(struct shape_ctx *c)
 	int ret;
 
 	b->backend.tried = true;
-	if (rb_tune_backend_point(c->shape, &b->backend.point) < 0) {
+	if (rb_tune_backend_point(c->shape, c->pin, &b->backend.point) < 0) {
 		snprintf(b->backend.reason, sizeof(b->backend.reason), "%s", rb_last_error());
 		return 0;
 	}
@@ -715,14 +717,16 @@ static void keep_slice(struct rb_tune_points *points, unsigned slice, unsigned s
 
 /* The fastest config of one space (of its slice of `work`; NULL: all of it) for the
  * shape; baselines: the default config and the CPU reference are timed too. */
-static int search(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_space *space, const struct rb_tune_shard_work *work,
-		  bool baselines, struct shape_data *data, struct rb_tune_best *best)
+static int search(struct rb_tune_run *t, const struct rb_shape *shape, unsigned pin,
+		  const char *label, const struct rb_tune_space *space,
+		  const struct rb_tune_shard_work *work, bool baselines, struct shape_data *data,
+		  struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
 			      .baselines = baselines,
 			      .side_pass = !baselines,
-			      .api_space = !baselines || t->o->target == RB_TUNE_TARGET_RKNN_API,
+			      .api_space = !baselines || t->o->target != RB_TUNE_TARGET_RKNN_BENCH,
+			      .pin = pin,
 			      .shape = shape,
 			      .label = label,
 			      .data = data,
@@ -733,6 +737,7 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 
 	memset(best, 0, sizeof(*best));
 	best->shape = *shape;
+	best->core_mask = pin;
 	best->default_us = best->cpu_us = NAN;
 	best->slice = work ? work->slice : 0;
 	best->slices = work ? work->slices : 1;
@@ -799,19 +804,43 @@ double rb_tune_default_total_us(const struct rb_tune_best *b)
  * pass that times no baselines again and, whatever the strategy, runs the best
  * SIDE_PASS_TOP of the timing model's ranking on the device. Of a sliced shape, slice 0
  * alone makes the side pass, over the whole API space. */
+/* ggml-rknn: what librknnrt does with a slice is its one context, the backend point. */
+static void set_api_backend(struct rb_tune_best *best)
+{
+	best->api.found = best->backend.found;
+	best->api.point = best->backend.point;
+	best->api.median_us = best->backend.median_us;
+}
+
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
 		  const struct rb_tune_shard_work *work, struct rb_tune_best *best)
 {
-	struct rb_tune_space api_space;
+	return rb_tune_shape_pinned(t, shape, 0, label, work, best);
+}
+
+int rb_tune_shape_pinned(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
+			 const char *label, const struct rb_tune_shard_work *work,
+			 struct rb_tune_best *best)
+{
+	struct rb_tune_space api_space, pinned = t->o->space;
 	struct rb_tune_best api;
 	struct shape_data data = {0};
-	int ret = search(t, shape, label, &t->o->space, work, true, &data, best);
+	bool ggml = t->o->target == RB_TUNE_TARGET_GGML_RKNN;
+	unsigned pin = ggml && !core_mask ? 0x1 : core_mask; /* librknnrt's pick: one core */
+	int ret;
 
-	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API)
+	if (pin)
+		rb_tune_space_pin(&pinned, pin);
+	ret = search(t, shape, pin, label, pin ? &pinned : &t->o->space, work, true, &data, best);
+	if (ggml)
+		set_api_backend(best);
+	else if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API)
 		set_api(best, best);
 	else if (!work || work->slice == 0) { /* else api.found stays false: another slice has it */
 		rb_tune_space_rknn_api(&api_space);
-		ret = search(t, shape, label, &api_space, NULL, false, &data, &api);
+		if (pin)
+			rb_tune_space_pin(&api_space, pin);
+		ret = search(t, shape, pin, label, &api_space, NULL, false, &data, &api);
 		set_api(best, &api);
 		if (ret == 0)
 			adopt_api(best);
@@ -830,7 +859,8 @@ size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i)
 	for (size_t j = 0; j < i; j++) {
 		const struct rb_shape *p = &l->entries[j].shape;
 
-		if (p->m == s->m && p->k == s->k && p->n == s->n && p->dtype == s->dtype)
+		if (p->m == s->m && p->k == s->k && p->n == s->n && p->dtype == s->dtype &&
+		    l->entries[j].core_mask == l->entries[i].core_mask)
 			return j;
 	}
 	return i;
@@ -857,28 +887,29 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 							.cpu_us = NAN};
 			continue;
 		}
-		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].names[0],
-				    t->work ? &t->work[i] : NULL, &best[i]);
+		ret = rb_tune_shape_pinned(t, &l->entries[i].shape, l->entries[i].core_mask,
+					   l->entries[i].names[0], t->work ? &t->work[i] : NULL,
+					   &best[i]);
 		t->shape_index++;
 	}
 	return ret;
 }
 
-static const char *const target_names[] = {"rknn-bench", "rknn-api"};
+static const char *const target_names[] = {"rknn-bench", "rknn-api", "ggml-rknn"};
 
 const char *rb_tune_target_name(enum rb_tune_target t)
 {
-	return (unsigned)t < 2 ? target_names[t] : "unknown";
+	return (unsigned)t < 3 ? target_names[t] : "unknown";
 }
 
 int rb_tune_target_parse(const char *text, enum rb_tune_target *out)
 {
-	for (unsigned i = 0; i < 2; i++)
+	for (unsigned i = 0; i < 3; i++)
 		if (strcmp(text, target_names[i]) == 0) {
 			*out = (enum rb_tune_target)i;
 			return 0;
 		}
-	return rb_set_error(-EINVAL, "--target '%s': use rknn-bench or rknn-api", text);
+	return rb_set_error(-EINVAL, "--target '%s': use rknn-bench, rknn-api or ggml-rknn", text);
 }
 
 static const char *const strategy_names[] = {"model", "exhaustive", "random"};

@@ -34,9 +34,14 @@ int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out);
 enum rb_tune_target {
 	RB_TUNE_TARGET_RKNN_BENCH = 0, /* the space: everything rknn-bench's programs can do */
 	RB_TUNE_TARGET_RKNN_API,       /* only what rknn_matmul_api expresses (tune.h) */
+	/* The slices the seed ggml-rknn backend creates (shapes --for ggml-rknn), each a
+	 * single-core matmul on the core the backend pins it to (the pair's "core"), with
+	 * every knob the shim applies to it: what librknnrt's place takes without the
+	 * backend changing (docs/backend.md, way 2). */
+	RB_TUNE_TARGET_GGML_RKNN,
 };
 
-/* "rknn-bench", "rknn-api"; parse: 0 or -EINVAL. */
+/* "rknn-bench", "rknn-api", "ggml-rknn"; parse: 0 or -EINVAL. */
 const char *rb_tune_target_name(enum rb_tune_target t);
 int rb_tune_target_parse(const char *text, enum rb_tune_target *out);
 
@@ -100,6 +105,7 @@ struct rb_tune_best {
 	/* Host work (modeled, rb_tune_host_us) of the best config and of the default: the
 	 * search ranks by median_us + host_us, the device part and the host part. */
 	double host_us, default_host_us;
+	unsigned core_mask;                 /* the core the shape is pinned to (0: none) */
 	struct rb_tune_point default_point; /* the default config, as timed */
 };
 
@@ -178,12 +184,18 @@ void rb_tune_enumerated_release(struct rb_tune_run *t);
  * -ENOMEM, or the cache's error. */
 int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
 		  const struct rb_tune_shard_work *work, struct rb_tune_best *best);
+/* The same for a shape pinned to one core (core_mask 0x1, 0x2 or 0x4; 0: none, as
+ * rb_tune_shape): only that core is searched, and the baselines are that core's. */
+int rb_tune_shape_pinned(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
+			 const char *label, const struct rb_tune_shard_work *work,
+			 struct rb_tune_best *best);
 
 /* Tunes every shape of t->o in order (with --shard, those of the shard; the others get
  * other_shard); an identical shape (M, K, N, dtype) is tuned once and its result copied
  * (best has one slot per entry). 0 or as rb_tune_shape. */
 int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best);
-/* The entry tuned for an identical shape earlier in the list, or i itself. */
+/* The entry tuned for an identical shape (and core, for pinned entries) earlier in the
+ * list, or i itself. */
 size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i);
 
 /* Which config of each shape a total sums. */

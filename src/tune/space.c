@@ -111,6 +111,21 @@ void rb_tune_space_no_weight_reuse(struct rb_tune_space *space)
 	snprintf(space->values[RB_KNOB_WREUSE][0], RB_TUNE_VALUE_LEN, "0");
 }
 
+void rb_tune_space_single_core(struct rb_tune_space *space)
+{
+	static const char *const cores[] = {"0x1", "0x2", "0x4"};
+
+	space->n[RB_KNOB_MASK] = 3;
+	for (unsigned i = 0; i < 3; i++)
+		snprintf(space->values[RB_KNOB_MASK][i], RB_TUNE_VALUE_LEN, "%s", cores[i]);
+}
+
+void rb_tune_space_pin(struct rb_tune_space *space, unsigned core_mask)
+{
+	space->n[RB_KNOB_MASK] = 1;
+	snprintf(space->values[RB_KNOB_MASK][0], RB_TUNE_VALUE_LEN, "0x%x", core_mask);
+}
+
 /* Applies one knob value to a point; the same parsers as the CLI flags. */
 static int apply_value(struct rb_tune_point *p, unsigned k, const char *v)
 {

@@ -258,6 +258,51 @@ expect_exit 2 "a cache ranked by device time alone is refused" -- $RKNN_BENCH tu
 	--cache "$TMP/old.cache.jsonl" -o "$TMP/ks-old.json"
 expect_grep "measure" "$TMP/err" "the refusal names the field"
 
+# --- tune --target ggml-rknn: the slices the backend creates (issue 30 item 4) ------------
+# A file as `shapes --for ggml-rknn` writes it: one pair per per-core slice, its "core"
+# the core the backend pins the context to. Each slice is tuned as a single-core matmul
+# on that core; its rknn_matmul_api section is that one context; the backend's own way
+# (the context as librknnrt runs it: auto, threads) is its baseline.
+cat >"$TMP/slices.json" <<'EOF'
+{"target": "ggml-rknn", "threads": 3, "dtype": "fp16", "pairs": [
+ {"src0": {"row": 64, "col": 4096}, "src1": {"row": 4096, "col": 1344}, "name": "Qcur-0:core0:0-1344", "core": 0,
+  "slice": {"of": "Qcur-0", "n": 4096, "n_begin": 0, "n_end": 1344, "created": "init", "runs": true}},
+ {"src0": {"row": 64, "col": 4096}, "src1": {"row": 4096, "col": 1344}, "name": "Qcur-0:core1:1344-2688", "core": 1,
+  "slice": {"of": "Qcur-0", "n": 4096, "n_begin": 1344, "n_end": 2688, "created": "init", "runs": true}},
+ {"src0": {"row": 64, "col": 4096}, "src1": {"row": 4096, "col": 1408}, "name": "Qcur-0:core2:2688-4096", "core": 2,
+  "slice": {"of": "Qcur-0", "n": 4096, "n_begin": 2688, "n_end": 4096, "created": "init", "runs": true}}]}
+EOF
+expect_exit 0 "tune --target ggml-rknn" -- $RKNN_BENCH tune "$TMP/slices.json" --target ggml-rknn \
+	--device sim --iters 1 --warmup 0 --verify sample -o "$TMP/slices-tuned.json"
+cp "$TMP/out" "$TMP/slices.out"
+pinned=0
+for i in 0 1 2; do
+	core=$(json "$TMP/slices-tuned.json" pairs.$i.core)
+	[ "$(json "$TMP/slices-tuned.json" pairs.$i.tuned.core_mask)" = $((1 << core)) ] &&
+		[ "$(json "$TMP/slices-tuned.json" pairs.$i.rknn_matmul_api.contexts.#)" = 1 ] &&
+		[ "$(json "$TMP/slices-tuned.json" pairs.$i.rknn_matmul_api.contexts.0.core)" = "$core" ] &&
+		json "$TMP/slices-tuned.json" pairs.$i.rknn_matmul_api.backend_split.config | grep -q "^mask=0x$((1 << core)) " &&
+		pinned=$((pinned + 1))
+done
+[ $pinned = 3 ] && ok "each slice tuned on its own core, its API section and baseline that one context" ||
+	not_ok "each slice tuned on its own core" "$pinned of 3"
+# The knobs the shim applies find a gain over the backend's own context (K-slices of
+# 2048 on K = 4096, with their host sums counted).
+g=$(json "$TMP/slices-tuned.json" pairs.0.measured.speedup_vs_backend)
+awk -v g="$g" 'BEGIN { exit !(g > 1.2) }' && ok "slice 0 gains over the backend's context (${g}x, device + host)" ||
+	not_ok "slice 0 gains over the backend's context" "$g"
+expect_grep 'ggml-rknn slices: each slice.s time on its core, summed' "$TMP/slices.out" "the totals say what they sum"
+expect_exit 0 "the seed reader reads the tuned slices" -- "$CONSUMER" --seed-reader "$TMP/slices-tuned.json"
+expect_exit 0 "the library finds every slice by its name" -- "$CONSUMER" --every "$TMP/slices-tuned.json"
+expect_grep '^3 pairs found, 0 missed' "$TMP/out" "every slice found"
+expect_exit 0 "run --tuned replays the tuned slices" -- $RKNN_BENCH run --tuned "$TMP/slices-tuned.json" \
+	"$TMP/slices.json" --device sim --iters 1 --warmup 0 --verify sample --format json
+[ "$(json "$TMP/out" results.0.stats.median_us)" = "$(json "$TMP/slices-tuned.json" pairs.0.measured.median_us)" ] &&
+	ok "run --tuned reproduces slice 0's time" || not_ok "run --tuned reproduces slice 0's time"
+expect_exit 0 "--list-space --target ggml-rknn" -- $RKNN_BENCH tune --list-space --target ggml-rknn "$TMP/slices.json"
+! grep -q 'mask=0x[3567] ' "$TMP/out" && grep -q 'mask=0x4 ' "$TMP/out" &&
+	ok "the ggml-rknn space holds single cores only" || not_ok "the ggml-rknn space holds single cores only"
+
 # --- the command line --------------------------------------------------------------
 expect_exit 0 "tune --help" -- $RKNN_BENCH tune --help
 expect_grep '--strategy' "$TMP/out" "help documents --strategy"

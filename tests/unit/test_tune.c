@@ -493,7 +493,7 @@ static void expect_backend_cuts(int64_t n)
 	struct rb_plan plan;
 	int64_t slice = n / 32 / 3 * 32;
 
-	assert_int_equal(rb_tune_backend_point(&s, &p), 0);
+	assert_int_equal(rb_tune_backend_point(&s, 0, &p), 0);
 	assert_int_equal(rb_tune_backend_slice(n), slice);
 	assert_int_equal(p.launch, RB_LAUNCH_THREADS);
 	assert_int_equal(p.plan.core_mask, 0x7);
@@ -522,15 +522,15 @@ static void test_backend_point(void **state)
 		expect_backend_cuts(ns[i]);
 	/* 8192: the 85,85,86 blocks of the example */
 	assert_int_equal(
-	    rb_tune_backend_point(&(struct rb_shape){1, 2048, 8192, RB_DTYPE_FP16}, &p), 0);
+	    rb_tune_backend_point(&(struct rb_shape){1, 2048, 8192, RB_DTYPE_FP16}, 0, &p), 0);
 	assert_non_null(strstr(p.text, "split=n:85,85,86 align=32"));
 	/* N < 96: the backend cannot create the pair */
-	assert_int_equal(rb_tune_backend_point(&small, &p), -EINVAL);
+	assert_int_equal(rb_tune_backend_point(&small, 0, &p), -EINVAL);
 	assert_non_null(strstr(rb_last_error(), "N < 96"));
 	/* weights of at most 1000 cannot cut 800000 columns at 266656 and 533312: said so,
 	 * not approximated */
 	assert_int_equal(
-	    rb_tune_backend_point(&(struct rb_shape){1, 64, 800000, RB_DTYPE_FP16}, &p), -EINVAL);
+	    rb_tune_backend_point(&(struct rb_shape){1, 64, 800000, RB_DTYPE_FP16}, 0, &p), -EINVAL);
 	assert_non_null(strstr(rb_last_error(), "no weighted split"));
 }
 
