@@ -357,6 +357,13 @@ static void print_totals(FILE *out, const struct rb_tune_run *t, const struct rb
 		}
 		print_why(out, t, best, &sums[0][i], &sums[1][i], RB_TUNE_BACKEND);
 		print_why(out, t, best, &sums[1][i], &sums[2][i], RB_TUNE_API);
+		if (sums[2][i].complete && sums[1][i].complete &&
+		    sums[2][i].total_us > sums[1][i].total_us)
+			fprintf(
+			    out,
+			    "    why: rknn-bench's best is %.1f µs slower than rknn_matmul_api's: "
+			    "the space searched (--space) leaves the API's configs out\n",
+			    sums[2][i].total_us - sums[1][i].total_us);
 	}
 	fprintf(out,
 		"  (backend: ggml-rknn as it is, its own split; rknn-api: the best librknnrt can "

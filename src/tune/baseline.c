@@ -8,10 +8,12 @@
 #include "core/error.h"
 #include "tune/tune.h"
 
-/* Bytes over the modeled bandwidth: 1 GB/s is 1000 bytes per µs. */
+/* Bytes over the modeled bandwidth (1 GB/s is 1000 bytes per µs), in whole ns as the
+ * emulator's clock counts: sums of these round as sums of device times do, so a merged
+ * tune adds up to the same totals as a whole one. */
 static double host_bytes_us(double bytes)
 {
-	return bytes / (RB_TUNE_HOST_GBPS * 1e3);
+	return round(bytes / RB_TUNE_HOST_GBPS) / 1e3;
 }
 
 void rb_tune_host_model(const struct rb_plan *p, struct rb_tune_host *h)

@@ -564,6 +564,11 @@ static int backend_eval(struct shape_ctx *c)
 		snprintf(b->backend.reason, sizeof(b->backend.reason), "%s", rb_last_error());
 		return 0;
 	}
+	if (c->t->o->no_weight_reuse) { /* what the user allows every config */
+		b->backend.point.plan.weight_reuse = false;
+		rb_plan_config_format(&b->backend.point.plan, b->backend.point.text,
+				      sizeof(b->backend.point.text));
+	}
 	device_variant(c, &b->backend.point);
 	ret = run_eval(c, &b->backend.point, &r);
 	if (ret < 0)
@@ -840,9 +845,11 @@ int rb_tune_shape_pinned(struct rb_tune_run *t, const struct rb_shape *shape, un
 		rb_tune_space_rknn_api(&api_space);
 		if (pin)
 			rb_tune_space_pin(&api_space, pin);
+		if (t->o->no_weight_reuse)
+			rb_tune_space_no_weight_reuse(&api_space);
 		ret = search(t, shape, pin, label, &api_space, NULL, false, &data, &api);
 		set_api(best, &api);
-		if (ret == 0)
+		if (ret == 0 && !t->o->space_path) /* a --space of the user's bounds the best */
 			adopt_api(best);
 	}
 	if (data.have_inputs)

@@ -530,7 +530,8 @@ static void test_backend_point(void **state)
 	/* weights of at most 1000 cannot cut 800000 columns at 266656 and 533312: said so,
 	 * not approximated */
 	assert_int_equal(
-	    rb_tune_backend_point(&(struct rb_shape){1, 64, 800000, RB_DTYPE_FP16}, 0, &p), -EINVAL);
+	    rb_tune_backend_point(&(struct rb_shape){1, 64, 800000, RB_DTYPE_FP16}, 0, &p),
+	    -EINVAL);
 	assert_non_null(strstr(rb_last_error(), "no weighted split"));
 }
 
@@ -542,7 +543,7 @@ static void test_host_model(void **state)
 	struct rb_plan_config one, two;
 	struct rb_plan p1, p2;
 	struct rb_tune_host h1, h2;
-	double c_bytes = 64.0 * 4096 * 4, per_us = RB_TUNE_HOST_GBPS * 1e3;
+	double c_bytes = 64.0 * 4096 * 4, per_us = RB_TUNE_HOST_GBPS * 1e3; /* bytes per µs */
 
 	(void)state;
 	rb_plan_config_init(&one);
@@ -556,12 +557,12 @@ static void test_host_model(void **state)
 	rb_tune_host_model(&p1, &h1);
 	rb_tune_host_model(&p2, &h2);
 	/* pack A: read M·K fp16, write the cube (K_pad·M fp16) */
-	assert_float_equal(h1.pack_a_us, 2 * 64.0 * 4096 * 2 / per_us, 1e-9);
+	assert_float_equal(h1.pack_a_us, 2 * 64.0 * 4096 * 2 / per_us, 1e-3); /* whole ns */
 	/* unpack: read the fp32 cube, write C */
-	assert_float_equal(h1.unpack_us, 2 * c_bytes / per_us, 1e-9);
+	assert_float_equal(h1.unpack_us, 2 * c_bytes / per_us, 1e-3);
 	assert_float_equal(h1.kslice_us, 0, 0);
 	/* the second slice: its cube, then C read and written */
-	assert_float_equal(h2.kslice_us, 3 * c_bytes / per_us, 1e-9);
+	assert_float_equal(h2.kslice_us, 3 * c_bytes / per_us, 1e-3);
 	assert_float_equal(rb_tune_host_us(&p2) - rb_tune_host_us(&p1), h2.kslice_us, 1e-9);
 	rb_plan_release(&p1);
 	rb_plan_release(&p2);
