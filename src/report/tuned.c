@@ -147,8 +147,8 @@ static int tuned_bars(struct rb_page *page, const struct rb_tuned_db *db, const 
 
 static int tuned_totals(struct rb_page *page, const cJSON *doc, const char *path, bool modeled)
 {
-	static const char *const which[] = {"backend", "rknn_matmul_api", "best_overall", "tuned",
-					    "default"};
+	static const char *const which[] = {"default", "tuned", "rknn_matmul_api", "backend",
+					    "best_overall"};
 	const cJSON *totals = cJSON_GetObjectItemCaseSensitive(doc, "totals");
 	int ret = 0;
 
