@@ -333,6 +333,30 @@ static void print_why(FILE *out, const struct rb_tune_run *t, const struct rb_tu
 			: "");
 }
 
+/* Slices of `shapes --for ggml-rknn`: the same three per graph pair, each pair its
+ * slowest slice (the backend runs a pair's slices at once, one per core). */
+static void print_slice_totals(FILE *out, const struct rb_tune_run *t,
+			       const struct rb_tune_best *best)
+{
+	static const enum rb_tune_which order[] = {RB_TUNE_BACKEND, RB_TUNE_API, RB_TUNE_OVERALL};
+	static const char *const labels[] = {"backend   ", "rknn-api  ", "rknn-bench"};
+	struct rb_total sums[3][RB_TOTALS_MAX];
+	size_t n[3];
+	char line[160];
+
+	for (int w = 0; w < 3; w++)
+		n[w] = rb_tune_slice_totals(t, best, order[w], sums[w]);
+	if (!n[0])
+		return;
+	fprintf(out, "\nper graph pair, its slowest slice (the slices run at once, one per "
+		     "core):\n");
+	for (size_t i = 0; i < n[0] && i < n[1] && i < n[2]; i++)
+		for (int w = 0; w < 3; w++) {
+			rb_total_text(&sums[w][i], line, sizeof(line));
+			fprintf(out, "  %s %s\n", labels[w], line);
+		}
+}
+
 /* Per model, from what the backend does to what rknn-bench does: the backend as it is
  * (its own split), the best rknn_matmul_api can express, our best overall; each a sum of
  * device + host time per pair; a line says why when one is worse than the next. */
@@ -372,6 +396,7 @@ static void print_totals(FILE *out, const struct rb_tune_run *t, const struct rb
 		fprintf(out, "  (ggml-rknn slices: each slice's time on its core, summed; the "
 			     "backend runs a pair's slices at once on three cores, so a pair takes "
 			     "about its slowest slice)\n");
+	print_slice_totals(out, t, best);
 }
 
 /* The summary: the row of a shape prints the config the tuned JSON holds for it

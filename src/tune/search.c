@@ -937,7 +937,7 @@ int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out)
 }
 
 /* What the consumer pays per run: device + modeled host. */
-static double which_us(const struct rb_tune_best *b, enum rb_tune_which which)
+double rb_tune_which_us(const struct rb_tune_best *b, enum rb_tune_which which)
 {
 	if (which == RB_TUNE_TUNED)
 		return rb_tune_best_total_us(b);
@@ -1020,8 +1020,8 @@ size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *b
 
 	for (size_t i = 0; items && i < l->count; i++) {
 		const struct rb_tune_best *b = &best[i];
-		items[i] =
-		    (struct rb_total_item){b->shape.m, which_us(b, which), l->entries[i].n_names};
+		items[i] = (struct rb_total_item){b->shape.m, rb_tune_which_us(b, which),
+						  l->entries[i].n_names};
 	}
 	if (items)
 		groups = rb_totals_sum(items, l->count, out, RB_TOTALS_MAX);

@@ -231,6 +231,14 @@ const char *rb_tune_diff_name(unsigned bit_index);
  * counted. */
 size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best,
 		      enum rb_tune_which which, struct rb_total *out);
+/* A shape's time in such a total: device + host of the config `which` names. */
+double rb_tune_which_us(const struct rb_tune_best *b, enum rb_tune_which which);
+/* The same per graph pair for slices of `shapes --for ggml-rknn` (pairs with
+ * "slice": {"of": NAME}): the backend runs a pair's slices at once, one per core, so a
+ * pair takes its slowest slice; each pair (NAME at its M) counts that once. Returns the
+ * number of groups (0 when the input has no slices, or its files cannot be read again). */
+size_t rb_tune_slice_totals(const struct rb_tune_run *t, const struct rb_tune_best *best,
+			    enum rb_tune_which which, struct rb_total *out);
 
 /* Writes the tuned JSON: the input files' pairs (in order, every name) with "tuned"
  * and "measured" objects. Returns 0 or a negative errno (with rb_last_error()). */

@@ -490,6 +490,80 @@ static void top_fields(const struct rb_tune_run *t, const struct rb_context *ctx
 }
 
 /* Per model: the default config, the tuned ones and the best rknn_matmul_api ones. */
+/* A graph pair's slowest slice so far: the pair's name and M, and that time. */
+struct slice_group {
+	const char *of;
+	int64_t m;
+	double us;
+};
+
+/* Folds one slice into its pair's group (a new one at groups[*n]); false when it has no
+ * "slice.of". */
+static bool fold_slice(const struct rb_tune_run *t, const struct rb_tune_best *best,
+		       enum rb_tune_which which, const cJSON *pair, struct slice_group *groups,
+		       size_t *n)
+{
+	const cJSON *of =
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pair, "slice"), "of");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
+	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring, pair) : -1;
+	int64_t m = dim_of(pair, "src0", "row");
+	double us;
+	size_t g = 0;
+
+	if (!cJSON_IsString(of) || i < 0)
+		return false;
+	us = rb_tune_which_us(&best[i], which);
+	while (g < *n && !(groups[g].m == m && strcmp(groups[g].of, of->valuestring) == 0))
+		g++;
+	if (g == *n)
+		groups[(*n)++] = (struct slice_group){of->valuestring, m, us};
+	else if (!(groups[g].us >= us)) /* NAN (a slice without a time) spreads */
+		groups[g].us = us;
+	return true;
+}
+
+size_t rb_tune_slice_totals(const struct rb_tune_run *t, const struct rb_tune_best *best,
+			    enum rb_tune_which which, struct rb_total *out)
+{
+	cJSON *base = NULL, *pairs = input_pairs(t->o, &base);
+	size_t n_pairs = (size_t)cJSON_GetArraySize(pairs), n = 0, sums = 0;
+	struct slice_group *groups = calloc(n_pairs ? n_pairs : 1, sizeof(*groups));
+	struct rb_total_item *items = calloc(n_pairs ? n_pairs : 1, sizeof(*items));
+
+	for (const cJSON *p = pairs && groups ? pairs->child : NULL; p; p = p->next)
+		fold_slice(t, best, which, p, groups, &n);
+	for (size_t g = 0; items && g < n; g++)
+		items[g] = (struct rb_total_item){groups[g].m, groups[g].us, 1};
+	if (items && n)
+		sums = rb_totals_sum(items, n, out, RB_TOTALS_MAX);
+	free(items);
+	free(groups);
+	cJSON_Delete(pairs);
+	cJSON_Delete(base);
+	return sums;
+}
+
+/* ggml-rknn slices: the totals per graph pair, each its slowest slice. */
+static void add_slice_totals(cJSON *o, const struct rb_tune_run *t, const struct rb_tune_best *best)
+{
+	static const enum rb_tune_which which[] = {RB_TUNE_BACKEND, RB_TUNE_API, RB_TUNE_OVERALL};
+	static const char *const keys[] = {"backend", "rknn_matmul_api", "best_overall"};
+	struct rb_total sums[RB_TOTALS_MAX];
+	cJSON *s;
+
+	if (!rb_tune_slice_totals(t, best, RB_TUNE_OVERALL, sums))
+		return;
+	s = cJSON_AddObjectToObject(o, "per_graph_pair");
+	cJSON_AddStringToObject(s, "sums",
+				"each graph pair's slowest slice (the backend runs "
+				"a pair's slices at once, one per core)");
+	for (size_t w = 0; w < 3; w++)
+		cJSON_AddItemToObject(
+		    s, keys[w],
+		    rb_totals_json(sums, rb_tune_slice_totals(t, best, which[w], sums)));
+}
+
 static cJSON *totals_json(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
 	static const char *const keys[] = {"default", "tuned", "rknn_matmul_api", "backend",
@@ -505,6 +579,7 @@ static cJSON *totals_json(const struct rb_tune_run *t, const struct rb_tune_best
 
 		cJSON_AddItemToObject(o, keys[w], rb_totals_json(sums, n));
 	}
+	add_slice_totals(o, t, best);
 	return o;
 }
 

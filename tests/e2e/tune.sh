@@ -292,6 +292,15 @@ g=$(json "$TMP/slices-tuned.json" pairs.0.measured.speedup_vs_backend)
 awk -v g="$g" 'BEGIN { exit !(g > 1.2) }' && ok "slice 0 gains over the backend's context (${g}x, device + host)" ||
 	not_ok "slice 0 gains over the backend's context" "$g"
 expect_grep 'ggml-rknn slices: each slice.s time on its core, summed' "$TMP/slices.out" "the totals say what they sum"
+# Per graph pair the slices run at once: Qcur-0 takes its slowest slice, counted once.
+slowest=$(for i in 0 1 2; do json "$TMP/slices-tuned.json" pairs.$i.measured.total_us; done | sort -g | tail -1)
+[ "$(json "$TMP/slices-tuned.json" totals.per_graph_pair.best_overall.0.pairs)" = 1 ] &&
+	awk -v a="$(json "$TMP/slices-tuned.json" totals.per_graph_pair.best_overall.0.total_us)" -v b="$slowest" \
+		'BEGIN { exit !(a == b && a > 0) }' &&
+	ok "per graph pair: Qcur-0 is its slowest slice ($slowest us)" ||
+	not_ok "per graph pair: Qcur-0 is its slowest slice" "$(json "$TMP/slices-tuned.json" totals.per_graph_pair)"
+expect_grep '^  rknn-bench prefill \(M = 64\): [0-9.]+ µs per 64-token prompt over 1 pairs' "$TMP/slices.out" \
+	"the summary prints the per-graph-pair totals"
 expect_exit 0 "the seed reader reads the tuned slices" -- "$CONSUMER" --seed-reader "$TMP/slices-tuned.json"
 expect_exit 0 "the library finds every slice by its name" -- "$CONSUMER" --every "$TMP/slices-tuned.json"
 expect_grep '^3 pairs found, 0 missed' "$TMP/out" "every slice found"
