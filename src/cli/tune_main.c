@@ -57,7 +57,7 @@ static void print_estimate(struct rb_tune_run *t)
 		fprintf(stderr, "%ld of each run", o->max_evals);
 	else
 		fprintf(stderr, "every one run");
-	fprintf(stderr, " on the device, with the default config%s\n",
+	fprintf(stderr, " on the device, with the default config, the backend's own split%s\n",
 		o->target == RB_TUNE_TARGET_RKNN_BENCH ? " and the rknn_matmul_api space" : "");
 }
 

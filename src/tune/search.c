@@ -805,10 +805,6 @@ double rb_tune_default_total_us(const struct rb_tune_best *b)
 	return b->default_us + b->default_host_us;
 }
 
-/* The space, then (unless it is that space already) the rknn_matmul_api space: a side
- * pass that times no baselines again and, whatever the strategy, runs the best
- * SIDE_PASS_TOP of the timing model's ranking on the device. Of a sliced shape, slice 0
- * alone makes the side pass, over the whole API space. */
 /* ggml-rknn: what librknnrt does with a slice is its one context, the backend point. */
 static void set_api_backend(struct rb_tune_best *best)
 {
@@ -817,15 +813,17 @@ static void set_api_backend(struct rb_tune_best *best)
 	best->api.median_us = best->backend.median_us;
 }
 
-int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_shard_work *work, struct rb_tune_best *best)
-{
-	return rb_tune_shape_pinned(t, shape, 0, label, work, best);
-}
+/* The space (of the pinned core alone for a pinned shape, and for every shape of target
+ * ggml-rknn: a slice without a core runs where librknnrt puts it, one core, core 0
+ * here), then (unless it is that space already, or a ggml-rknn slice, whose API section
+ * is its one context) the rknn_matmul_api space: a side pass that times no baselines
+ * again and, whatever the strategy, runs the best SIDE_PASS_TOP of the timing model's
+ * ranking on the device. Of a sliced shape, slice 0 alone makes the side pass, over the
+ * whole API space. */
 
-int rb_tune_shape_pinned(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
-			 const char *label, const struct rb_tune_shard_work *work,
-			 struct rb_tune_best *best)
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
+		  const char *label, const struct rb_tune_shard_work *work,
+		  struct rb_tune_best *best)
 {
 	struct rb_tune_space api_space, pinned = t->o->space;
 	struct rb_tune_best api;
@@ -894,9 +892,8 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 							.cpu_us = NAN};
 			continue;
 		}
-		ret = rb_tune_shape_pinned(t, &l->entries[i].shape, l->entries[i].core_mask,
-					   l->entries[i].names[0], t->work ? &t->work[i] : NULL,
-					   &best[i]);
+		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].core_mask,
+				    l->entries[i].names[0], t->work ? &t->work[i] : NULL, &best[i]);
 		t->shape_index++;
 	}
 	return ret;

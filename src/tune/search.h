@@ -181,14 +181,11 @@ void rb_tune_enumerated_release(struct rb_tune_run *t);
 
 /* Tunes one shape (the slice of the space work says; NULL: all of it): 0, -EINTR (*t->stop was set:
  * it stops after the config being measured), -EINVAL (the space cannot be enumerated for it),
- * -ENOMEM, or the cache's error. */
-int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_shard_work *work, struct rb_tune_best *best);
-/* The same for a shape pinned to one core (core_mask 0x1, 0x2 or 0x4; 0: none, as
- * rb_tune_shape): only that core is searched, and the baselines are that core's. */
-int rb_tune_shape_pinned(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
-			 const char *label, const struct rb_tune_shard_work *work,
-			 struct rb_tune_best *best);
+ * -ENOMEM, or the cache's error. A shape pinned to one core (core_mask 0x1, 0x2 or 0x4; 0:
+ * none) is searched on that core only, and its baselines are that core's. */
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
+		  const char *label, const struct rb_tune_shard_work *work,
+		  struct rb_tune_best *best);
 
 /* Tunes every shape of t->o in order (with --shard, those of the shard; the others get
  * other_shard); an identical shape (M, K, N, dtype) is tuned once and its result copied
