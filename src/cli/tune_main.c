@@ -333,28 +333,36 @@ static void print_why(FILE *out, const struct rb_tune_run *t, const struct rb_tu
 			: "");
 }
 
+/* The three totals, from what the backend does to what rknn-bench does. */
+static const enum rb_tune_which three[] = {RB_TUNE_BACKEND, RB_TUNE_API, RB_TUNE_OVERALL};
+static const char *const three_labels[] = {"backend   ", "rknn-api  ", "rknn-bench"};
+
+static void print_three(FILE *out, struct rb_total sums[3][RB_TOTALS_MAX], size_t i)
+{
+	char line[160];
+
+	for (int w = 0; w < 3; w++) {
+		rb_total_text(&sums[w][i], line, sizeof(line));
+		fprintf(out, "  %s %s\n", three_labels[w], line);
+	}
+}
+
 /* Slices of `shapes --for ggml-rknn`: the same three per graph pair, each pair its
  * slowest slice (the backend runs a pair's slices at once, one per core). */
 static void print_slice_totals(FILE *out, const struct rb_tune_run *t,
 			       const struct rb_tune_best *best)
 {
-	static const enum rb_tune_which order[] = {RB_TUNE_BACKEND, RB_TUNE_API, RB_TUNE_OVERALL};
-	static const char *const labels[] = {"backend   ", "rknn-api  ", "rknn-bench"};
 	struct rb_total sums[3][RB_TOTALS_MAX];
 	size_t n[3];
-	char line[160];
 
 	for (int w = 0; w < 3; w++)
-		n[w] = rb_tune_slice_totals(t, best, order[w], sums[w]);
+		n[w] = rb_tune_slice_totals(t, best, three[w], sums[w]);
 	if (!n[0])
 		return;
 	fprintf(out, "\nper graph pair, its slowest slice (the slices run at once, one per "
 		     "core):\n");
 	for (size_t i = 0; i < n[0] && i < n[1] && i < n[2]; i++)
-		for (int w = 0; w < 3; w++) {
-			rb_total_text(&sums[w][i], line, sizeof(line));
-			fprintf(out, "  %s %s\n", labels[w], line);
-		}
+		print_three(out, sums, i);
 }
 
 /* Per model, from what the backend does to what rknn-bench does: the backend as it is
@@ -362,23 +370,17 @@ static void print_slice_totals(FILE *out, const struct rb_tune_run *t,
  * device + host time per pair; a line says why when one is worse than the next. */
 static void print_totals(FILE *out, const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
-	static const enum rb_tune_which order[] = {RB_TUNE_BACKEND, RB_TUNE_API, RB_TUNE_OVERALL};
-	static const char *const labels[] = {"backend   ", "rknn-api  ", "rknn-bench"};
 	struct rb_total sums[3][RB_TOTALS_MAX];
 	size_t n[3];
-	char line[160];
 
 	for (int w = 0; w < 3; w++)
-		n[w] = rb_tune_totals(t->o, best, order[w], sums[w]);
+		n[w] = rb_tune_totals(t->o, best, three[w], sums[w]);
 	fprintf(
 	    out,
 	    "\nper model, the sum over every pair of device%s + host time (host: %s, modeled):\n",
 	    t->device.ops->modeled ? " (modeled)" : "", RB_TUNE_HOST_MODEL);
 	for (size_t i = 0; i < n[0] && i < n[1] && i < n[2]; i++) {
-		for (int w = 0; w < 3; w++) {
-			rb_total_text(&sums[w][i], line, sizeof(line));
-			fprintf(out, "  %s %s\n", labels[w], line);
-		}
+		print_three(out, sums, i);
 		print_why(out, t, best, &sums[0][i], &sums[1][i], RB_TUNE_BACKEND);
 		print_why(out, t, best, &sums[1][i], &sums[2][i], RB_TUNE_API);
 		if (sums[2][i].complete && sums[1][i].complete &&
