@@ -772,7 +772,7 @@ static void set_api(struct rb_tune_best *best, const struct rb_tune_best *from)
 /* The API's best is one of ours too: when it (the backend's split, whose weights the
  * main space may not list, or a point the main ranking ran no more) beats the main
  * space's best, it is the best overall. */
-static void adopt_api(struct rb_tune_best *best)
+static void adopt_api(struct rb_tune_best *best, const struct rb_tune_best *api)
 {
 	if (!best->api.found ||
 	    (best->found && rb_tune_best_total_us(best) <= rb_tune_api_total_us(best)))
@@ -782,7 +782,7 @@ static void adopt_api(struct rb_tune_best *best)
 	best->median_us = best->api.median_us;
 	best->host_us = best->api.point.host_us;
 	best->default_won = false;
-	snprintf(best->verify, sizeof(best->verify), "%s", "verified");
+	snprintf(best->verify, sizeof(best->verify), "%s", api->verify);
 }
 
 double rb_tune_best_total_us(const struct rb_tune_best *b)
@@ -848,7 +848,7 @@ int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, unsigned 
 		ret = search(t, shape, pin, label, &api_space, NULL, false, &data, &api);
 		set_api(best, &api);
 		if (ret == 0 && !t->o->space_path) /* a --space of the user's bounds the best */
-			adopt_api(best);
+			adopt_api(best, &api);
 	}
 	if (data.have_inputs)
 		rb_inputs_release(&data.in);
