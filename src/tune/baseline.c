@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "model/ggml_rknn.h"
 #include "tune/tune.h"
 
 /* Bytes over the modeled bandwidth (1 GB/s is 1000 bytes per µs), in whole ns as the
@@ -51,13 +52,8 @@ void rb_tune_point_host(struct rb_tune_point *p, const struct rb_shape *shape)
 
 /* ---- the backend's own split ---- */
 
-#define BACKEND_CONTEXTS 3
+#define BACKEND_CONTEXTS RB_GGML_RKNN_CORES
 #define BACKEND_BLOCK    32 /* it computes whole 32-column blocks */
-
-int64_t rb_tune_backend_slice(int64_t n)
-{
-	return n / BACKEND_BLOCK / BACKEND_CONTEXTS * BACKEND_BLOCK;
-}
 
 static unsigned gcd(unsigned a, unsigned b)
 {
@@ -116,7 +112,7 @@ static bool backend_weights(const struct rb_shape *shape, int64_t slice, struct 
 
 int rb_tune_backend_point(const struct rb_shape *shape, unsigned core_mask, struct rb_tune_point *p)
 {
-	int64_t slice = rb_tune_backend_slice(shape->n);
+	int64_t slice = rb_ggml_rknn_init_share(shape->n);
 
 	memset(p, 0, sizeof(*p));
 	p->index = SIZE_MAX;

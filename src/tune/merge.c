@@ -666,43 +666,30 @@ static double pair_total(const cJSON *p, int w)
 	return num(api, "backend_split_us");
 }
 
-/* Per model, as tune sums them: identical shapes grouped in order of first appearance. */
+/* Per model, as tune sums them: each pair once, a prompt with the M = 1 pairs of its
+ * output row (core/totals.h). */
 static cJSON *totals(const cJSON *root, const cJSON *pairs)
 {
 	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend"};
-	size_t n = (size_t)cJSON_GetArraySize(pairs), n_items;
-	struct rb_total_item *items = calloc(n ? n : 1, sizeof(*items));
-	char(*keys)[96] = calloc(n ? n : 1, sizeof(*keys));
+	size_t n = (size_t)cJSON_GetArraySize(pairs);
+	struct rb_total_pair *items = calloc(n ? n : 1, sizeof(*items));
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "modeled", cJSON_IsTrue(get(root, "modeled")));
 	cJSON_AddStringToObject(o, "sums", "device + host time per pair");
-	for (int w = 0; items && keys && w < 4; w++) {
+	for (int w = 0; items && w < 4; w++) {
 		struct rb_total sums[RB_TOTALS_MAX];
+		size_t i = 0;
 
-		n_items = 0;
-		for (const cJSON *p = pairs->child; p; p = p->next) {
-			double us = pair_total(p, w);
-			char key[96];
-			size_t i = 0;
-
-			pair_key(root, p, key, sizeof(key));
-			while (i < n_items && strcmp(keys[i], key) != 0)
-				i++;
-			if (i < n_items) {
-				items[i].pairs++;
-				continue;
-			}
-			snprintf(keys[n_items], sizeof(keys[0]), "%s", key);
-			items[n_items++] =
-			    (struct rb_total_item){(int64_t)num(get(p, "src0"), "row"), us, 1};
-		}
+		for (const cJSON *p = pairs->child; p; p = p->next)
+			items[i++] = (struct rb_total_pair){cJSON_GetStringValue(get(p, "name")),
+							    (int64_t)num(get(p, "src0"), "row"),
+							    pair_total(p, w)};
 		cJSON_AddItemToObject(
 		    o, names[w],
-		    rb_totals_json(sums, rb_totals_sum(items, n_items, sums, RB_TOTALS_MAX)));
+		    rb_totals_json(sums, rb_totals_sum_pairs(items, i, sums, RB_TOTALS_MAX)));
 	}
 	free(items);
-	free(keys);
 	return o;
 }
 

@@ -1012,16 +1012,19 @@ size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *b
 		      enum rb_tune_which which, struct rb_total *out)
 {
 	const struct rb_shape_list *l = &o->shapes;
-	struct rb_total_item *items = calloc(l->count ? l->count : 1, sizeof(*items));
-	size_t groups = 0;
+	size_t n = 0, groups = 0;
+	struct rb_total_pair *pairs;
 
-	for (size_t i = 0; items && i < l->count; i++) {
-		const struct rb_tune_best *b = &best[i];
-		items[i] = (struct rb_total_item){b->shape.m, rb_tune_which_us(b, which),
-						  l->entries[i].n_names};
-	}
-	if (items)
-		groups = rb_totals_sum(items, l->count, out, RB_TOTALS_MAX);
-	free(items);
+	for (size_t i = 0; i < l->count; i++)
+		n += l->entries[i].n_names;
+	pairs = calloc(n ? n : 1, sizeof(*pairs));
+	n = 0;
+	for (size_t i = 0; pairs && i < l->count; i++)
+		for (size_t j = 0; j < l->entries[i].n_names; j++)
+			pairs[n++] = (struct rb_total_pair){l->entries[i].names[j], best[i].shape.m,
+							    rb_tune_which_us(&best[i], which)};
+	if (pairs)
+		groups = rb_totals_sum_pairs(pairs, n, out, RB_TOTALS_MAX);
+	free(pairs);
 	return groups;
 }

@@ -140,17 +140,14 @@ void rb_tune_point_host(struct rb_tune_point *p, const struct rb_shape *shape);
  * What the seed ggml-rknn backend does with a pair whatever any tuned file says: three
  * single-core contexts on cores 0, 1 and 2, the first two N/32/3*32 columns each, the
  * last the rest, run by blocking threads. As a point: mask 0x7, split n with weights
- * that cut exactly there, align 32, everything else auto, launch threads. One slice of
- * that split (core_mask 0x1, 0x2 or 0x4: `shapes --for ggml-rknn` pairs): one
- * single-core context on that core, auto, threads (core_mask 0 is the 3-way rule).
- * -EINVAL (with
- * rb_last_error() saying why) when the backend cannot create the pair (N < 96 leaves a
- * context no column) or no weighted split cuts there. The one definition every baseline
+ * that cut exactly there (rb_ggml_rknn_init_share, model/ggml_rknn.h), align 32, everything else
+ * auto, launch threads. One slice of that split (core_mask 0x1, 0x2 or 0x4: `shapes --for
+ * ggml-rknn` pairs): one single-core context on that core, auto, threads (core_mask 0 is the 3-way
+ * rule). -EINVAL (with rb_last_error() saying why) when the backend cannot create the pair (N < 96
+ * leaves a context no column) or no weighted split cuts there. The one definition every baseline
  * uses. */
 int rb_tune_backend_point(const struct rb_shape *shape, unsigned core_mask,
 			  struct rb_tune_point *p);
-/* Columns of the backend's first two contexts: N/32/3*32. */
-int64_t rb_tune_backend_slice(int64_t n);
 
 struct rb_tune_points {
 	struct rb_tune_point *items;

@@ -529,14 +529,14 @@ size_t rb_tune_slice_totals(const struct rb_tune_run *t, const struct rb_tune_be
 	cJSON *base = NULL, *pairs = input_pairs(t->o, &base);
 	size_t n_pairs = (size_t)cJSON_GetArraySize(pairs), n = 0, sums = 0;
 	struct slice_group *groups = calloc(n_pairs ? n_pairs : 1, sizeof(*groups));
-	struct rb_total_item *items = calloc(n_pairs ? n_pairs : 1, sizeof(*items));
+	struct rb_total_pair *items = calloc(n_pairs ? n_pairs : 1, sizeof(*items));
 
 	for (const cJSON *p = pairs && groups ? pairs->child : NULL; p; p = p->next)
 		fold_slice(t, best, which, p, groups, &n);
 	for (size_t g = 0; items && g < n; g++)
-		items[g] = (struct rb_total_item){groups[g].m, groups[g].us, 1};
+		items[g] = (struct rb_total_pair){groups[g].of, groups[g].m, groups[g].us};
 	if (items && n)
-		sums = rb_totals_sum(items, n, out, RB_TOTALS_MAX);
+		sums = rb_totals_sum_pairs(items, n, out, RB_TOTALS_MAX);
 	free(items);
 	free(groups);
 	cJSON_Delete(pairs);

@@ -381,3 +381,20 @@ expect_exit 1 "tune where every program hangs" -- env RKNN_BENCH_DEBUG=fault_wor
 expect_grep '\(a timeout: not cached, a resume tries again\)' "$TMP/err" "the timeout is said to be retried later"
 ! grep -q '"kind":"run".*timed out' "$TMP/hang.json.cache.jsonl" && ok "no timeout in the cache" ||
 	not_ok "no timeout in the cache"
+
+# A prompt's totals count the M = 1 pairs of its output row (the last block's FFN and
+# result_output, which llama.cpp computes for the last token only), in the summary, in
+# the file and after a merge of shards.
+$RKNN_BENCH shapes --arch llama --embd 256 --ff 512 --layers 2 --heads 4 --heads-kv 2 --vocab 512 \
+	--tokens 1,16 -o "$TMP/rows.json" 2>/dev/null
+expect_exit 0 "tune of decode and a 16-token prompt" -- $RKNN_BENCH tune "$TMP/rows.json" --device sim \
+	--iters 1 --warmup 0 --top 1 -o "$TMP/rows-tuned.json"
+expect_grep '^  rknn-bench prefill \(M = 16\): [0-9.]+ µs per 16-token prompt over 13 pairs, 4 of them at M = 1 \(output row\)' \
+	"$TMP/out" "tune: the prompt's total counts its 4 output-row pairs at M = 1"
+found=
+for i in 0 1; do
+	[ "$(json "$TMP/rows-tuned.json" totals.best_overall.$i.m)" = 16 ] &&
+		found=$(json "$TMP/rows-tuned.json" totals.best_overall.$i.output_rows)
+done
+[ "$found" = 4 ] && ok "the file's prompt total has output_rows 4" ||
+	not_ok "the file's prompt total has output_rows 4" "got '$found': $(json "$TMP/rows-tuned.json" totals)"

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "npu/plan.h"
+#include "model/ggml_rknn.h"
 #include "tune/tune.h"
 
 static const struct rb_shape decode = {1, 2048, 8192, RB_DTYPE_FP16};
@@ -494,7 +495,7 @@ static void expect_backend_cuts(int64_t n)
 	int64_t slice = n / 32 / 3 * 32;
 
 	assert_int_equal(rb_tune_backend_point(&s, 0, &p), 0);
-	assert_int_equal(rb_tune_backend_slice(n), slice);
+	assert_int_equal(rb_ggml_rknn_init_share(n), slice);
 	assert_int_equal(p.launch, RB_LAUNCH_THREADS);
 	assert_int_equal(p.plan.core_mask, 0x7);
 	assert_true(isfinite(p.host_us) && p.host_us > 0);
