@@ -15,6 +15,8 @@
  *                         written straight into the memories in the native layout (no
  *                         other copy): the peak RSS of the library's own memory, which
  *                         tests/e2e/shim.sh compares with the stand-in librknnrt's
+ *   shim-api --shapes MxKxN...  the seed's call sequence for these fp16 shapes (the
+ *                         pairs of a model, whose slices a tuned file configures)
  *   shim-api --errors     every error path; prints "N error paths checked"
  *   shim-api --mems       memories' lives and B rewritten: memories made before any
  *                         context (ctx 0) and destroyed after theirs, or while still
@@ -473,6 +475,20 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--rss") == 0) {
 		b_direct = true;
 		return run_shape(&big, false) ? 0 : 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "--shapes") == 0) {
+		for (int i = 2; i < argc; i++) {
+			struct shape s = {0, 0, 0, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+
+			if (sscanf(argv[i], "%dx%dx%d", &s.m, &s.k, &s.n) != 3 || s.m < 1 ||
+			    s.k < 1 || s.n < 1) {
+				fprintf(stderr, "shim-api: '%s' is not MxKxN\n", argv[i]);
+				return 2;
+			}
+			run_shape(&s, false) ? verified++ : failed++;
+		}
+		printf("%d verified, %d failed\n", verified, failed);
+		return failed ? 1 : 0;
 	}
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		run_shape(&shapes[i], full) ? verified++ : failed++;
