@@ -38,8 +38,7 @@ LOGIT_TOL=${LOGIT_TOL:-0.05}
 PROMPT_TOKENS=${PROMPT_TOKENS:-1,300,301,302,265,310,400,290,333,450,270,499,321}
 JOBS=${JOBS:-2}
 # llama.cpp's threads, which the seed backend also splits N by: 3, one per NPU core, as
-# it splits at init (with 2 it creates contexts at run time, and on sim:rocket those
-# fail: "the per-core address spaces differ").
+# it splits at init (with another count it creates more contexts at run time).
 THREADS=${THREADS:-3}
 [ -f "$LLAMA/ggml/src/ggml-rknn/ggml-rknn.cpp" ] || {
 	echo "test-llama.sh: $LLAMA has no ggml/src/ggml-rknn/ggml-rknn.cpp" >&2
@@ -249,10 +248,10 @@ for dev in $DEVICES; do
 				n, d, t, drop, share, g, (share >= 80 ? "met (>= 80%)" : "MISSED (< 80%)")
 			exit share >= 80 ? 0 : 1 }' || fail "$bld-$tag: the tuned NPU time drops by less than 80% of tune's gain"
 	done
-	# rocket gives each core's fd its own NPU address space, so the device layer keeps
-	# a copy of every buffer per core file (src/dev/rocket.h): said when it misses.
+	# rocket gives each core's fd its own NPU address space: a plan whose cores all read
+	# all of B (an M or K split) holds B once per core (src/dev/rocket.h), said on a miss.
 	why=
-	case $dev in *rocket*) why=" (rocket: a copy of every NPU buffer per core fd)" ;; esac
+	case $dev in *rocket*) why=" (rocket: weights every core reads whole are held per core fd)" ;; esac
 	for t in default tuned; do
 		name=exec-$tag-$t
 		awk -v r="$(rss "$name")" -v c="$(rss cpu)" -v m="$MODEL_KIB" -v n="$name" -v why="$why" 'BEGIN {
