@@ -57,6 +57,11 @@ static const struct cli_bench_option {
      "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
+    {"weight-copies", no_argument, CLI_OPT_WEIGHT_COPIES, CLI_TUNE, "search", NULL,
+     "with --target ggml-rknn: also configs whose B is not\n"
+     "librknnrt's native layout (K-slices); the shim then keeps a\n"
+     "packed copy of B next to the backend's memory (default: only\n"
+     "configs that read B in place, one copy)"},
     {"no-weight-reuse", no_argument, CLI_OPT_NO_WEIGHT_REUSE, CLI_TUNE, "search", NULL,
      "plan no WEIGHT_REUSE (the space's wreuse knob: 0); run and\n"
      "plan take the flag too"},

@@ -83,6 +83,9 @@ static int parse_option(struct tune_cli *cli, int c, const char *arg)
 	case CLI_OPT_LIST_SPACE:
 		o->list_space = true;
 		return 0;
+	case CLI_OPT_WEIGHT_COPIES:
+		o->weight_copies = true;
+		return 0;
 	case CLI_OPT_NO_WEIGHT_REUSE:
 		o->no_weight_reuse = true;
 		return 0;
@@ -139,6 +142,11 @@ static int set_space(struct rb_tune_opts *o)
 	}
 	if (o->target == RB_TUNE_TARGET_GGML_RKNN) /* each slice: one core, the backend's */
 		rb_tune_space_single_core(&o->space);
+	if (o->weight_copies && o->target != RB_TUNE_TARGET_GGML_RKNN)
+		return rb_error("--weight-copies is for --target ggml-rknn (the shim's one copy "
+				"of B); other targets tune every layout");
+	if (o->target == RB_TUNE_TARGET_GGML_RKNN && !o->weight_copies)
+		rb_tune_space_native_b(&o->space); /* the shim reads B in place */
 	if (o->no_weight_reuse)
 		rb_tune_space_no_weight_reuse(&o->space);
 	if (rb_tune_space_combinations(&o->space) > RB_TUNE_MAX_COMBINATIONS)

@@ -1057,6 +1057,16 @@ bool rb_plan_config_equal(const struct rb_plan_config *a, const struct rb_plan_c
 	       a->out == b->out && a->mainline == b->mainline && a->weight_reuse == b->weight_reuse;
 }
 
+bool rb_plan_native_b(const struct rb_plan *p)
+{
+	const struct rb_shape *s = &p->shape;
+
+	if ((int64_t)p->k_pad != s->k || (int64_t)p->n_pad != s->n)
+		return false;
+	return s->k <= RB_LAYOUT_RKNN_K_SEGMENT ? p->n_kslices == 1
+						: p->k_slice == RB_LAYOUT_RKNN_K_SEGMENT;
+}
+
 void rb_plan_release(struct rb_plan *plan)
 {
 	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++)

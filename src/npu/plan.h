@@ -154,6 +154,11 @@ bool rb_plan_unproven(const struct rb_plan *plan);
 int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 		 const struct rb_plan_config *cfg);
 void rb_plan_release(struct rb_plan *plan);
+/* Whether the plan's packed B is byte for byte the rknn matmul API's native B layout
+ * (RK3588: (N/16, K/32, 16, 32) fp16, (N/32, K/32, 32, 32) int8, in segments of 8192
+ * rows of K): no padding, and no K-slice for K <= 8192, else K-slices of exactly 8192.
+ * Then a native B in the caller's memory is what the NPU reads, with no copy. */
+bool rb_plan_native_b(const struct rb_plan *plan);
 /* Whether two configs ask the planner for the same thing (the weights past n_weights
  * do not count). */
 bool rb_plan_config_equal(const struct rb_plan_config *a, const struct rb_plan_config *b);

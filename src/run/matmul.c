@@ -531,13 +531,7 @@ void rb_matmul_buffer_free(struct rb_matmul_buffer *buf)
  * one native segment, else slices of exactly one segment (core/layout.h). */
 bool rb_matmul_native_weights(const struct rb_matmul *mm)
 {
-	const struct rb_plan *p = &mm->plan;
-	const struct rb_shape *s = &p->shape;
-
-	if ((int64_t)p->k_pad != s->k || (int64_t)p->n_pad != s->n)
-		return false;
-	return s->k <= RB_LAYOUT_RKNN_K_SEGMENT ? p->n_kslices == 1
-						: p->k_slice == RB_LAYOUT_RKNN_K_SEGMENT;
+	return rb_plan_native_b(&mm->plan);
 }
 
 int rb_matmul_set_weights_buffer(struct rb_matmul *mm, const struct rb_matmul_buffer *buf,

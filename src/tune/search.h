@@ -67,6 +67,7 @@ struct rb_tune_opts {
 	struct rb_tune_shard shard; /* --shard I/N (count 0: the whole tune) */
 	bool list_space, verbose;
 	bool no_weight_reuse; /* --no-weight-reuse: the wreuse knob holds 0 only */
+	bool weight_copies;   /* --weight-copies: ggml-rknn also tunes non-native B layouts */
 	const char *out_path;
 	const char *cache_path;
 	char cache_buf[PATH_MAX];

@@ -120,6 +120,11 @@ void rb_tune_space_single_core(struct rb_tune_space *space)
 		snprintf(space->values[RB_KNOB_MASK][i], RB_TUNE_VALUE_LEN, "%s", cores[i]);
 }
 
+void rb_tune_space_native_b(struct rb_tune_space *space)
+{
+	space->native_b_only = true;
+}
+
 void rb_tune_space_pin(struct rb_tune_space *space, unsigned core_mask)
 {
 	space->n[RB_KNOB_MASK] = 1;
@@ -295,6 +300,8 @@ int rb_tune_space_describe(const struct rb_tune_space *space, char *buf, size_t 
 	}
 	if (space->keep_known_failures) /* the same lists make another space */
 		o += (size_t)snprintf(buf + o, o < size ? size - o : 0, ";known_failures=kept");
+	if (space->native_b_only)
+		o += (size_t)snprintf(buf + o, o < size ? size - o : 0, ";b_layout=native");
 	return o < size ? 0 : rb_set_error(-ENOSPC, "the space description is too long");
 }
 
@@ -396,7 +403,7 @@ struct seen {
 	size_t count;
 	/* The last config planned and what came of it: the launch mode is the last knob, so
 	 * the combinations of one plan follow each other and it is planned once. */
-	bool have_last, last_ok;
+	bool have_last, last_ok, last_native;
 	struct rb_plan_config last;
 	uint64_t last_hash;
 	double last_host_us; /* the host work of its result (rb_tune_host_us) */
@@ -411,8 +418,8 @@ static bool seen_has(const struct seen *seen, uint64_t sig)
 }
 
 /* Plans the point; keeps it when the planner accepts it and its program is new. */
-static int consider(struct rb_tune_points *pts, struct seen *seen, const struct rb_shape *shape,
-		    const struct rb_tune_point *p)
+static int consider(const struct rb_tune_space *s, struct rb_tune_points *pts, struct seen *seen,
+		    const struct rb_shape *shape, const struct rb_tune_point *p)
 {
 	uint64_t sig;
 
@@ -423,6 +430,7 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 		seen->last = p->plan;
 		seen->last_ok = rb_plan_init(&plan, shape, &p->plan) == 0;
 		if (seen->last_ok) {
+			seen->last_native = rb_plan_native_b(&plan);
 			seen->last_hash = program_hash(&plan);
 			seen->last_host_us = rb_tune_host_us(&plan);
 		}
@@ -430,6 +438,10 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 	}
 	if (!seen->last_ok) {
 		pts->rejected++;
+		return 0;
+	}
+	if (s->native_b_only && !seen->last_native) {
+		pts->not_native++;
 		return 0;
 	}
 	sig = hash_u64(seen->last_hash, p->launch);
@@ -484,7 +496,7 @@ int rb_tune_space_enumerate(const struct rb_tune_space *space, const struct rb_s
 	for (bool more = total > 0; more && ret == 0; more = next_index(space, idx)) {
 		ret = make_point(space, idx, &p);
 		if (ret == 1)
-			ret = consider(pts, &seen, shape, &p);
+			ret = consider(space, pts, &seen, shape, &p);
 	}
 	free(seen.sigs);
 	if (ret < 0)

@@ -69,6 +69,10 @@ struct rb_tune_space {
 	 * the vendor driver never runs): false in the default space; a space file whose
 	 * mask list names 0x5 or 0x6 sets it (they were asked for). */
 	bool keep_known_failures;
+	/* Only configs whose B is the native layout (rb_plan_native_b), which the shim
+	 * reads in place from the backend's memory: tune --target ggml-rknn, unless
+	 * --weight-copies. */
+	bool native_b_only;
 };
 
 /* The default space above. */
@@ -89,6 +93,8 @@ void rb_tune_space_no_weight_reuse(struct rb_tune_space *space);
  * slice runs on. */
 void rb_tune_space_single_core(struct rb_tune_space *space);
 void rb_tune_space_pin(struct rb_tune_space *space, unsigned core_mask);
+/* Sets native_b_only (above). */
+void rb_tune_space_native_b(struct rb_tune_space *space);
 int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, size_t len,
 			      const char *label);
 const char *rb_tune_knob_name(enum rb_tune_knob knob);
@@ -153,6 +159,7 @@ struct rb_tune_points {
 	struct rb_tune_point *items;
 	size_t count;
 	size_t rejected;   /* combinations the planner refused */
+	size_t not_native; /* and those left out for their B layout (native_b_only) */
 	size_t duplicates; /* combinations planning to a program already in the list */
 };
 

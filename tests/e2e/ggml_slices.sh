@@ -41,6 +41,10 @@ tuned=$(wc -l <"$TMP/ran")
 missing=$(sort -u "$TMP/ran" | comm -23 - "$TMP/chosen")
 [ -z "$missing" ] && [ -s "$TMP/ran" ] && ok "each context's config is the one tune chose for its slice" ||
 	not_ok "each context's config is the one tune chose for its slice" "$missing"
+# tune kept to configs that read B in place (the native layout): one copy of the weights.
+[ "$(grep -c "' on sim, B read from its memory: " "$TMP/run.err")" -eq 54 ] &&
+	ok "every context reads B in place from the backend's memory (no second copy)" ||
+	not_ok "every context reads B in place" "$(grep -vc 'B read from its memory' "$TMP/run.err") do not"
 RKNN_BENCH_DEBUG=shim RKNN_BENCH_DEVICE=sim built "$API" --shapes $SHAPES >/dev/null 2>"$TMP/plain.err"
 [ "$(grep -c ' default config ' "$TMP/plain.err")" -eq 54 ] && ok "without the file, all 54 runs use the default" ||
 	not_ok "without the file, all 54 runs use the default" "$(grep -c ' default config ' "$TMP/plain.err")"
