@@ -141,11 +141,13 @@ MODEL_KIB=$(($(wc -c <"$MODEL") / 1024))
 	-o "$WORK/shapes-slices.json"
 # The backend's own mat_kernel_size.json, read when RKNN_BENCH_TUNED is not set.
 for t in exec shim; do cp "$WORK/shapes.json" "$WORK/$t-src/scripts/mat_kernel_size.json"; done
-# tune_file SHAPES TUNED DEVICE: tune unless TUNED is newer than SHAPES and the binary.
+# tune_file SHAPES TUNED DEVICE [OPTION...]: tune unless TUNED is newer than SHAPES and
+# the binary.
 tune_file() {
 	if [ ! -f "$2" ] || [ "$1" -nt "$2" ] || [ "$BENCH" -nt "$2" ]; then
 		say "tuning $(basename "$1") on $3"
-		"$BENCH" tune "$1" --device "$3" -o "$2" >"$2.out" 2>"$2.err" ||
+		rm -f "$2.cache.jsonl" # of another build, maybe of another space
+		"$BENCH" tune "$1" --device "$3" -o "$2" "$4" >"$2.out" 2>"$2.err" ||
 			{ tail -5 "$2.err"; exit 1; }
 	fi
 	echo "$(basename "$2"):"
@@ -153,8 +155,8 @@ tune_file() {
 }
 for dev in $DEVICES; do
 	tag=$(echo "$dev" | tr ':' '-')
-	tune_file "$WORK/shapes.json" "$WORK/tuned-$tag.json" "$dev"
-	tune_file "$WORK/shapes-slices.json" "$WORK/tuned-slices-$tag.json" "$dev"
+	tune_file "$WORK/shapes.json" "$WORK/tuned-$tag.json" "$dev" --target=rknn-bench
+	tune_file "$WORK/shapes-slices.json" "$WORK/tuned-slices-$tag.json" "$dev" --target=ggml-rknn
 done
 
 # --- the runs ----------------------------------------------------------------------------
@@ -274,11 +276,19 @@ for dev in $DEVICES; do
 		[ $bld = shim ] && g=$(gain "$WORK/tuned-slices-$tag.json")
 		d=$(npu_us "$bld-$tag-default") t=$(npu_us "$bld-$tag-tuned")
 		[ -n "$d" ] && [ -n "$t" ] || { fail "$bld-$tag: no NPU time to compare"; continue; }
-		awk -v d="$d" -v t="$t" -v g="$g" -v n="$bld-$tag" 'BEGIN {
-			drop = d - t; met = drop >= 0.8 * g
+		# The executor runs each matmul from one thread: its modeled NPU time repeats
+		# exactly. The seed backend on the shim runs a matmul's three contexts from three
+		# threads at once, and how their jobs overlap on the emulated NPU follows the host's
+		# thread timing: six runs of one generation spread over 1.1 % (181061 to 183131
+		# us). Its drop is judged with that much slack (SHIM_SLACK, % of the default).
+		slack=0
+		[ $bld = shim ] && slack=${SHIM_SLACK:-1.5}
+		awk -v d="$d" -v t="$t" -v g="$g" -v n="$bld-$tag" -v slack="$slack" 'BEGIN {
+			drop = d - t; met = drop >= 0.8 * g - slack / 100 * d
 			share = g > 0 ? sprintf("%.0f%%", drop / g * 100) : "(no gain reported)"
-			printf "%s: NPU time %.1f -> %.1f us (modeled): drop %.1f us = %s of the gain tune reports (%.1f us): %s\n",
-				n, d, t, drop, share, g, (met ? "met (>= 80%)" : "MISSED (< 80%)")
+			printf "%s: NPU time %.1f -> %.1f us (modeled): drop %.1f us = %s of the gain tune reports (%.1f us)%s: %s\n",
+				n, d, t, drop, share, g, (slack > 0 ? sprintf(", less %s %% of thread-timing slack", slack) : ""),
+				(met ? "met (>= 80%)" : "MISSED (< 80%)")
 			exit met ? 0 : 1 }' || fail "$bld-$tag: the tuned NPU time drops by less than 80% of tune's gain"
 	done
 	# rocket gives each core's fd its own NPU address space: a plan whose cores all read
