@@ -6,6 +6,11 @@
 #   make run          install missing build dependencies (when possible), build, run the seed shapes
 #   make check        install missing test tools (when possible), build and run every
 #                     test; ends with "N passed, N failed"
+#   make check-quick  the edit-compile-test loop, under 2 minutes on 2 cores: every unit
+#                     test and the end-to-end scripts of QUICK_E2E (below) with
+#                     CHECK_SCOPE=quick; the model files' tunes, sharding, calibrate,
+#                     the fake node, the shim, install and the file-reader timeouts are
+#                     left to make check
 #   make deps-check   fail when a folder of src/ includes a higher floor or folders form
 #                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
 #                     runs it first
@@ -262,6 +267,19 @@ check: deps-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)
 
+# make check-quick: every unit test, and the end-to-end scripts that take a few CPU
+# seconds each: the emulator's paths (sim, rocket, regcmd, plan, run, wreuse, mem, faults),
+# the tuned round trip on two seed shapes, inputs and outputs (bad_input, limits, output,
+# compare, report, shapes), the regression gate and the folder floors. Measured on 2
+# cores: about 70 CPU seconds (make check: see README, Building).
+QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full faults \
+	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
+	sim soc_profiles tuned_roundtrip wreuse
+
+check-quick: deps-check $(CHECK_DEPS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
+		RUNNER="$(RUNNER)" CHECK_SCOPE=quick E2E="$(QUICK_E2E)" sh tests/run-tests.sh $(TESTS)
+
 # CHECK_SCOPE=quick: the e2e tests replace their largest emulator workloads with smaller
 # ones taking the same paths (tests/e2e/sim.sh says which).
 # -L /: the arm64 multiarch loader and libraries (libc6:arm64, libcjson1:arm64, ...),
@@ -299,7 +317,7 @@ format-check:
 format:
 	clang-format -i $(C_FILES)
 
-# make run needs what building and running need; make check installs the test tools
+# make run needs what building and running need; make check (and check-quick) installs the test tools
 # first (cmocka, strace, valgrind, man): the unit tests' objects wait for it.
 deps:
 	@sh scripts/install-deps.sh
@@ -307,9 +325,9 @@ deps:
 test-deps:
 	@sh scripts/install-deps.sh --test $(if $(CROSS),--aarch64)
 
-ifneq ($(filter check,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-quick,$(MAKECMDGOALS)),)
 $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.o): | test-deps
-check: test-deps
+check check-quick: test-deps
 endif
 
 run: deps
