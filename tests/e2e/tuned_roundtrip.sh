@@ -56,8 +56,8 @@ for file in $API_FILES; do
 	thr=$(grep -c '"launch":	"threads"' "$TMP/$f-api.json")
 	[ "$bad" = "$thr" ] && ok "$f-api: every config launches threads" ||
 		not_ok "$f-api: every config launches threads" "$thr of $bad"
-	n=$(json "$TMP/$f-api.json" pairs.#) i=0 same=0
-	while [ "$i" -lt "$n" ]; do
+	np=$(json "$TMP/$f-api.json" pairs.#) i=0 same=0
+	while [ "$i" -lt "$np" ]; do
 		cfg=$(json "$TMP/$f-api.json" pairs.$i.tuned.config)
 		case $cfg in *split=n*align=32*) ;; *) cfg=bad ;; esac
 		[ "$cfg" = "$(json "$TMP/$f-api.json" pairs.$i.rknn_matmul_api.config)" ] &&
@@ -65,14 +65,14 @@ for file in $API_FILES; do
 			same=$((same + 1))
 		i=$((i + 1))
 	done
-	[ "$same" = "$n" ] && ok "$f-api: each tuned config splits N at 32 and is its API section" ||
-		not_ok "$f-api: each tuned config splits N at 32 and is its API section" "$same of $n"
+	[ "$same" = "$np" ] && ok "$f-api: each tuned config splits N at 32 and is its API section" ||
+		not_ok "$f-api: each tuned config splits N at 32 and is its API section" "$same of $np"
 done
 # The seed's pairs tuned for rknn-api are the seed tune's rknn_matmul_api sections: the
 # same config, launch and modeled time, pair by pair.
 api=$(basename "${API_FILES%% *}" .json)-api
-n=$(json "$TMP/$api.json" pairs.#) i=0 same=0
-while [ "$i" -lt "$n" ]; do
+np=$(json "$TMP/$api.json" pairs.#) i=0 same=0
+while [ "$i" -lt "$np" ]; do
 	j=0 name=$(json "$TMP/$api.json" pairs.$i.name)
 	while [ "$j" -lt "$SEED_PAIRS" ] && [ "$(json "$TMP/seed.json" pairs.$j.name)" != "$name" ]; do
 		j=$((j + 1))
@@ -83,9 +83,9 @@ while [ "$i" -lt "$n" ]; do
 		pairs.$j.rknn_matmul_api.median_us 2>&1)" ] && same=$((same + 1))
 	i=$((i + 1))
 done
-[ "$n" -gt 0 ] && [ "$same" = "$n" ] &&
+[ "$np" -gt 0 ] && [ "$same" = "$np" ] &&
 	ok "$api: each pair's tuned config, launch and time are the seed tune's rknn_matmul_api section" ||
-	not_ok "$api: each pair is the seed tune's rknn_matmul_api section" "$same of $n"
+	not_ok "$api: each pair is the seed tune's rknn_matmul_api section" "$same of $np"
 expect_exit 2 "--space and --target rknn-api together are refused" -- $RKNN_BENCH tune \
 	--shape 1x64x64 $FAST --target rknn-api --space "$TMP/multicore-space.json" -o "$TMP/x.json"
 expect_grep 'give one of them' "$TMP/err" "the message says to give one"
