@@ -118,7 +118,8 @@ endif
 .SECONDARY:
 
 # The tools README.md and docs/ tell a user to run are built by `make` (and `make run`).
-TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe
+TOOLS := $(BUILD)/tests/backend-demo $(BUILD)/tests/consumer $(BUILD)/tests/prime-probe \
+         $(BUILD)/tests/maxrss
 all: $(BIN) $(LIB) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
@@ -206,6 +207,14 @@ $(BUILD)/tests/shim-api: tests/shim/api_test.c src/shim/rknn_matmul_api.h $(SHIM
 	$(call quiet,CC,$@)$(CC) -Isrc $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(SHIM) \
 		-Wl,-rpath,'$$ORIGIN/../shim' -pthread
 
+# A CPU stand-in librknnrt of the same declarations (tests/shim/standin.c): the yardstick
+# of the shim's memory (tests/e2e/shim.sh) and of scripts/test-llama.sh.
+STANDIN := $(BUILD)/tests/standin/librknnrt.so
+$(STANDIN): tests/shim/standin.c src/shim/rknn_matmul_api.h
+	@mkdir -p $(@D)
+	$(call quiet,LINK,$@)$(CC) -Isrc $(ALL_CFLAGS) -fPIC -shared -Wl,--no-undefined \
+		-Wl,-soname,librknnrt.so $(LDFLAGS) -o $@ $< -pthread
+
 # make bench: builds the benchmarks, then bench-summary measures rknn-bench against a
 # baseline per row in one run and writes the table to bench/results.md (bench/summary.c).
 # OpenBLAS, the baseline of its GEMM and GEMV rows, is optional and bench-only: found by
@@ -258,8 +267,8 @@ deps-check:
 # What the tests run: `make check-build` builds it without running anything.
 CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
 	$(BUILD)/tests/consumer $(BENCHES) \
-	$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(FAKENODE) $(BUILD)/tests/prime-probe \
-	$(FUZZ_REPLAYS)
+	$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(STANDIN) $(FAKENODE) \
+	$(BUILD)/tests/prime-probe $(FUZZ_REPLAYS)
 
 check-build: $(CHECK_DEPS)
 
@@ -335,7 +344,9 @@ run: deps
 	$(BIN) run configs/mat_kernel_size.json
 
 # --- make install -----------------------------------------------------------------------
-# The binary, librknn-bench.a with its public headers and rknn-bench.pc, the shim, man
+# The binary, librknn-bench.a with its public headers and rknn-bench.pc, the same library
+# position-independent (librknn-bench_pic.a: the shim's objects, for shared libraries
+# such as contrib/llama.cpp's backend) with a CMake package config, the shim, man
 # pages and bash/zsh completions generated from the built binary's --help (so they list
 # what it says; a cross build needs RUNNER to run it), and the shipped configs, which
 # the installed binary finds in $(PREFIX)/share/rknn-bench (src/cli/datadir.c).
@@ -356,7 +367,13 @@ MAN_STAMP  := $(GEN_SHARE)/man/.stamp
 BASH_COMP  := $(GEN_SHARE)/rknn-bench.bash
 ZSH_COMP   := $(GEN_SHARE)/_rknn-bench
 PC_FILE    := $(GEN_SHARE)/rknn-bench.pc
-INSTALL_GEN := $(MAN_STAMP) $(BASH_COMP) $(ZSH_COMP) $(PC_FILE)
+CMAKE_FILE := $(GEN_SHARE)/rknn-bench-config.cmake
+LIB_PIC    := $(BUILD)/librknn-bench_pic.a
+INSTALL_GEN := $(MAN_STAMP) $(BASH_COMP) $(ZSH_COMP) $(PC_FILE) $(CMAKE_FILE)
+
+$(LIB_PIC): $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
+	$(Q)rm -f $@
+	$(call quiet,AR,$@)$(AR) rcs $@ $^
 
 man: $(MAN_STAMP)
 
@@ -370,16 +387,19 @@ $(GEN_SHARE)/rknn-bench.bash $(GEN_SHARE)/_rknn-bench: $(BIN) scripts/completion
 	$(call quiet,GEN,$@)RUNNER="$(RUNNER)" sh scripts/completions.sh $(BIN) \
 		$(if $(filter %.bash,$@),bash,zsh) >$@.tmp && mv $@.tmp $@
 
-$(PC_FILE): contrib/rknn-bench.pc.in src/core/version.h
+$(PC_FILE) $(CMAKE_FILE): $(GEN_SHARE)/%: contrib/%.in src/core/version.h
 	@mkdir -p $(@D)
 	$(call quiet,GEN,$@)sed 's/@VERSION@/$(VERSION)/' $< >$@.tmp && mv $@.tmp $@
 
-install: $(BIN) $(LIB) $(SHIM) $(INSTALL_GEN)
+install: $(BIN) $(LIB) $(LIB_PIC) $(SHIM) $(INSTALL_GEN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/rknn-bench \
+		$(DESTDIR)$(LIBDIR)/cmake/rknn-bench \
 		$(DESTDIR)$(INCLUDEDIR)/rknn_bench $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DATADIR)/rknn-bench/soc $(DESTDIR)$(BASH_COMPDIR) $(DESTDIR)$(ZSH_COMPDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/rknn-bench
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/librknn-bench.a
+	install -m 644 $(LIB_PIC) $(DESTDIR)$(LIBDIR)/librknn-bench_pic.a
+	install -m 644 $(CMAKE_FILE) $(DESTDIR)$(LIBDIR)/cmake/rknn-bench/rknn-bench-config.cmake
 	install -m 644 include/rknn_bench/*.h $(DESTDIR)$(INCLUDEDIR)/rknn_bench/
 	install -m 644 $(PC_FILE) $(DESTDIR)$(LIBDIR)/pkgconfig/rknn-bench.pc
 	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)/rknn-bench/librknnrt.so
@@ -391,10 +411,12 @@ install: $(BIN) $(LIB) $(SHIM) $(INSTALL_GEN)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rknn-bench $(DESTDIR)$(LIBDIR)/librknn-bench.a \
+		$(DESTDIR)$(LIBDIR)/librknn-bench_pic.a $(DESTDIR)$(LIBDIR)/cmake/rknn-bench/rknn-bench-config.cmake \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/rknn-bench.pc $(DESTDIR)$(MANDIR)/man1/rknn-bench.1 \
 		$(DESTDIR)$(MANDIR)/man1/rknn-bench-*.1 $(DESTDIR)$(BASH_COMPDIR)/rknn-bench \
 		$(DESTDIR)$(ZSH_COMPDIR)/_rknn-bench
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/rknn_bench $(DESTDIR)$(LIBDIR)/rknn-bench \
+		$(DESTDIR)$(LIBDIR)/cmake/rknn-bench \
 		$(DESTDIR)$(DATADIR)/rknn-bench
 
 clean:

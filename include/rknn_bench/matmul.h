@@ -30,9 +30,25 @@
  *
  * Ownership and threads: the caller owns each handle until its destroy/close; a
  * matmul keeps a pointer to its device, which must outlive it. Different matmuls may
- * run from different threads at once, on one device; one matmul is used by one thread
- * at a time. The weights are packed into the matmul's own buffer: the caller's copy
- * may go after rb_matmul_set_weights returns. */
+ * be created, given weights, run and destroyed from different threads at once, on one
+ * device, and so may buffers; one matmul is used by one thread at a time. The weights are packed
+ * into the matmul's own buffer: the caller's copy may go after rb_matmul_set_weights returns.
+ *
+ * Weights kept once (what build/shim/librknnrt.so does with rknn_create_mem): a buffer of
+ * the device, mapped for the CPU, holds B in the native layout, and the matmul reads it
+ * there at every run, with no copy of its own:
+ *
+ *   rb_matmul_buffer_new(&buf, dev, bytes);
+ *   ... write B into rb_matmul_buffer_map(buf) in the native layout ...
+ *   if (rb_matmul_native_weights(mm))
+ *           rb_matmul_set_weights_buffer(mm, buf, 0);
+ *   else    rb_matmul_set_weights(mm, rb_matmul_buffer_map(buf), RB_MATMUL_FP16,
+ *                                 RB_MATMUL_B_NATIVE); (packed once, into its own)
+ *
+ * A buffer belongs to its device, which must outlive it; it must outlive the matmuls
+ * reading it. The NPU reads B there at each run, but the CPU's writes reach the device
+ * when the buffer is set: after rewriting B, set it again (a cache sync on a board, no
+ * copy, no pass at each run). */
 #ifndef RKNN_BENCH_MATMUL_H
 #define RKNN_BENCH_MATMUL_H
 
@@ -58,6 +74,10 @@ enum rb_matmul_type {
 enum rb_matmul_b_layout {
 	RB_MATMUL_B_KN = 0, /* K rows of N: row-major B */
 	RB_MATMUL_B_NK,     /* N rows of K: as ggml stores a weight tensor (B transposed) */
+	/* The rknn matmul API's native B (B_layout 1 on RK3588): (N/16, K/32, 16, 32) fp16
+	 * or (N/32, K/32, 32, 32) int8, cut into segments of 8192 rows of K, each laid out
+	 * so, when K is larger; K a multiple of 32, N of 16 (fp16) or 32 (int8). */
+	RB_MATMUL_B_NATIVE,
 };
 
 struct rb_matmul_desc {
@@ -89,17 +109,46 @@ const char *rb_matmul_device_name(const struct rb_matmul_device *dev);
 /* True on the emulator: device times are modeled, not measured. */
 bool rb_matmul_device_modeled(const struct rb_matmul_device *dev);
 
-/* Plans the matmul and allocates its NPU buffers; it has no weights yet. */
+/* Plans the matmul; it has no weights yet, and its NPU buffers come with them. */
 int rb_matmul_create(struct rb_matmul **mm, struct rb_matmul_device *dev,
 		     const struct rb_matmul_desc *desc);
+/* A matmul that reads the weights `weights_of` packed (rb_matmul_set_weights, on the
+ * same device) instead of a copy of its own: a backend runs one weight with several M
+ * (decode and prompt) and keeps it once. Rewriting weights_of's weights rewrites both's;
+ * weights_of must keep them (no rb_matmul_set_weights_buffer) and outlive it, unless it
+ * is given weights of its own. -EINVAL when weights_of has none, or when desc's config
+ * lays them out otherwise (another K, N, padding or K-slice): create it on its own then. */
+int rb_matmul_create_sharing(struct rb_matmul **mm, struct rb_matmul_device *dev,
+			     const struct rb_matmul_desc *desc, const struct rb_matmul *weights_of);
 /* The config as planned, with no auto value left (rknn-bench run --config form). */
 const char *rb_matmul_config(const struct rb_matmul *mm);
 
-/* Packs the weights (K×N values in `layout`) into the NPU layout: fp16 (or fp32,
- * converted) for an fp16 matmul, int8 for an int8 one. May be called again to replace
- * them. */
+/* Packs the weights (K×N values in `layout`) into the NPU layout, in a buffer of the
+ * matmul's own: fp16 (or fp32, converted, except native) for an fp16 matmul, int8 for an
+ * int8 one. May be called again to replace them. */
 int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
 			  enum rb_matmul_b_layout layout);
+
+/* A buffer object of the device's driver (the emulated kernel's on sim), mapped for the
+ * CPU. The device must outlive it. */
+struct rb_matmul_buffer;
+
+int rb_matmul_buffer_new(struct rb_matmul_buffer **buf, struct rb_matmul_device *dev,
+			 uint64_t size);
+void *rb_matmul_buffer_map(const struct rb_matmul_buffer *buf);
+void rb_matmul_buffer_free(struct rb_matmul_buffer *buf);
+
+/* True when the config lays B out as RB_MATMUL_B_NATIVE: no K or N padding, and one
+ * K-slice for K <= 8192, else K-slices of exactly 8192 (the native segments). */
+bool rb_matmul_native_weights(const struct rb_matmul *mm);
+/* The weights from now on: B in the native layout at byte `offset` (a multiple of 16) of
+ * buf, read there by every run, never copied (the replacement for rb_matmul_set_weights;
+ * either may replace the other). buf must be of the matmul's device and outlive its use.
+ * -EINVAL when the config's layout is not the native one (rb_matmul_native_weights), or
+ * when buf is too small. Hands the CPU's writes of buf to the device: call it again,
+ * with the same buffer and offset, after rewriting B (that costs only the sync). */
+int rb_matmul_set_weights_buffer(struct rb_matmul *mm, const struct rb_matmul_buffer *buf,
+				 uint64_t offset);
 
 /* C = A·B: A is M×K row-major (fp16, or fp32 converted per call as ggml-rknn does, for
  * fp16 matmuls; int8 for int8), C is M×N row-major (fp32 or fp16 for fp16 matmuls, int32

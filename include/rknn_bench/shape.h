@@ -6,7 +6,10 @@
  * C[M×N] = src0[M×K] · src1[K×N]. Pairs with the same M, K, N and dtype are merged into
  * one entry carrying all their names, in order of first appearance. A pair may pin the
  * NPU plan config it runs with ("config": "mask=0x1 ...", the compact form of
- * `rknn-bench plan`); pairs pinned to different configs stay apart.
+ * `rknn-bench plan`); pairs pinned to different configs stay apart. A pair may name the
+ * NPU core its context is pinned to ("core": 0, 1 or 2, as `shapes --for ggml-rknn`
+ * writes each per-core slice the ggml-rknn backend creates; null or absent: none);
+ * pairs pinned to different cores stay apart too.
  *
  * Ownership: a struct rb_shape_list is owned by the caller; _init sets it up empty,
  * _release frees everything it holds. Loaders append to the list. On error they return
@@ -41,6 +44,9 @@ struct rb_shape_entry {
 	char **names;
 	size_t n_names;
 	char *config; /* the plan config the pairs are pinned to ("config"), or NULL */
+	/* The core the pairs' context is pinned to ("core": c gives 1 << c): 0x1, 0x2 or
+	 * 0x4; 0 when none (zero-initialized entries are unpinned). */
+	unsigned core_mask;
 };
 
 struct rb_shape_list {
@@ -65,6 +71,10 @@ int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, 
  * shape and config. */
 int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *shape,
 			     const char *name, const char *config);
+/* The same for a shape pinned to a config and to a core (core_mask 0x1, 0x2, 0x4; 0:
+ * none); entries are unique per shape, config and core. */
+int rb_shape_list_add_pinned(struct rb_shape_list *list, const struct rb_shape *shape,
+			     const char *name, const char *config, unsigned core_mask);
 
 const char *rb_dtype_name(enum rb_dtype dtype); /* "fp16", "int8" */
 /* Same dimensions and dtype. */

@@ -44,10 +44,13 @@ static const struct cli_bench_option {
      "knob lists to search, replacing or extending the default\n"
      "({\"mode\": \"extend\", \"res\": [\"streamed\"]}, see the docs)"},
     {"target", required_argument, CLI_OPT_TARGET, CLI_TUNE, "search", "--target T",
-     "rknn-bench (default: the space above) or rknn-api: only\n"
+     "rknn-bench (default: the space above), rknn-api: only\n"
      "what rknn_matmul_api expresses (single-core contexts, N\n"
-     "cut at multiples of 32, blocking threads); either way each\n"
-     "pair also gets the best rknn-api config (docs/backend.md)"},
+     "cut at multiples of 32, blocking threads), or ggml-rknn:\n"
+     "the slices of `shapes --for ggml-rknn`, each on its core\n"
+     "with the knobs the shim applies; each pair also gets the\n"
+     "best rknn-api config and the backend's own split\n"
+     "(docs/backend.md)"},
     {"shard", required_argument, CLI_OPT_SHARD, CLI_TUNE, "search", "--shard I/N",
      "tune shard I of N: a deterministic part of the shapes\n"
      "(or, with fewer shapes than shards, of a shape's space);\n"

@@ -137,6 +137,8 @@ static int set_space(struct rb_tune_opts *o)
 	} else if (o->space_path && rb_tune_space_load_file(&o->space, o->space_path) < 0) {
 		return rb_error("%s", rb_last_error());
 	}
+	if (o->target == RB_TUNE_TARGET_GGML_RKNN) /* each slice: one core, the backend's */
+		rb_tune_space_single_core(&o->space);
 	if (o->no_weight_reuse)
 		rb_tune_space_no_weight_reuse(&o->space);
 	if (rb_tune_space_combinations(&o->space) > RB_TUNE_MAX_COMBINATIONS)

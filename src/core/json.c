@@ -249,8 +249,10 @@ int rb_json_write(FILE *f, void *doc)
 
 	if (!text)
 		return -ENOMEM;
+	errno = 0;
+	/* a text longer than the stream's buffer fails here, not at fflush: keep why */
 	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
-		ret = -EIO;
+		ret = errno ? -errno : -EIO;
 	free(text);
 	return ret;
 }

@@ -166,13 +166,16 @@ static bool config_equal(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* Entries are unique per shape and config: one shape pinned to two configs is two runs. */
+/* Entries are unique per shape, config and core: one shape pinned to two configs, or to
+ * two cores, is two runs. */
 static struct rb_shape_entry *find_shape(const struct rb_shape_list *list,
-					 const struct rb_shape *shape, const char *config)
+					 const struct rb_shape *shape, const char *config,
+					 unsigned core_mask)
 {
 	for (size_t i = 0; i < list->count; i++)
 		if (rb_shape_equal(&list->entries[i].shape, shape) &&
-		    config_equal(list->entries[i].config, config))
+		    config_equal(list->entries[i].config, config) &&
+		    list->entries[i].core_mask == core_mask)
 			return &list->entries[i];
 	return NULL;
 }
@@ -226,9 +229,9 @@ static int entry_add_name(struct rb_shape_entry *e, const char *name)
 }
 
 static int list_add_entry(struct rb_shape_list *list, const struct rb_shape *shape,
-			  const char *name, const char *config)
+			  const char *name, const char *config, unsigned core_mask)
 {
-	struct rb_shape_entry e = {.shape = *shape};
+	struct rb_shape_entry e = {.shape = *shape, .core_mask = core_mask};
 	struct rb_shape_entry *entries;
 
 	if (config && !(e.config = strdup(config)))
@@ -247,13 +250,14 @@ static int list_add_entry(struct rb_shape_list *list, const struct rb_shape *sha
 	return 0;
 }
 
-/* Adds a name known not to clash: to the entry of its shape and config, or a new one. */
+/* Adds a name known not to clash: to the entry of its shape, config and core, or a new
+ * one. */
 static int add_named(struct rb_shape_list *list, const struct rb_shape *shape, const char *name,
-		     const char *config)
+		     const char *config, unsigned core_mask)
 {
-	struct rb_shape_entry *e = find_shape(list, shape, config);
+	struct rb_shape_entry *e = find_shape(list, shape, config, core_mask);
 
-	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name, config))
+	if (e ? entry_add_name(e, name) : list_add_entry(list, shape, name, config, core_mask))
 		return rb_set_error(-ENOMEM, "out of memory");
 	return 0;
 }
@@ -266,6 +270,12 @@ int rb_shape_list_add(struct rb_shape_list *list, const struct rb_shape *shape, 
 int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *shape,
 			     const char *name, const char *config)
 {
+	return rb_shape_list_add_pinned(list, shape, name, config, 0);
+}
+
+int rb_shape_list_add_pinned(struct rb_shape_list *list, const struct rb_shape *shape,
+			     const char *name, const char *config, unsigned core_mask)
+{
 	struct rb_shape_entry *e;
 	char q[80], a[96], b[96];
 
@@ -275,8 +285,12 @@ int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *
 	if (!name || !*name)
 		return rb_set_error(-EINVAL, "shape %s needs a non-empty name",
 				    fmt_shape(a, sizeof(a), shape));
+	if (core_mask != 0 && core_mask != 0x1 && core_mask != 0x2 && core_mask != 0x4)
+		return rb_set_error(-EINVAL, "shape %s: core mask 0x%x is not one core",
+				    fmt_shape(a, sizeof(a), shape), core_mask);
 	e = find_name(list, name, shape);
-	if (e && rb_shape_equal(&e->shape, shape) && config_equal(e->config, config))
+	if (e && rb_shape_equal(&e->shape, shape) && config_equal(e->config, config) &&
+	    e->core_mask == core_mask)
 		return 0;
 	if (e && !rb_shape_equal(&e->shape, shape))
 		return rb_set_error(-EINVAL,
@@ -285,11 +299,15 @@ int rb_shape_list_add_config(struct rb_shape_list *list, const struct rb_shape *
 				    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    fmt_shape(b, sizeof(b), &e->shape),
 				    fmt_shape(a, sizeof(a), shape));
-	if (e)
+	if (e && !config_equal(e->config, config))
 		return rb_set_error(-EINVAL, "name %s is already used with config '%s', not '%s'",
 				    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''),
 				    e->config ? e->config : "", config ? config : "");
-	return add_named(list, shape, name, config);
+	if (e)
+		return rb_set_error(
+		    -EINVAL, "name %s is already pinned to core mask 0x%x, not 0x%x",
+		    rb_json_quote(q, sizeof(q), name, SIZE_MAX, '\''), e->core_mask, core_mask);
+	return add_named(list, shape, name, config, core_mask);
 }
 
 /* The copy of a valid list: its names need no checks (linear in the names). */
@@ -298,7 +316,7 @@ static int list_copy(struct rb_shape_list *dst, const struct rb_shape_list *src)
 	rb_shape_list_init(dst);
 	for (size_t i = 0; i < src->count; i++) {
 		const struct rb_shape_entry *e = &src->entries[i];
-		int rc = list_add_entry(dst, &e->shape, e->names[0], e->config);
+		int rc = list_add_entry(dst, &e->shape, e->names[0], e->config, e->core_mask);
 		struct rb_shape_entry *d = &dst->entries[dst->count - 1];
 
 		for (size_t j = 1; rc == 0 && j < e->n_names; j++)
@@ -529,7 +547,7 @@ static int check_spelling(const struct parse_ctx *c, const cJSON *obj, const cha
 
 static const char *const matrix_keys[] = {"row", "col"};
 static const char *const pair_keys[] = {
-    "src0", "src1", "name", "dtype", "config", "measured", "rknn_matmul_api", "tuned"};
+    "src0", "src1", "name", "dtype", "config", "core", "measured", "rknn_matmul_api", "tuned"};
 static const char *const root_keys[] = {"pairs", "dtype"};
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -618,8 +636,29 @@ static int get_config(const struct parse_ctx *c, const cJSON *pair, const char *
 	return 0;
 }
 
+/* An optional "core": the NPU core (0, 1 or 2) the pair's context is pinned to, or null
+ * (none, as when absent). */
+static int get_core(const struct parse_ctx *c, const cJSON *pair, const char *path,
+		    unsigned *core_mask)
+{
+	const cJSON *it;
+	char what[96];
+	int rc = get_field(c, pair, path, "core", false, &it);
+
+	*core_mask = 0;
+	if (rc || !it || cJSON_IsNull(it))
+		return rc;
+	if (!cJSON_IsNumber(it) || !is_integral(it->valuedouble) || it->valuedouble < 0 ||
+	    it->valuedouble > 2)
+		return fail(c, "%s.core must be 0, 1 or 2 (the NPU core) or null, not %s", path,
+			    describe(what, sizeof(what), it));
+	*core_mask = 1u << (unsigned)it->valuedouble;
+	return 0;
+}
+
 static int parse_pair(const struct parse_ctx *c, const cJSON *pair, const char *path,
-		      struct rb_shape *s, const char **name, const char **config)
+		      struct rb_shape *s, const char **name, const char **config,
+		      unsigned *core_mask)
 {
 	int64_t k1;
 	char what[96];
@@ -637,6 +676,8 @@ static int parse_pair(const struct parse_ctx *c, const cJSON *pair, const char *
 		rc = get_dtype(c, pair, path, &s->dtype);
 	if (!rc)
 		rc = get_config(c, pair, path, config);
+	if (!rc)
+		rc = get_core(c, pair, path, core_mask);
 	if (!rc)
 		rc = get_name(c, pair, path, name);
 	return rc ? rc : check_spelling(c, pair, path, pair_keys, COUNT_OF(pair_keys));
@@ -662,12 +703,12 @@ static size_t first_use(const cJSON *pairs, size_t before, const char *name)
 }
 
 static int add_pair(struct parse_ctx *c, size_t i, const struct rb_shape *s, const char *name,
-		    const char *config)
+		    const char *config, unsigned core_mask)
 {
 	const struct rb_shape_entry *e;
 
 	if (!set_has(&c->seen, name)) { /* a new name: nothing to check it against */
-		if (add_named(c->list, s, name, config) || set_add(&c->seen, name))
+		if (add_named(c->list, s, name, config, core_mask) || set_add(&c->seen, name))
 			return rb_set_error(-ENOMEM, "%s: out of memory", c->label);
 		return 0;
 	}
@@ -687,7 +728,7 @@ static int add_pair(struct parse_ctx *c, size_t i, const struct rb_shape *s, con
 		return fail(c, "pairs[%zu].name %s was already loaded with shape %s, now %s", i, q,
 			    was, now);
 	}
-	rc = rb_shape_list_add_config(c->list, s, name, config);
+	rc = rb_shape_list_add_pinned(c->list, s, name, config, core_mask);
 	if (rc == -EINVAL) {
 		char why[256];
 
@@ -706,13 +747,14 @@ static int parse_pairs(struct parse_ctx *c, enum rb_dtype dtype)
 	{
 		struct rb_shape s = {.dtype = dtype};
 		const char *name = NULL, *config = NULL;
+		unsigned core_mask = 0;
 		char path[40];
 		int rc;
 
 		snprintf(path, sizeof(path), "pairs[%zu]", i);
-		rc = parse_pair(c, pair, path, &s, &name, &config);
+		rc = parse_pair(c, pair, path, &s, &name, &config, &core_mask);
 		if (!rc)
-			rc = add_pair(c, i, &s, name, config);
+			rc = add_pair(c, i, &s, name, config, core_mask);
 		if (rc)
 			return rc;
 		i++;

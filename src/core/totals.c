@@ -36,19 +36,6 @@ static void add_time(struct rb_total *t, double us, size_t pairs)
 		t->complete = false;
 }
 
-size_t rb_totals_sum(const struct rb_total_item *items, size_t n, struct rb_total *out, size_t max)
-{
-	size_t groups = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t g = group_of(out, &groups, max, items[i].m);
-
-		if (g < max)
-			add_time(&out[g], items[i].us, items[i].pairs);
-	}
-	return groups;
-}
-
 bool rb_totals_output_rows_node(const char *node)
 {
 	for (size_t i = 0; i < sizeof(output_rows_nodes) / sizeof(output_rows_nodes[0]); i++)

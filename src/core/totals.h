@@ -21,13 +21,6 @@
 
 #include <cJSON.h>
 
-/* One measured shape: its M, its time, and how many pairs of the file run it. */
-struct rb_total_item {
-	int64_t m;
-	double us;    /* NAN: not measured (the total is then incomplete) */
-	size_t pairs; /* pairs of the shapes file with this shape (>= 1) */
-};
-
 /* One pair of a shapes file, named, with its shape's time. */
 struct rb_total_pair {
 	const char *name;
@@ -40,18 +33,15 @@ struct rb_total {
 	int64_t m;          /* 1: decode (per token); > 1: prefill (per prompt of m tokens) */
 	size_t pairs;       /* pairs summed */
 	size_t output_rows; /* of them, a prompt's pairs at M = 1 (its output row) */
-	double total_us;    /* Σ us · pairs */
+	double total_us;    /* Σ us over the pairs */
 	bool complete;      /* every pair of this M had a time */
 };
 
 #define RB_TOTALS_MAX 16
 
-/* Sums items by M, in increasing M; at most `max` groups (more M values are left out).
- * Returns the number of groups written. */
-size_t rb_totals_sum(const struct rb_total_item *items, size_t n, struct rb_total *out, size_t max);
-
-/* The same from named pairs, one per pair of the file: each prompt group also counts
- * the M = 1 pairs of its output row (above). */
+/* Sums named pairs, one per pair of the file, by M, in increasing M; each prompt group
+ * also counts the M = 1 pairs of its output row (above). At most `max` groups (more M
+ * values are left out); returns the number of groups written. */
 size_t rb_totals_sum_pairs(const struct rb_total_pair *pairs, size_t n, struct rb_total *out,
 			   size_t max);
 

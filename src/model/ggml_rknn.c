@@ -8,10 +8,15 @@
 
 #include "core/error.h"
 
+int64_t rb_ggml_rknn_init_share(int64_t n)
+{
+	return n / 32 / RB_GGML_RKNN_CORES * 32;
+}
+
 /* Init: N/32/3*32 columns per core, the last core takes the rest. */
 static void init_range(int64_t n, int core, int64_t *begin, int64_t *end)
 {
-	int64_t share = n / 32 / RB_GGML_RKNN_CORES * 32;
+	int64_t share = rb_ggml_rknn_init_share(n);
 
 	*begin = core * share;
 	*end = core == RB_GGML_RKNN_CORES - 1 ? n : (core + 1) * share;

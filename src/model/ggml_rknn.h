@@ -45,6 +45,10 @@ struct rb_ggml_rknn_slice {
  * with the reason (lower case, naming the numbers) in why[size]; true leaves why "". */
 bool rb_ggml_rknn_usable(const struct rb_shape *s, int threads, char *why, size_t size);
 
+/* The columns of each init context but the last (N/32/3*32; the last takes the rest):
+ * also the backend's own split that tune measures as its baseline. */
+int64_t rb_ggml_rknn_init_share(int64_t n);
+
 /* The run-time thread count the backend uses for N columns when llama.cpp gives it
  * `threads` (ggml_rk_mul_mat lowers it for some N). */
 int rb_ggml_rknn_run_threads(int64_t n, int threads);

@@ -28,8 +28,10 @@ struct rb_npu_job {
 	size_t n_submits;
 	float *partial;    /* fp16 output with K-slices: one slice unpacked before adding */
 	uint64_t b_source; /* rb_inputs.serial of the B packed in `b`; 0: none */
-	bool launched;     /* for fault_hang_once */
-	bool failed;       /* a run failed: what the device wrote is not trusted */
+	bool b_external;   /* `b` is the caller's (rb_npu_job_new_on_weights), B at b_offset */
+	uint64_t b_offset;
+	bool launched; /* for fault_hang_once */
+	bool failed;   /* a run failed: what the device wrote is not trusted */
 };
 
 /* ---- buffers, through the device's ops ---- */
@@ -133,7 +135,8 @@ static void describe_cores(struct rb_npu_job *job)
 static long encode_submit(struct rb_npu_job *job, const struct rb_dev_submit *s, size_t word,
 			  struct rb_regcmd *rc)
 {
-	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr, job->c.dma_addr};
+	struct rb_plan_bases bases = {job->a.dma_addr, job->b.dma_addr + (uint32_t)job->b_offset,
+				      job->c.dma_addr};
 	struct rb_npu_task *npu = calloc(s->task_number, sizeof(*npu));
 	struct rb_regcmd_layout *lay = calloc(s->task_number, sizeof(*lay));
 	int ret = npu && lay ? 0 : -ENOMEM;
@@ -204,6 +207,8 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
 static int weights_buffer(struct rb_npu_job *job, const struct rb_inputs *in,
 			  struct rb_npu_packed_b *keep)
 {
+	if (job->b_external)
+		return 0;
 	if (!rb_npu_packed_b_fits(keep, job->dev, job->plan, in))
 		return bo_create(job->dev, job->plan->b_bytes, RB_BO_DATA, &job->b);
 	job->b = keep->bo;
@@ -252,7 +257,8 @@ static struct rb_validate_task task_program(const struct rb_npu_job *job, size_t
 static int validate_programs(const struct rb_npu_job *job)
 {
 	const struct rb_validate_buf bufs[] = {{"A", job->a.dma_addr, job->a.size},
-					       {"B", job->b.dma_addr, job->b.size},
+					       {"B", job->b.dma_addr + (uint32_t)job->b_offset,
+						job->b_external ? job->plan->b_bytes : job->b.size},
 					       {"C", job->c.dma_addr, job->c.size}};
 	struct rb_validate_job v = {job->regcmd.map,
 				    job->regcmd.dma_addr,
@@ -289,6 +295,8 @@ int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b)
 	const struct rb_shape *s = &p->shape;
 	int ret = 0;
 
+	if (job->b_external)
+		return rb_set_error(-EINVAL, "the job reads its weights from the caller's buffer");
 	job->b_source = 0; /* packed from b, which has no serial */
 	if (!job->dev->model_only)
 		ret = rb_layout_pack_b_sliced(job->b.map, b, s->dtype, s->k, s->n, p->k_pad,
@@ -339,6 +347,32 @@ static int pack_b_block(void *ctx, const void *block, int64_t n0, int64_t cols)
 	return ret;
 }
 
+int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_fn fill, void *ctx)
+{
+	const struct rb_shape *s = &job->plan->shape;
+	int64_t per = stream_block_cols(s);
+	void *block;
+	int ret = 0;
+
+	if (job->b_external)
+		return rb_set_error(-EINVAL, "the job reads its weights from the caller's buffer");
+	job->b_source = 0; /* packed from the caller's blocks, which have no serial */
+	if (job->dev->model_only)
+		return bo_to_device(job->dev, &job->b);
+	block = malloc((size_t)(s->k * per) * rb_dtype_in_size(s->dtype));
+	if (!block)
+		return rb_set_error(-ENOMEM, "out of memory for a block of the weights");
+	for (int64_t n0 = 0; ret == 0 && n0 < s->n; n0 += per) {
+		int64_t cols = s->n - n0 < per ? s->n - n0 : per;
+
+		ret = fill(ctx, block, n0, cols);
+		if (ret == 0)
+			ret = pack_b_block(job, block, n0, cols);
+	}
+	free(block);
+	return ret < 0 ? ret : bo_to_device(job->dev, &job->b);
+}
+
 /* Packs in's B, held or streamed, and records where it came from. */
 static int pack_weights(struct rb_npu_job *job, const struct rb_inputs *in)
 {
@@ -377,21 +411,31 @@ int rb_npu_job_new(struct rb_npu_job **out, struct rb_npu_device *dev, const str
 	return rb_npu_job_new_keeping(out, dev, plan, in, launch, NULL, 0);
 }
 
-int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
-			   const struct rb_plan *plan, const struct rb_inputs *in,
-			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words)
+static struct rb_npu_job *job_alloc(struct rb_npu_device *dev, const struct rb_plan *plan,
+				    const struct rb_inputs *in, enum rb_npu_launch launch)
 {
 	struct rb_npu_job *job = calloc(1, sizeof(*job));
-	int ret;
 
-	*out = NULL;
-	if (!job)
-		return rb_set_error(-ENOMEM, "out of memory for a job");
+	if (!job) {
+		rb_set_error(-ENOMEM, "out of memory for a job");
+		return NULL;
+	}
 	job->dev = dev;
 	job->plan = plan;
 	job->a_host = in ? in->a : NULL;
 	job->launch = launch;
-	ret = dev->ops->check_launch(launch);
+	return job;
+}
+
+/* Buffers, programs, validation and (own B, from in) the weights of a new job; frees it
+ * on failure. */
+static int job_build(struct rb_npu_job **out, struct rb_npu_job *job, const struct rb_inputs *in,
+		     struct rb_npu_packed_b *keep, size_t words)
+{
+	struct rb_npu_device *dev = job->dev;
+	const struct rb_plan *plan = job->plan;
+	int ret = dev->ops->check_launch(job->launch);
+
 	if (ret == 0)
 		ret = plan_submits(job);
 	if (ret == 0 && words == 0)
@@ -408,7 +452,8 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 		ret = validate_programs(job);
 	if (ret == 0)
 		ret = bo_to_device(dev, &job->regcmd);
-	if (ret == 0 && !job->b_source && (rb_inputs_has_b(in) || dev->model_only))
+	if (ret == 0 && !job->b_source && !job->b_external &&
+	    (rb_inputs_has_b(in) || dev->model_only))
 		ret = pack_weights(job, in);
 	if (ret == 0 && plan->out == RB_PREC_FP16 && plan->n_kslices > 1) {
 		job->partial =
@@ -421,6 +466,43 @@ int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
 	}
 	*out = job;
 	return 0;
+}
+
+int rb_npu_job_new_keeping(struct rb_npu_job **out, struct rb_npu_device *dev,
+			   const struct rb_plan *plan, const struct rb_inputs *in,
+			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words)
+{
+	struct rb_npu_job *job = job_alloc(dev, plan, in, launch);
+
+	*out = NULL;
+	return job ? job_build(out, job, in, keep, words) : -ENOMEM;
+}
+
+int rb_npu_job_new_on_weights(struct rb_npu_job **out, struct rb_npu_device *dev,
+			      const struct rb_plan *plan, enum rb_npu_launch launch,
+			      const struct rb_dev_bo *weights, uint64_t offset)
+{
+	struct rb_npu_job *job;
+
+	*out = NULL;
+	if (offset % 16 || offset > weights->size || weights->size - offset < plan->b_bytes)
+		return rb_set_error(-EINVAL,
+				    "weights at byte %" PRIu64 " of a %" PRIu64
+				    "-byte buffer: %" PRIu64
+				    " bytes from a multiple of 16 are needed",
+				    offset, weights->size, plan->b_bytes);
+	job = job_alloc(dev, plan, NULL, launch);
+	if (!job)
+		return -ENOMEM;
+	job->b = *weights;
+	job->b_external = true;
+	job->b_offset = offset;
+	return job_build(out, job, NULL, NULL, 0);
+}
+
+const struct rb_dev_bo *rb_npu_job_own_weights(const struct rb_npu_job *job)
+{
+	return job->b_external ? NULL : &job->b;
 }
 
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep)
@@ -450,7 +532,8 @@ void rb_npu_job_free(struct rb_npu_job *job)
 	bo_destroy(job->dev, &job->tasks);
 	bo_destroy(job->dev, &job->regcmd);
 	bo_destroy(job->dev, &job->c);
-	bo_destroy(job->dev, &job->b);
+	if (!job->b_external)
+		bo_destroy(job->dev, &job->b);
 	bo_destroy(job->dev, &job->a);
 	free(job->descs);
 	free(job->submits);

@@ -58,6 +58,13 @@ struct rb_npu_packed_b {
 int rb_npu_job_new_keeping(struct rb_npu_job **job, struct rb_npu_device *dev,
 			   const struct rb_plan *plan, const struct rb_inputs *in,
 			   enum rb_npu_launch launch, struct rb_npu_packed_b *keep, size_t words);
+/* rb_npu_job_new whose weights are the caller's: B in plan's layout (plan->b_bytes) at
+ * byte `offset` (a multiple of 16) of `weights`, a buffer of the same device that must
+ * outlive the job. The job never packs, syncs nor frees it (rb_npu_job_set_weights
+ * refuses): the caller hands its CPU writes to the device (bo_to_device) before a run. */
+int rb_npu_job_new_on_weights(struct rb_npu_job **job, struct rb_npu_device *dev,
+			      const struct rb_plan *plan, enum rb_npu_launch launch,
+			      const struct rb_dev_bo *weights, uint64_t offset);
 /* Whether *keep holds plan's layout of in's B (what rb_npu_job_new_keeping takes). */
 bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_npu_device *dev,
 			  const struct rb_plan *plan, const struct rb_inputs *in);
@@ -65,10 +72,20 @@ bool rb_npu_packed_b_fits(const struct rb_npu_packed_b *keep, const struct rb_np
  * from inputs with a serial; the job must then only be freed. */
 void rb_npu_job_keep_weights(struct rb_npu_job *job, struct rb_npu_packed_b *keep);
 void rb_npu_packed_b_release(struct rb_npu_device *dev, struct rb_npu_packed_b *keep);
+/* The buffer a job packed its own weights into (for rb_npu_job_new_on_weights of a job
+ * of another M that lays B out the same way); NULL when its weights are the caller's. */
+const struct rb_dev_bo *rb_npu_job_own_weights(const struct rb_npu_job *job);
 /* Packs B (K×N row-major of the shape's input type) into the job's weight buffer and
  * syncs it, replacing what it held: a job made with in->b NULL has no weights until
  * then (a backend sets them once, at model load). */
 int rb_npu_job_set_weights(struct rb_npu_job *job, const void *b);
+/* fill writes columns [n0, n0 + cols) of B into block, as a K×cols row-major block of
+ * the shape's input type; 0 or a negative errno. */
+typedef int (*rb_npu_b_columns_fn)(void *ctx, void *block, int64_t n0, int64_t cols);
+/* rb_npu_job_set_weights from B in blocks of columns (about 1 MiB each, in order), so
+ * that B need not exist whole in host memory next to its packed copy (a backend's
+ * weights in another layout or type, converted a block at a time). */
+int rb_npu_job_set_weights_by_columns(struct rb_npu_job *job, rb_npu_b_columns_fn fill, void *ctx);
 /* A (M×K row-major) for the next runs, instead of in->a; it must stay valid while a run
  * uses it. */
 void rb_npu_job_set_features(struct rb_npu_job *job, const void *a);

@@ -2,8 +2,9 @@
  * engines' NPU device (engine_npu.c opens it), a matmul is a plan and a job on it. The
  * host conversions a backend needs (fp32 A to fp16, N×K weights to K×N, fp32 C to
  * fp16) happen here, in buffers of the matmul's own, so that matmuls share nothing
- * but the device: the drivers and the emulated kernel are safe to call from several
- * threads. */
+ * but the device (and weight buffers the caller hands them, which the NPU only reads):
+ * the drivers and the emulated kernel are safe to call from several threads, and the
+ * device makes its buffers one at a time (bo_lock). */
 #include "rknn_bench/matmul.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "core/inputs.h"
+#include "core/layout.h"
 #include "npu/job.h"
 #include "run/engine.h"
 #include "run/npu_time.h"
@@ -27,12 +29,29 @@ struct rb_matmul_device {
 	char name[NAME_MAX_LEN];       /* as given: opts.path points into it */
 	struct rb_npu_time time;       /* of this device's runs, on its clock */
 	struct rb_matmul_device *next; /* the list of open devices (RKNN_BENCH_STATS) */
+	/* Held while NPU buffers are made or freed (jobs, rb_matmul_buffer): rocket makes
+	 * each buffer in every core's file, one after the other, and the programs need it
+	 * at the same address in each, which two threads allocating at once would break
+	 * (one thread's buffer first in file 0, the other's first in file 2). */
+	pthread_mutex_t bo_lock;
 };
 
+struct rb_matmul_buffer {
+	struct rb_matmul_device *dev;
+	struct rb_dev_bo bo;
+};
+
+/* The job is made when the weights come (rb_matmul_set_weights: a job with its own B;
+ * rb_matmul_set_weights_buffer: a job on the caller's buffer), as the programs hold B's
+ * address: a matmul that is never given weights allocates no NPU buffer. */
 struct rb_matmul {
 	struct rb_matmul_device *dev;
 	struct rb_plan plan;
 	struct rb_npu_job *job;
+	enum rb_npu_launch launch;
+	const struct rb_matmul_buffer *weights; /* the job's B, or NULL: its own */
+	uint64_t weights_offset;
+	const struct rb_matmul *weights_of; /* whose packed B the job reads, or NULL */
 	char config[256];
 	uint16_t *a16; /* fp32 A converted, M×K */
 	float *c32;    /* fp16 C before conversion, M×N */
@@ -167,6 +186,7 @@ int rb_matmul_device_open(struct rb_matmul_device **out, const char *name)
 		return ret;
 	}
 	rb_npu_time_init(&d->time);
+	pthread_mutex_init(&d->bo_lock, NULL);
 	stats_open(d);
 	*out = d;
 	return 0;
@@ -179,6 +199,7 @@ void rb_matmul_device_close(struct rb_matmul_device *d)
 	stats_close(d);
 	rb_npu_device_close(&d->dev);
 	rb_npu_time_release(&d->time);
+	pthread_mutex_destroy(&d->bo_lock);
 	free(d);
 }
 
@@ -227,30 +248,62 @@ static int plan_matmul(struct rb_matmul *mm, const struct rb_matmul_desc *desc)
 	return rb_npu_job_check_limits(&mm->plan, mm->dev->opts.sim.mem_budget, &bytes);
 }
 
-static int create_job(struct rb_matmul *mm, const char *launch_name)
+/* The launch mode and the host buffers; the job comes with the weights. */
+static int prepare_run(struct rb_matmul *mm, const char *launch_name)
 {
 	const struct rb_shape *s = &mm->plan.shape;
-	struct rb_inputs none = {.shape = *s}; /* weights come later, A with each run */
-	enum rb_npu_launch launch = RB_LAUNCH_FENCES;
 	size_t mk = (size_t)s->m * (size_t)s->k, mn = (size_t)s->m * (size_t)s->n;
+	int ret;
 
-	if (launch_name && rb_npu_launch_parse(launch_name, &launch) < 0)
+	mm->launch = RB_LAUNCH_FENCES;
+	if (launch_name && rb_npu_launch_parse(launch_name, &mm->launch) < 0)
 		return rb_set_error(-EINVAL, "launch '%s': use fences, threads or multicore",
 				    launch_name);
+	ret = mm->dev->dev.ops->check_launch(mm->launch);
+	if (ret < 0)
+		return ret;
 	if (s->dtype == RB_DTYPE_FP16) {
 		mm->a16 = malloc(mk * sizeof(*mm->a16));
 		mm->c32 = malloc(mn * sizeof(*mm->c32));
 		if (!mm->a16 || !mm->c32)
 			return rb_set_error(-ENOMEM, "out of memory for the host buffers");
 	}
-	return rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, launch);
+	return 0;
+}
+
+/* A new job for the weights: its own B buffer (weights NULL) or the caller's. */
+static int replace_job(struct rb_matmul *mm, const struct rb_matmul_buffer *weights,
+		       uint64_t offset)
+{
+	struct rb_inputs none = {.shape = mm->plan.shape}; /* A comes with each run */
+	int ret;
+
+	pthread_mutex_lock(&mm->dev->bo_lock);
+	rb_npu_job_free(mm->job);
+	mm->job = NULL;
+	mm->has_weights = false;
+	mm->weights = NULL;
+	mm->weights_of = NULL;
+	if (weights)
+		ret = rb_npu_job_new_on_weights(&mm->job, &mm->dev->dev, &mm->plan, mm->launch,
+						&weights->bo, offset);
+	else
+		ret = rb_npu_job_new(&mm->job, &mm->dev->dev, &mm->plan, &none, mm->launch);
+	pthread_mutex_unlock(&mm->dev->bo_lock);
+	if (ret == 0) {
+		mm->weights = weights;
+		mm->weights_offset = offset;
+	}
+	return ret;
 }
 
 void rb_matmul_destroy(struct rb_matmul *mm)
 {
 	if (!mm)
 		return;
+	pthread_mutex_lock(&mm->dev->bo_lock);
 	rb_npu_job_free(mm->job);
+	pthread_mutex_unlock(&mm->dev->bo_lock);
 	if (mm->planned)
 		rb_plan_release(&mm->plan);
 	free(mm->a16);
@@ -275,7 +328,7 @@ int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
 	mm->stats.modeled = dev->dev.modeled;
 	ret = plan_matmul(mm, desc);
 	if (ret == 0)
-		ret = create_job(mm, desc->launch);
+		ret = prepare_run(mm, desc->launch);
 	if (ret < 0) {
 		rb_matmul_destroy(mm);
 		return ret;
@@ -284,50 +337,122 @@ int rb_matmul_create(struct rb_matmul **out, struct rb_matmul_device *dev,
 	return 0;
 }
 
+static bool same_b_layout(const struct rb_plan *a, const struct rb_plan *b)
+{
+	return a->b_bytes == b->b_bytes && a->shape.k == b->shape.k && a->shape.n == b->shape.n &&
+	       a->shape.dtype == b->shape.dtype && a->k_pad == b->k_pad && a->n_pad == b->n_pad &&
+	       a->k_slice == b->k_slice;
+}
+
+/* The job of mm on the B that weights_of packed: a job on another's buffer, as on a
+ * caller's (rb_npu_job_new_on_weights). */
+static int share_weights(struct rb_matmul *mm, const struct rb_matmul *weights_of)
+{
+	const struct rb_dev_bo *bo = weights_of->job && weights_of->has_weights
+					 ? rb_npu_job_own_weights(weights_of->job)
+					 : NULL;
+	int ret;
+
+	if (!bo || weights_of->dev != mm->dev)
+		return rb_set_error(-EINVAL,
+				    "the matmul to share weights with has no weights "
+				    "packed on this device: rb_matmul_set_weights it first");
+	if (!same_b_layout(&weights_of->plan, &mm->plan))
+		return rb_set_error(-EINVAL,
+				    "config '%s' lays the weights out otherwise than '%s': they "
+				    "cannot be shared",
+				    mm->config, weights_of->config);
+	pthread_mutex_lock(&mm->dev->bo_lock);
+	ret = rb_npu_job_new_on_weights(&mm->job, &mm->dev->dev, &mm->plan, mm->launch, bo, 0);
+	pthread_mutex_unlock(&mm->dev->bo_lock);
+	mm->has_weights = ret == 0;
+	mm->weights_of = ret == 0 ? weights_of : NULL;
+	return ret;
+}
+
+int rb_matmul_create_sharing(struct rb_matmul **out, struct rb_matmul_device *dev,
+			     const struct rb_matmul_desc *desc, const struct rb_matmul *weights_of)
+{
+	int ret;
+
+	if (!weights_of)
+		return rb_set_error(-EINVAL, "rb_matmul_create_sharing: NULL argument");
+	ret = rb_matmul_create(out, dev, desc);
+	if (ret == 0 && (ret = share_weights(*out, weights_of)) < 0) {
+		rb_matmul_destroy(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
 const char *rb_matmul_config(const struct rb_matmul *mm)
 {
 	return mm->config;
 }
 
-/* B as the job packs it: K×N of the input type, converted and transposed as needed.
- * Transposes go in 64×64 tiles so that both sides stay in cache. */
+/* B as the job packs it, a block of columns at a time: columns [n0, n0 + cols) as a
+ * K×cols block of the input type, converted and transposed as needed, so that B is
+ * never held whole next to its packed copy. Transposes go in 64×64 tiles so that both
+ * sides stay in cache. */
 #define TILE 64
 
-static void weights_kn(const struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
-		       enum rb_matmul_b_layout layout, void *kn)
+struct weights_src {
+	const void *b;
+	enum rb_matmul_type type;
+	enum rb_matmul_b_layout layout; /* KN or NK */
+	size_t k, n, es;                /* es: the element size of the job's input type */
+};
+
+static void weights_element(const struct weights_src *w, size_t from, void *block, size_t to)
+{
+	if (w->type == RB_MATMUL_FP32)
+		((uint16_t *)block)[to] = rb_fp16_from_f32(((const float *)w->b)[from]);
+	else if (w->es == 2)
+		((uint16_t *)block)[to] = ((const uint16_t *)w->b)[from];
+	else
+		((int8_t *)block)[to] = ((const int8_t *)w->b)[from];
+}
+
+static int weights_block(void *ctx, void *block, int64_t n0, int64_t cols)
+{
+	const struct weights_src *w = ctx;
+	size_t c0 = (size_t)n0, nc = (size_t)cols;
+
+	if (w->layout == RB_MATMUL_B_KN) {
+		for (size_t r = 0; r < w->k; r++)
+			for (size_t c = 0; c < nc; c++)
+				weights_element(w, r * w->n + c0 + c, block, r * nc + c);
+		return 0;
+	}
+	for (size_t r0 = 0; r0 < w->k; r0 += TILE)
+		for (size_t t0 = 0; t0 < nc; t0 += TILE)
+			for (size_t c = t0; c < nc && c < t0 + TILE; c++)
+				for (size_t r = r0; r < w->k && r < r0 + TILE; r++)
+					weights_element(w, (c0 + c) * w->k + r, block, r * nc + c);
+	return 0;
+}
+
+/* Native B (the rknn layout) is unpacked whole to K×N, then packed for the plan. */
+static int set_native_weights(struct rb_matmul *mm, const void *b)
 {
 	const struct rb_shape *s = &mm->plan.shape;
-	size_t k = (size_t)s->k, n = (size_t)s->n, es = rb_dtype_in_size(s->dtype);
+	void *kn = malloc((size_t)s->k * (size_t)s->n * rb_dtype_in_size(s->dtype));
+	int ret;
 
-	if (layout == RB_MATMUL_B_KN && type == RB_MATMUL_FP32) {
-		rb_fp16_from_f32_array(kn, b, k * n);
-		return;
-	}
-	if (layout == RB_MATMUL_B_KN) {
-		memcpy(kn, b, k * n * es);
-		return;
-	}
-	for (size_t r0 = 0; r0 < k; r0 += TILE)
-		for (size_t c0 = 0; c0 < n; c0 += TILE)
-			for (size_t c = c0; c < n && c < c0 + TILE; c++)
-				for (size_t r = r0; r < k && r < r0 + TILE; r++) {
-					size_t to = r * n + c, from = c * k + r;
-
-					if (type == RB_MATMUL_FP32)
-						((uint16_t *)kn)[to] =
-						    rb_fp16_from_f32(((const float *)b)[from]);
-					else if (es == 2)
-						((uint16_t *)kn)[to] = ((const uint16_t *)b)[from];
-					else
-						((int8_t *)kn)[to] = ((const int8_t *)b)[from];
-				}
+	if (!kn)
+		return rb_set_error(-ENOMEM, "out of memory for the weights");
+	ret = rb_layout_rknn_unpack_b(kn, b, s->dtype, s->k, s->n, 0);
+	if (ret == 0)
+		ret = rb_npu_job_set_weights(mm->job, kn);
+	free(kn);
+	return ret;
 }
 
 int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_type type,
 			  enum rb_matmul_b_layout layout)
 {
 	const struct rb_shape *s;
-	void *kn;
+	struct weights_src w;
 	int ret;
 
 	if (!mm || !b)
@@ -338,16 +463,98 @@ int rb_matmul_set_weights(struct rb_matmul *mm, const void *b, enum rb_matmul_ty
 		return rb_set_error(-EINVAL, "weights of an %s matmul must be %s",
 				    rb_dtype_name(s->dtype),
 				    s->dtype == RB_DTYPE_FP16 ? "fp16 or fp32" : "int8");
-	if (layout != RB_MATMUL_B_KN && layout != RB_MATMUL_B_NK)
+	if (layout != RB_MATMUL_B_KN && layout != RB_MATMUL_B_NK && layout != RB_MATMUL_B_NATIVE)
 		return rb_set_error(-EINVAL, "unknown weight layout %d", (int)layout);
-	kn = malloc((size_t)s->k * (size_t)s->n * rb_dtype_in_size(s->dtype));
-	if (!kn)
-		return rb_set_error(-ENOMEM, "out of memory for the weights");
-	weights_kn(mm, b, type, layout, kn);
-	ret = rb_npu_job_set_weights(mm->job, kn);
-	free(kn);
+	if (layout == RB_MATMUL_B_NATIVE && type == RB_MATMUL_FP32)
+		return rb_set_error(-EINVAL, "native weights are fp16 or int8, not fp32");
+	/* a job on a buffer not its own (the caller's, another matmul's) gets its own */
+	if ((!mm->job || mm->weights || mm->weights_of) && (ret = replace_job(mm, NULL, 0)) < 0)
+		return ret;
+	w = (struct weights_src){
+	    b, type, layout, (size_t)s->k, (size_t)s->n, rb_dtype_in_size(s->dtype)};
+	ret = layout == RB_MATMUL_B_NATIVE
+		  ? set_native_weights(mm, b)
+		  : rb_npu_job_set_weights_by_columns(mm->job, weights_block, &w);
 	mm->has_weights = ret == 0;
 	return ret;
+}
+
+/* ---- weights in the caller's buffer ---- */
+
+int rb_matmul_buffer_new(struct rb_matmul_buffer **out, struct rb_matmul_device *dev, uint64_t size)
+{
+	struct rb_matmul_buffer *buf;
+	int ret;
+
+	if (!out || !dev || !size)
+		return rb_set_error(-EINVAL, "rb_matmul_buffer_new: NULL argument or size 0");
+	*out = NULL;
+	buf = calloc(1, sizeof(*buf));
+	if (!buf)
+		return rb_set_error(-ENOMEM, "out of memory for a buffer");
+	buf->dev = dev;
+	pthread_mutex_lock(&dev->bo_lock);
+	ret = dev->dev.ops->bo_create(&dev->dev, size, RB_BO_DATA, &buf->bo);
+	pthread_mutex_unlock(&dev->bo_lock);
+	if (ret < 0) {
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	return 0;
+}
+
+void *rb_matmul_buffer_map(const struct rb_matmul_buffer *buf)
+{
+	return buf->bo.map;
+}
+
+void rb_matmul_buffer_free(struct rb_matmul_buffer *buf)
+{
+	if (!buf)
+		return;
+	pthread_mutex_lock(&buf->dev->bo_lock);
+	buf->dev->dev.ops->bo_destroy(&buf->dev->dev, &buf->bo);
+	pthread_mutex_unlock(&buf->dev->bo_lock);
+	free(buf);
+}
+
+/* The planned B is the rknn native layout: no padding, and one K-slice when K fits
+ * one native segment, else slices of exactly one segment (core/layout.h). */
+bool rb_matmul_native_weights(const struct rb_matmul *mm)
+{
+	const struct rb_plan *p = &mm->plan;
+	const struct rb_shape *s = &p->shape;
+
+	if ((int64_t)p->k_pad != s->k || (int64_t)p->n_pad != s->n)
+		return false;
+	return s->k <= RB_LAYOUT_RKNN_K_SEGMENT ? p->n_kslices == 1
+						: p->k_slice == RB_LAYOUT_RKNN_K_SEGMENT;
+}
+
+int rb_matmul_set_weights_buffer(struct rb_matmul *mm, const struct rb_matmul_buffer *buf,
+				 uint64_t offset)
+{
+	int ret;
+
+	if (!mm || !buf)
+		return rb_set_error(-EINVAL, "rb_matmul_set_weights_buffer: NULL argument");
+	if (buf->dev != mm->dev)
+		return rb_set_error(-EINVAL, "the weights buffer is another device's");
+	if (!rb_matmul_native_weights(mm))
+		return rb_set_error(-EINVAL,
+				    "config '%s' lays B out in K-slices of %u channels, not in the "
+				    "native layout: give the weights with rb_matmul_set_weights",
+				    mm->config, mm->plan.k_slice);
+	if (!mm->job || mm->weights != buf || mm->weights_offset != offset) {
+		ret = replace_job(mm, buf, offset);
+		mm->has_weights = ret == 0;
+		if (ret < 0)
+			return ret;
+	}
+	/* The CPU's writes to the device now, not at each run: on a board the sync is a
+	 * cache pass over B, and rocket also copies it to the other cores' files. */
+	return mm->dev->dev.ops->bo_to_device(&mm->dev->dev, &buf->bo);
 }
 
 /* The A the job packs: the caller's, or fp32 converted to fp16. */

@@ -12,9 +12,16 @@
  * Layouts (RK3588, from the public header's comments): A normal (M, K), native
  * (K/8, M, 8) fp16 or (K/16, M, 16) int8; B normal (K, N), transposed normal (N, K),
  * native (N/16, K/32, 16, 32) fp16 or (N/32, K/32, 32, 32) int8, cut into segments of
- * 8192 rows of K when K is larger; C normal (M, N), native (N/4, M, 4). The NPU reads B
- * from its memory at every run, so B's bytes are compared with the last ones packed
- * and packed again when they changed. */
+ * 8192 rows of K when K is larger; C normal (M, N), native (N/4, M, 4).
+ *
+ * Memories are NPU buffers of the shim's device (rb_matmul_buffer), and virt_addr is
+ * their mapping, as with librknnrt: the weights exist once. A native B set as a
+ * context's B is read by the NPU from its memory at every run when the context's config
+ * lays B out natively (no K-slices, or K-slices of 8192 when K is larger: the default
+ * here); else, and for a normal or transposed B, B is packed once, when its memory is
+ * set, into the matmul's own buffer. Either way the CPU's writes to B reach the device
+ * when its memory is set (a cache sync on a board, never at each run): set it again
+ * after rewriting B. */
 #include "shim/rknn_matmul_api.h"
 
 #include <errno.h>
@@ -67,23 +74,35 @@ _Static_assert(sizeof(rknn_matmul_type) == 4, "rknn_matmul_type");
 #endif
 
 #define B_SEGMENT_K 8192 /* RK3588: native B is cut into segments of this many K rows */
+#define STR_(x)     #x
+#define STR(x)      STR_(x)
 
 /* Marks our memories (priv_data) and contexts, to refuse anything else. */
 static const char mem_tag[] = "rknn-bench shim memory";
+
+/* A memory: what the application sees first, so that the two pointers are one. It lives
+ * while the application has it (until rknn_destroy_mem) or a context has it set, so a
+ * context never reads a freed buffer; the device lives while any memory does. */
+struct shim_mem {
+	rknn_tensor_mem mem;
+	struct rb_matmul_buffer *buf;
+	unsigned refs; /* with registry_lock */
+};
 
 struct shim_ctx {
 	struct shim_ctx *next; /* the registry of live contexts */
 	atomic_flag busy;      /* a call on this context is running */
 	rknn_matmul_info info;
 	struct rb_matmul *mm;
+	bool tuned;         /* mm runs a tuned config */
 	unsigned core_mask; /* the application's, 0 = auto */
-	rknn_tensor_mem *a, *b, *c;
-	void *b_packed;      /* B's bytes as last packed */
+	struct shim_mem *a, *b, *c;
 	void *a_row, *c_row; /* A and C row-major, for the native layouts */
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_ctx *contexts;
+static unsigned live_mems;
 static struct rb_matmul_device *device;
 static struct rb_tuned_db *tuned;
 
@@ -147,10 +166,10 @@ static int open_shared(void)
 	return ret < 0 ? ret : RKNN_SUCC;
 }
 
-/* With registry_lock held: closes them with the last context. */
+/* With registry_lock held: closes them with the last context or memory. */
 static void close_shared(void)
 {
-	if (contexts)
+	if (contexts || live_mems)
 		return;
 	rb_tuned_free(tuned);
 	tuned = NULL;
@@ -260,17 +279,6 @@ static size_t native_b_index(const rknn_matmul_info *info, size_t k, size_t n)
 	       (n % blk) * 32 + ks % 32;
 }
 
-/* Native B to N×K (the executor's RB_MATMUL_B_NK), whose rows hold the K of one column. */
-static void native_b_to_nk(const rknn_matmul_info *info, const void *src, void *dst)
-{
-	size_t K = (size_t)info->K, N = (size_t)info->N, es = in_size(info);
-
-	for (size_t n = 0; n < N; n++)
-		for (size_t k = 0; k < K; k++)
-			memcpy((char *)dst + (n * K + k) * es,
-			       (const char *)src + native_b_index(info, k, n) * es, es);
-}
-
 static void native_a_to_rows(const rknn_matmul_info *info, const void *src, void *dst)
 {
 	size_t M = (size_t)info->M, K = (size_t)info->K, es = in_size(info), at = a_atom(info);
@@ -322,8 +330,40 @@ static int check_info(const rknn_matmul_info *info)
 	return RKNN_SUCC;
 }
 
+static enum rb_matmul_b_layout b_layout(const rknn_matmul_info *info)
+{
+	return info->B_layout == RKNN_MM_LAYOUT_NATIVE    ? RB_MATMUL_B_NATIVE
+	       : info->B_layout == RKNN_MM_LAYOUT_TP_NORM ? RB_MATMUL_B_NK
+							  : RB_MATMUL_B_KN;
+}
+
+static const void *mem_data(const rknn_tensor_mem *mem)
+{
+	return (const char *)mem->virt_addr + mem->offset;
+}
+
+/* B from its memory: read there by every run when it is native and the config lays B
+ * out natively (one copy), else packed now into the matmul's own buffer. */
+static int set_weights(struct shim_ctx *c)
+{
+	const rknn_matmul_info *in = &c->info;
+	const rknn_tensor_mem *b = &c->b->mem;
+	int ret;
+
+	if (in->B_layout == RKNN_MM_LAYOUT_NATIVE && b->offset % 16 == 0 &&
+	    rb_matmul_native_weights(c->mm))
+		ret = rb_matmul_set_weights_buffer(c->mm, c->b->buf, (uint64_t)b->offset);
+	else
+		ret = rb_matmul_set_weights(c->mm, mem_data(b),
+					    is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8,
+					    b_layout(in));
+	return ret < 0 ? fail(code_of(ret), "B: %s", rb_last_error()) : RKNN_SUCC;
+}
+
 /* (Re)creates the executor's matmul: the tuned config of the shape if there is one (its
- * cores only while the mask is auto), the application's core mask. */
+ * cores only while the mask is auto), else the planner's default with K-slices of the
+ * native segments when K is larger than one (so that a native B is read from its
+ * memory), and the application's core mask; then B again if it was set. */
 static int make_matmul(struct shim_ctx *c)
 {
 	const rknn_matmul_info *in = &c->info;
@@ -338,20 +378,26 @@ static int make_matmul(struct shim_ctx *c)
 
 	if (t && how == RB_TUNED_SHAPE)
 		rb_matmul_desc_tuned(&d, t);
+	else if (in->K > B_SEGMENT_K)
+		d.config = "kslice=" STR(B_SEGMENT_K);
 	ret = rb_matmul_create(&mm, device, &d);
 	if (ret < 0)
 		return fail(code_of(ret), "%dx%dx%d: %s", in->M, in->K, in->N, rb_last_error());
 	rb_matmul_destroy(c->mm);
 	c->mm = mm;
-	free(c->b_packed); /* the weights go with the old matmul */
-	c->b_packed = NULL;
-	return RKNN_SUCC;
+	c->tuned = t && how == RB_TUNED_SHAPE;
+	return c->b ? set_weights(c) : RKNN_SUCC;
 }
 
+static void mem_unref(struct shim_mem *m);
+
+/* With registry_lock held when a memory is set. */
 static void free_ctx(struct shim_ctx *c)
 {
 	rb_matmul_destroy(c->mm);
-	free(c->b_packed);
+	mem_unref(c->a);
+	mem_unref(c->b);
+	mem_unref(c->c);
 	free(c->a_row);
 	free(c->c_row);
 	free(c);
@@ -474,30 +520,70 @@ int rknn_matmul_set_quant_params(rknn_matmul_ctx ctx, rknn_quant_params *params)
 
 /* ---- memories ---- */
 
+/* With registry_lock held: drops one holder; the last one frees the memory, and the
+ * device with it when nothing else uses it. */
+static void mem_unref(struct shim_mem *m)
+{
+	if (!m || --m->refs)
+		return;
+	rb_matmul_buffer_free(m->buf);
+	free(m);
+	live_mems--;
+	close_shared();
+}
+
+static struct shim_mem *mem_of(rknn_tensor_mem *mem)
+{
+	return mem && mem->priv_data == mem_tag ? (struct shim_mem *)mem : NULL;
+}
+
+/* A buffer of the shim's device: any context, or none (0), may ask for it, and it
+ * outlives them all until rknn_destroy_mem. */
+static int new_mem(uint64_t size, struct shim_mem *m)
+{
+	int ret;
+
+	pthread_mutex_lock(&registry_lock);
+	ret = open_shared();
+	if (ret == RKNN_SUCC && rb_matmul_buffer_new(&m->buf, device, size) < 0)
+		ret = fail(RKNN_ERR_MALLOC_FAIL, "rknn_create_mem of %llu bytes: %s",
+			   (unsigned long long)size, rb_last_error());
+	if (ret == RKNN_SUCC) {
+		m->refs = 1;
+		live_mems++;
+	} else {
+		close_shared();
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return ret;
+}
+
 rknn_tensor_mem *rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags)
 {
-	rknn_tensor_mem *mem;
+	struct shim_mem *m;
 
-	(void)ctx; /* memories are host memory here; any context (or none) may make them */
+	(void)ctx; /* one device per process: the context adds nothing */
 	(void)alloc_flags;
 	if (!size || size > UINT32_MAX) {
 		fail(RKNN_ERR_PARAM_INVALID, "rknn_create_mem: size %llu",
 		     (unsigned long long)size);
 		return NULL;
 	}
-	mem = calloc(1, sizeof(*mem));
-	if (mem)
-		mem->virt_addr = aligned_alloc(64, (size_t)((size + 63) / 64 * 64));
-	if (!mem || !mem->virt_addr) {
-		free(mem);
+	m = calloc(1, sizeof(*m));
+	if (!m) {
 		fail(RKNN_ERR_MALLOC_FAIL, "rknn_create_mem: out of memory");
 		return NULL;
 	}
-	mem->fd = -1;
-	mem->size = (uint32_t)size;
-	mem->flags = RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE;
-	mem->priv_data = (void *)mem_tag;
-	return mem;
+	if (new_mem(size, m) != RKNN_SUCC) {
+		free(m);
+		return NULL;
+	}
+	m->mem.virt_addr = rb_matmul_buffer_map(m->buf);
+	m->mem.fd = -1;
+	m->mem.size = (uint32_t)size;
+	m->mem.flags = RKNN_TENSOR_MEMORY_FLAGS_ALLOC_INSIDE;
+	m->mem.priv_data = (void *)mem_tag;
+	return &m->mem;
 }
 
 rknn_tensor_mem *rknn_create_mem(rknn_context ctx, uint32_t size)
@@ -507,23 +593,49 @@ rknn_tensor_mem *rknn_create_mem(rknn_context ctx, uint32_t size)
 
 int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem *mem)
 {
+	struct shim_mem *m = mem_of(mem);
+
 	(void)ctx;
-	if (!mem || mem->priv_data != mem_tag)
+	if (!m)
 		return fail(RKNN_ERR_PARAM_INVALID, "rknn_destroy_mem: not a memory of ours");
-	mem->priv_data = NULL;
-	free(mem->virt_addr);
-	free(mem);
+	pthread_mutex_lock(&registry_lock);
+	m->mem.priv_data = NULL; /* the application's hold ends here */
+	mem_unref(m);
+	pthread_mutex_unlock(&registry_lock);
+	return RKNN_SUCC;
+}
+
+/* Sets one of the context's memories; B is bound or packed now (set_weights). */
+static int set_slot(struct shim_ctx *c, struct shim_mem **slot, struct shim_mem *m)
+{
+	struct shim_mem *old = *slot;
+	int code = RKNN_SUCC;
+
+	*slot = m;
+	if (slot == &c->b)
+		code = set_weights(c);
+	if (code != RKNN_SUCC) {
+		*slot = old;
+		return code;
+	}
+	pthread_mutex_lock(&registry_lock);
+	m->refs++;
+	mem_unref(old);
+	pthread_mutex_unlock(&registry_lock);
 	return RKNN_SUCC;
 }
 
 int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem *mem, rknn_matmul_tensor_attr *attr)
 {
 	int code = RKNN_SUCC;
+	struct shim_mem *m = mem_of(mem), **slot;
 	struct shim_ctx *c;
-	rknn_tensor_mem **slot;
 
-	if (!mem || !attr || !mem->virt_addr)
+	if (!mem || !attr)
 		return fail(RKNN_ERR_PARAM_INVALID, "rknn_matmul_set_io_mem: NULL argument");
+	if (!m)
+		return fail(RKNN_ERR_PARAM_INVALID,
+			    "rknn_matmul_set_io_mem: not a memory of rknn_create_mem");
 	c = acquire(ctx, &code);
 	if (!c)
 		return code;
@@ -540,75 +652,47 @@ int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem *mem, rknn_matmu
 		return release(c, fail(RKNN_ERR_PARAM_INVALID,
 				       "%s: memory of %u bytes at offset %d, %u needed", attr->name,
 				       mem->size, mem->offset, attr->size));
-	*slot = mem;
-	return release(c, RKNN_SUCC);
+	return release(c, set_slot(c, slot, m));
 }
 
 /* ---- run ---- */
 
-static const void *mem_data(const rknn_tensor_mem *mem)
-{
-	return (const char *)mem->virt_addr + mem->offset;
-}
-
-/* Packs B when its bytes differ from the ones packed last. */
-static int update_weights(struct shim_ctx *c)
+static void say_run(const struct shim_ctx *c)
 {
 	const rknn_matmul_info *in = &c->info;
-	size_t bytes = (size_t)in->K * (size_t)in->N * in_size(in);
-	const void *b = mem_data(c->b);
-	void *nk = NULL;
-	int ret;
+	struct rb_matmul_stats st;
 
-	if (c->b_packed && memcmp(c->b_packed, b, bytes) == 0)
-		return RKNN_SUCC;
-	if (!c->b_packed && !(c->b_packed = malloc(bytes)))
-		return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
-	memcpy(c->b_packed, b, bytes);
-	if (in->B_layout == RKNN_MM_LAYOUT_NATIVE) {
-		nk = malloc(bytes);
-		if (!nk)
-			return fail(RKNN_ERR_MALLOC_FAIL, "out of memory");
-		native_b_to_nk(in, b, nk);
-	}
-	ret = rb_matmul_set_weights(
-	    c->mm, nk ? nk : b, is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8,
-	    in->B_layout == RKNN_MM_LAYOUT_NORM ? RB_MATMUL_B_KN : RB_MATMUL_B_NK);
-	free(nk);
-	if (ret < 0) {
-		free(c->b_packed);
-		c->b_packed = NULL;
-		return fail(code_of(ret), "weights: %s", rb_last_error());
-	}
-	return RKNN_SUCC;
+	rb_matmul_stats(c->mm, &st);
+	fprintf(stderr, "rknn-bench shim: %dx%dx%d %s config '%s' on %s, B %s: %.3f us (%s)\n",
+		in->M, in->K, in->N, c->tuned ? "tuned" : "default", rb_matmul_config(c->mm),
+		rb_matmul_device_name(device),
+		in->B_layout == RKNN_MM_LAYOUT_NATIVE && rb_matmul_native_weights(c->mm)
+		    ? "read from its memory"
+		    : "packed when set",
+		st.device_us, st.modeled ? "modeled" : "measured");
 }
 
 static int run_ctx(struct shim_ctx *c)
 {
 	const rknn_matmul_info *in = &c->info;
 	bool native = in->AC_layout == RKNN_MM_LAYOUT_NATIVE;
-	const void *a = mem_data(c->a);
-	void *out = native ? c->c_row : (char *)c->c->virt_addr + c->c->offset;
-	struct rb_matmul_stats st;
-	int ret = update_weights(c);
+	const void *a = mem_data(&c->a->mem);
+	void *c_mem = (char *)c->c->mem.virt_addr + c->c->mem.offset;
+	int ret;
 
-	if (ret != RKNN_SUCC)
-		return ret;
 	if (native) {
 		native_a_to_rows(in, a, c->a_row);
 		a = c->a_row;
 	}
-	ret = rb_matmul_run(c->mm, a, is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8, out,
+	ret = rb_matmul_run(c->mm, a, is_fp16(in) ? RB_MATMUL_FP16 : RB_MATMUL_INT8,
+			    native ? c->c_row : c_mem,
 			    is_fp16(in) ? RB_MATMUL_FP32 : RB_MATMUL_INT32);
 	if (ret < 0)
 		return fail(code_of(ret), "%dx%dx%d: %s", in->M, in->K, in->N, rb_last_error());
 	if (native)
-		rows_to_native_c(in, c->c_row, (char *)c->c->virt_addr + c->c->offset);
-	rb_matmul_stats(c->mm, &st);
+		rows_to_native_c(in, c->c_row, c_mem);
 	if (rb_debug("shim"))
-		fprintf(stderr, "rknn-bench shim: %dx%dx%d %s on %s: %.3f us (%s)\n", in->M, in->K,
-			in->N, rb_matmul_config(c->mm), rb_matmul_device_name(device), st.device_us,
-			st.modeled ? "modeled" : "measured");
+		say_run(c);
 	return RKNN_SUCC;
 }
 

@@ -313,8 +313,25 @@ static int slice_of(const struct input *in, const char *key, unsigned *slices)
 struct board_pick {
 	const cJSON *tuned, *api; /* borrowed from the winning slices (NULL: none) */
 	cJSON *measured;          /* owned */
-	double us, api_us;
+	double us, api_us;        /* device time */
+	double host_us;           /* the tuned config's modeled host part */
 };
+
+/* The modeled host part a config object carries (0 for a file written before it did):
+ * tune ranks by device + host time, and so does merge. */
+static double host_of(const cJSON *o)
+{
+	double h = num(o, "host_us");
+
+	return isfinite(h) ? h : 0;
+}
+
+static double host_of_default(const cJSON *measured)
+{
+	double h = num(measured, "default_host_us");
+
+	return isfinite(h) ? h : 0;
+}
 
 static void sum_counts(cJSON *into, const cJSON *from)
 {
@@ -338,9 +355,12 @@ static void replace_num(cJSON *o, const char *key, double v)
 		cJSON_AddNullToObject(o, key);
 }
 
-/* Sets the time of a measured object and what derives from it (rates scale with it). */
-static void set_time(cJSON *measured, double us)
+/* Sets the time of a measured object and what derives from it (rates scale with it;
+ * the ratios are of device + host times, as tune writes them). */
+static void set_time(cJSON *measured, double us, double host)
 {
+	double total = us + host;
+
 	double old = num(measured, "median_us");
 	static const char *const rates[] = {"gflops", "gbps", "gbps_b"};
 
@@ -349,7 +369,13 @@ static void set_time(cJSON *measured, double us)
 			replace_num(measured, rates[k], num(measured, rates[k]) * old / us);
 	if (!(us == old))
 		replace_num(measured, "median_us", us);
-	replace_num(measured, "speedup_vs_default", num(measured, "default_us") / us);
+	replace_num(measured, "device_us", us);
+	replace_num(measured, "host_us", host);
+	replace_num(measured, "total_us", total);
+	replace_num(measured, "default_total_us",
+		    num(measured, "default_us") + host_of_default(measured));
+	replace_num(measured, "speedup_vs_default", num(measured, "default_total_us") / total);
+	replace_num(measured, "speedup_vs_backend", num(measured, "backend_split_us") / total);
 	replace_num(measured, "speedup_vs_cpu", num(measured, "cpu_us") / us);
 }
 
@@ -357,9 +383,9 @@ static void set_time(cJSON *measured, double us)
  * fast and first in the order the unsharded tune would have met them: the default
  * config (run first), then by enumeration index (the model strategy runs equal times in
  * that order; on the emulator the model's time is the measured one). */
-static bool beats(const cJSON *meas, double us, const cJSON *best)
+static bool beats(const cJSON *meas, const cJSON *tuned, double us, const cJSON *best)
 {
-	double t = num(meas, "median_us");
+	double t = num(meas, "median_us") + host_of(tuned);
 
 	if (!best || t < us)
 		return true;
@@ -402,8 +428,9 @@ static int pick_board(const struct merge *m, size_t b, size_t p, const char *key
 		if (s == 0)
 			slice0 = meas;
 		if (cJSON_IsObject(tu) && isfinite(num(meas, "median_us")) &&
-		    beats(meas, out->us, best_meas))
-			out->tuned = tu, out->us = num(meas, "median_us"), best_meas = meas;
+		    beats(meas, tu, out->us + out->host_us, best_meas))
+			out->tuned = tu, out->us = num(meas, "median_us"),
+			out->host_us = host_of(tu), best_meas = meas;
 		if (cJSON_IsObject(api) && !(num(api, "median_us") >= out->api_us))
 			out->api = api, out->api_us = num(api, "median_us");
 	}
@@ -417,7 +444,7 @@ static int pick_board(const struct merge *m, size_t b, size_t p, const char *key
 	for (unsigned s = 1; out->measured && s < slices; s++)
 		sum_counts(out->measured, mine[s]);
 	if (out->measured)
-		set_time(out->measured, out->us);
+		set_time(out->measured, out->us, out->host_us);
 	return out->measured ? 0 : rb_set_error(-ENOMEM, "out of memory");
 }
 
@@ -539,8 +566,9 @@ static void join_boards(const struct merge *m, struct board_pick *bp, size_t n, 
 	if (w != SIZE_MAX) {
 		out->tuned = bp[w].tuned;
 		out->us = boards_median(bp, n, w, false, &spread);
+		out->host_us = bp[w].host_us;
 	}
-	set_time(out->measured, out->us);
+	set_time(out->measured, out->us, out->host_us);
 	if (wa != SIZE_MAX) {
 		double api_spread;
 
@@ -582,10 +610,14 @@ static void put_pair(cJSON *pair, const struct board_pick *r)
 	cJSON_DeleteItemFromObjectCaseSensitive(r->measured, "default_won");
 	cJSON_AddItemToObject(pair, "measured", r->measured);
 	if (api) {
+		double api_total = r->api_us + host_of(api);
+
 		if (!(num(api, "median_us") == r->api_us))
 			replace_num(api, "median_us", r->api_us);
-		replace_num(api, "best_overall_us", r->us);
-		replace_num(api, "best_overall_speedup", r->api_us / r->us);
+		replace_num(api, "total_us", api_total);
+		replace_num(api, "best_overall_us", r->us + r->host_us);
+		replace_num(api, "best_overall_speedup", api_total / (r->us + r->host_us));
+		replace_num(api, "gain_vs_backend", num(api, "backend_split_us") / api_total);
 	}
 	cJSON_AddItemToObject(pair, "rknn_matmul_api", api ? api : cJSON_CreateNull());
 }
@@ -617,47 +649,47 @@ static int merge_pair(const struct merge *m, const cJSON *root, cJSON *pair, siz
 
 /* ---- the document ---- */
 
-/* Per model, as tune sums them: identical shapes grouped in order of first appearance. */
+/* A pair's time for totals entry w (default, tuned, rknn_matmul_api, backend): device +
+ * host, as tune sums them. */
+static double pair_total(const cJSON *p, int w)
+{
+	const cJSON *meas = get(p, "measured"), *api = get(p, "rknn_matmul_api");
+
+	if (w == 0)
+		return num(meas, "default_us") + host_of_default(meas);
+	if (w == 1)
+		return cJSON_IsObject(get(p, "tuned"))
+			   ? num(meas, "median_us") + host_of(get(p, "tuned"))
+			   : NAN;
+	if (w == 2)
+		return num(api, "median_us") + host_of(api);
+	return num(api, "backend_split_us");
+}
+
+/* Per model, as tune sums them: each pair once, a prompt with the M = 1 pairs of its
+ * output row (core/totals.h). */
 static cJSON *totals(const cJSON *root, const cJSON *pairs)
 {
-	static const char *const names[] = {"default", "tuned", "rknn_matmul_api"};
-	size_t n = (size_t)cJSON_GetArraySize(pairs), n_items;
-	struct rb_total_item *items = calloc(n ? n : 1, sizeof(*items));
-	char(*keys)[96] = calloc(n ? n : 1, sizeof(*keys));
+	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend"};
+	size_t n = (size_t)cJSON_GetArraySize(pairs);
+	struct rb_total_pair *items = calloc(n ? n : 1, sizeof(*items));
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "modeled", cJSON_IsTrue(get(root, "modeled")));
-	for (int w = 0; items && keys && w < 3; w++) {
+	cJSON_AddStringToObject(o, "sums", "device + host time per pair");
+	for (int w = 0; items && w < 4; w++) {
 		struct rb_total sums[RB_TOTALS_MAX];
+		size_t i = 0;
 
-		n_items = 0;
-		for (const cJSON *p = pairs->child; p; p = p->next) {
-			const cJSON *meas = get(p, "measured");
-			double us =
-			    w == 0 ? num(meas, "default_us")
-			    : w == 1
-				? (cJSON_IsObject(get(p, "tuned")) ? num(meas, "median_us") : NAN)
-				: num(get(p, "rknn_matmul_api"), "median_us");
-			char key[96];
-			size_t i = 0;
-
-			pair_key(root, p, key, sizeof(key));
-			while (i < n_items && strcmp(keys[i], key) != 0)
-				i++;
-			if (i < n_items) {
-				items[i].pairs++;
-				continue;
-			}
-			snprintf(keys[n_items], sizeof(keys[0]), "%s", key);
-			items[n_items++] =
-			    (struct rb_total_item){(int64_t)num(get(p, "src0"), "row"), us, 1};
-		}
+		for (const cJSON *p = pairs->child; p; p = p->next)
+			items[i++] = (struct rb_total_pair){cJSON_GetStringValue(get(p, "name")),
+							    (int64_t)num(get(p, "src0"), "row"),
+							    pair_total(p, w)};
 		cJSON_AddItemToObject(
 		    o, names[w],
-		    rb_totals_json(sums, rb_totals_sum(items, n_items, sums, RB_TOTALS_MAX)));
+		    rb_totals_json(sums, rb_totals_sum_pairs(items, i, sums, RB_TOTALS_MAX)));
 	}
 	free(items);
-	free(keys);
 	return o;
 }
 

@@ -27,6 +27,8 @@ struct shape_ctx {
 	struct rb_tune_run *t;
 	bool baselines; /* time the default config and the CPU reference too */
 	bool side_pass; /* the rknn_matmul_api pass of another target: model strategy, top 4 */
+	bool api_space; /* the space is rknn_matmul_api's: the backend's split is measured too */
+	unsigned pin;   /* the one core the shape runs on (0: none) */
 	const struct rb_shape *shape;
 	const char *label;
 	char key[64];
@@ -360,7 +362,7 @@ static int keep_models(struct model_phase *m, struct ranked *rank, size_t *kept)
 			break;
 		if (m->err[i] != INT_MIN)
 			ret = keep_unless_transient(c, r, m->err[i]);
-		us = r->ok ? r->median_us : NAN;
+		us = r->ok ? r->median_us + c->points.items[i].host_us : NAN; /* the rank */
 		if (ret == 0 && isfinite(us))
 			rank[(*kept)++] = (struct ranked){i, us};
 		if (isfinite(us) && !(us >= c->best_model_us)) /* NAN best: the first wins */
@@ -474,6 +476,7 @@ static int pick(struct shape_ctx *c, struct ranked *order, size_t *n)
 
 /* ---- the device phase ---- */
 
+/* Ranked by what the consumer pays: the device time and the host work around it. */
 static void consider(struct shape_ctx *c, const struct rb_tune_point *p,
 		     const struct rb_tune_record *r)
 {
@@ -484,11 +487,12 @@ static void consider(struct shape_ctx *c, const struct rb_tune_point *p,
 		b->n_failed++;
 		return;
 	}
-	if (b->found && r->median_us >= b->median_us)
+	if (b->found && r->median_us + p->host_us >= rb_tune_best_total_us(b))
 		return;
 	b->found = true;
 	b->point = *p;
 	b->median_us = r->median_us;
+	b->host_us = p->host_us;
 	snprintf(b->verify, sizeof(b->verify), "%s", r->verify);
 }
 
@@ -500,6 +504,7 @@ static void device_variant(const struct shape_ctx *c, struct rb_tune_point *p)
 		return;
 	p->plan.mainline = true;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
+	rb_tune_point_host(p, c->shape); /* the variant pads M < 4 */
 }
 
 /* What `run` does without flags: all auto, fences. When a point of the space plans to
@@ -512,6 +517,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	memset(p, 0, sizeof(*p));
 	p->index = SIZE_MAX;
 	rb_plan_config_init(&p->plan);
+	p->plan.core_mask = c->pin ? c->pin : p->plan.core_mask; /* a slice: its core */
 	p->launch = RB_LAUNCH_FENCES;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));
 	device_variant(c, p);
@@ -519,6 +525,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	if (rb_plan_init(&plan, c->shape, &p->plan) < 0)
 		return;
 	sig = rb_tune_plan_signature(&plan, p->launch);
+	p->host_us = rb_tune_host_us(&plan);
 	rb_plan_release(&plan);
 	for (size_t i = 0; i < c->points.count && *index == SIZE_MAX; i++) {
 		if (rb_plan_init(&plan, c->shape, &c->points.items[i].plan) < 0)
@@ -540,7 +547,38 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 static bool settled(const struct shape_ctx *c, const struct ranked *next, bool as_modeled)
 {
 	return c->t->device.ops->modeled && as_modeled && c->best->found &&
-	       c->best->median_us <= next->us;
+	       rb_tune_best_total_us(c->best) <= next->us;
+}
+
+/* The backend's own split (the baseline of the rknn_matmul_api section), timed like
+ * every config and a candidate of the API space: it is one of the configs librknnrt
+ * runs, though its weights may lie outside the space's lists. */
+static int backend_eval(struct shape_ctx *c)
+{
+	struct rb_tune_best *b = c->best;
+	struct rb_tune_record r;
+	int ret;
+
+	b->backend.tried = true;
+	if (rb_tune_backend_point(c->shape, c->pin, &b->backend.point) < 0) {
+		snprintf(b->backend.reason, sizeof(b->backend.reason), "%s", rb_last_error());
+		return 0;
+	}
+	if (c->t->o->no_weight_reuse) { /* what the user allows every config */
+		b->backend.point.plan.weight_reuse = false;
+		rb_plan_config_format(&b->backend.point.plan, b->backend.point.text,
+				      sizeof(b->backend.point.text));
+	}
+	device_variant(c, &b->backend.point);
+	ret = run_eval(c, &b->backend.point, &r);
+	if (ret < 0)
+		return ret;
+	b->backend.found = r.ok;
+	b->backend.median_us = r.ok ? r.median_us : NAN;
+	if (!r.ok)
+		snprintf(b->backend.reason, sizeof(b->backend.reason), "%s", r.reason);
+	consider(c, &b->backend.point, &r);
+	return 0;
 }
 
 /* The default config first: always timed (the baseline of speedup_vs_default), and a
@@ -562,6 +600,10 @@ static int run_candidates(struct shape_ctx *c, const struct ranked *order, size_
 	}
 	if (ret == 0 && def_index != SIZE_MAX) /* a candidate only when it is in the space */
 		consider(c, &def, &r);
+	c->best->default_host_us = def.host_us;
+	c->best->default_point = def;
+	if (ret == 0 && c->api_space)
+		ret = backend_eval(c);
 	for (size_t i = 0; ret == 0 && i < n && !stopped(c); i++) {
 		const struct rb_tune_point *p = &c->points.items[order[i].index];
 
@@ -576,7 +618,7 @@ static int run_candidates(struct shape_ctx *c, const struct ranked *order, size_
 		ret = run_eval(c, p, &r);
 		if (ret == 0)
 			consider(c, p, &r);
-		if (ret == 0 && r.ok && r.median_us != order[i].us)
+		if (ret == 0 && r.ok && r.median_us + p->host_us != order[i].us)
 			as_modeled = false;
 	}
 	c->best->default_won = c->best->found && def_index != SIZE_MAX &&
@@ -680,13 +722,16 @@ static void keep_slice(struct rb_tune_points *points, unsigned slice, unsigned s
 
 /* The fastest config of one space (of its slice of `work`; NULL: all of it) for the
  * shape; baselines: the default config and the CPU reference are timed too. */
-static int search(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_space *space, const struct rb_tune_shard_work *work,
-		  bool baselines, struct shape_data *data, struct rb_tune_best *best)
+static int search(struct rb_tune_run *t, const struct rb_shape *shape, unsigned pin,
+		  const char *label, const struct rb_tune_space *space,
+		  const struct rb_tune_shard_work *work, bool baselines, struct shape_data *data,
+		  struct rb_tune_best *best)
 {
 	struct shape_ctx c = {.t = t,
 			      .baselines = baselines,
 			      .side_pass = !baselines,
+			      .api_space = !baselines || t->o->target != RB_TUNE_TARGET_RKNN_BENCH,
+			      .pin = pin,
 			      .shape = shape,
 			      .label = label,
 			      .data = data,
@@ -697,9 +742,11 @@ static int search(struct rb_tune_run *t, const struct rb_shape *shape, const cha
 
 	memset(best, 0, sizeof(*best));
 	best->shape = *shape;
+	best->core_mask = pin;
 	best->default_us = best->cpu_us = NAN;
 	best->slice = work ? work->slice : 0;
 	best->slices = work ? work->slices : 1;
+	c.api_space &= best->slice == 0; /* one slice measures the backend's split */
 	rb_tune_shape_key(shape, c.key, sizeof(c.key));
 	if (take_points(t, space, shape, &c.points) < 0)
 		return rb_set_error(-EINVAL, "%s: %s", label, rb_last_error());
@@ -719,26 +766,89 @@ static void set_api(struct rb_tune_best *best, const struct rb_tune_best *from)
 	best->api.found = from->found;
 	best->api.point = from->point;
 	best->api.median_us = from->found ? from->median_us : NAN;
+	best->backend = from->backend;
 }
 
-/* The space, then (unless it is that space already) the rknn_matmul_api space: a side
- * pass that times no baselines again and, whatever the strategy, runs the best
- * SIDE_PASS_TOP of the timing model's ranking on the device. Of a sliced shape, slice 0
- * alone makes the side pass, over the whole API space. */
-int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_shard_work *work, struct rb_tune_best *best)
+/* The API's best is one of ours too: when it (the backend's split, whose weights the
+ * main space may not list, or a point the main ranking ran no more) beats the main
+ * space's best, it is the best overall. */
+static void adopt_api(struct rb_tune_best *best, const struct rb_tune_best *api)
 {
-	struct rb_tune_space api_space;
+	if (!best->api.found ||
+	    (best->found && rb_tune_best_total_us(best) <= rb_tune_api_total_us(best)))
+		return;
+	best->found = true;
+	best->point = best->api.point;
+	best->median_us = best->api.median_us;
+	best->host_us = best->api.point.host_us;
+	best->default_won = false;
+	snprintf(best->verify, sizeof(best->verify), "%s", api->verify);
+}
+
+double rb_tune_best_total_us(const struct rb_tune_best *b)
+{
+	return b->found ? b->median_us + b->host_us : NAN;
+}
+
+double rb_tune_api_total_us(const struct rb_tune_best *b)
+{
+	return b->api.found ? b->api.median_us + b->api.point.host_us : NAN;
+}
+
+double rb_tune_backend_total_us(const struct rb_tune_best *b)
+{
+	return b->backend.found ? b->backend.median_us + b->backend.point.host_us : NAN;
+}
+
+double rb_tune_default_total_us(const struct rb_tune_best *b)
+{
+	return b->default_us + b->default_host_us;
+}
+
+/* ggml-rknn: what librknnrt does with a slice is its one context, the backend point. */
+static void set_api_backend(struct rb_tune_best *best)
+{
+	best->api.found = best->backend.found;
+	best->api.point = best->backend.point;
+	best->api.median_us = best->backend.median_us;
+}
+
+/* The space (of the pinned core alone for a pinned shape, and for every shape of target
+ * ggml-rknn: a slice without a core runs where librknnrt puts it, one core, core 0
+ * here), then (unless it is that space already, or a ggml-rknn slice, whose API section
+ * is its one context) the rknn_matmul_api space: a side pass that times no baselines
+ * again and, whatever the strategy, runs the best SIDE_PASS_TOP of the timing model's
+ * ranking on the device. Of a sliced shape, slice 0 alone makes the side pass, over the
+ * whole API space. */
+
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
+		  const char *label, const struct rb_tune_shard_work *work,
+		  struct rb_tune_best *best)
+{
+	struct rb_tune_space api_space, pinned = t->o->space;
 	struct rb_tune_best api;
 	struct shape_data data = {0};
-	int ret = search(t, shape, label, &t->o->space, work, true, &data, best);
+	bool ggml = t->o->target == RB_TUNE_TARGET_GGML_RKNN;
+	unsigned pin = ggml && !core_mask ? 0x1 : core_mask; /* librknnrt's pick: one core */
+	int ret;
 
-	if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API)
+	if (pin)
+		rb_tune_space_pin(&pinned, pin);
+	ret = search(t, shape, pin, label, pin ? &pinned : &t->o->space, work, true, &data, best);
+	if (ggml)
+		set_api_backend(best);
+	else if (ret < 0 || t->o->target == RB_TUNE_TARGET_RKNN_API)
 		set_api(best, best);
 	else if (!work || work->slice == 0) { /* else api.found stays false: another slice has it */
 		rb_tune_space_rknn_api(&api_space);
-		ret = search(t, shape, label, &api_space, NULL, false, &data, &api);
+		if (pin)
+			rb_tune_space_pin(&api_space, pin);
+		if (t->o->no_weight_reuse)
+			rb_tune_space_no_weight_reuse(&api_space);
+		ret = search(t, shape, pin, label, &api_space, NULL, false, &data, &api);
 		set_api(best, &api);
+		if (ret == 0 && !t->o->space_path) /* a --space of the user's bounds the best */
+			adopt_api(best, &api);
 	}
 	if (data.have_inputs)
 		rb_inputs_release(&data.in);
@@ -754,7 +864,8 @@ size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i)
 	for (size_t j = 0; j < i; j++) {
 		const struct rb_shape *p = &l->entries[j].shape;
 
-		if (p->m == s->m && p->k == s->k && p->n == s->n && p->dtype == s->dtype)
+		if (p->m == s->m && p->k == s->k && p->n == s->n && p->dtype == s->dtype &&
+		    l->entries[j].core_mask == l->entries[i].core_mask)
 			return j;
 	}
 	return i;
@@ -781,28 +892,28 @@ int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best)
 							.cpu_us = NAN};
 			continue;
 		}
-		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].names[0],
-				    t->work ? &t->work[i] : NULL, &best[i]);
+		ret = rb_tune_shape(t, &l->entries[i].shape, l->entries[i].core_mask,
+				    l->entries[i].names[0], t->work ? &t->work[i] : NULL, &best[i]);
 		t->shape_index++;
 	}
 	return ret;
 }
 
-static const char *const target_names[] = {"rknn-bench", "rknn-api"};
+static const char *const target_names[] = {"rknn-bench", "rknn-api", "ggml-rknn"};
 
 const char *rb_tune_target_name(enum rb_tune_target t)
 {
-	return (unsigned)t < 2 ? target_names[t] : "unknown";
+	return (unsigned)t < 3 ? target_names[t] : "unknown";
 }
 
 int rb_tune_target_parse(const char *text, enum rb_tune_target *out)
 {
-	for (unsigned i = 0; i < 2; i++)
+	for (unsigned i = 0; i < 3; i++)
 		if (strcmp(text, target_names[i]) == 0) {
 			*out = (enum rb_tune_target)i;
 			return 0;
 		}
-	return rb_set_error(-EINVAL, "--target '%s': use rknn-bench or rknn-api", text);
+	return rb_set_error(-EINVAL, "--target '%s': use rknn-bench, rknn-api or ggml-rknn", text);
 }
 
 static const char *const strategy_names[] = {"model", "exhaustive", "random"};
@@ -822,29 +933,98 @@ int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out)
 	return -EINVAL;
 }
 
-static double which_us(const struct rb_tune_best *b, enum rb_tune_which which)
+/* What the consumer pays per run: device + modeled host. */
+double rb_tune_which_us(const struct rb_tune_best *b, enum rb_tune_which which)
 {
 	if (which == RB_TUNE_TUNED)
-		return b->found ? b->median_us : NAN;
+		return rb_tune_best_total_us(b);
 	if (which == RB_TUNE_API)
-		return b->api.found ? b->api.median_us : NAN;
-	return b->default_us;
+		return rb_tune_api_total_us(b);
+	if (which == RB_TUNE_BACKEND)
+		return rb_tune_backend_total_us(b);
+	if (which == RB_TUNE_OVERALL) {
+		double us = NAN;
+
+		rb_tune_overall_point(b, &us);
+		return us;
+	}
+	return rb_tune_default_total_us(b);
+}
+
+const struct rb_tune_point *rb_tune_overall_point(const struct rb_tune_best *b, double *total_us)
+{
+	double tuned = rb_tune_best_total_us(b), def = rb_tune_default_total_us(b);
+
+	if (isfinite(def) && !(tuned <= def)) {
+		*total_us = def;
+		return &b->default_point;
+	}
+	*total_us = tuned;
+	return b->found ? &b->point : NULL;
+}
+
+static bool same_cuts(const struct rb_plan *x, const struct rb_plan *y)
+{
+	if (x->n_cores != y->n_cores || x->config.axis != y->config.axis)
+		return false;
+	for (unsigned i = 0; i < x->n_cores; i++)
+		if (x->cores[i].begin != y->cores[i].begin || x->cores[i].end != y->cores[i].end)
+			return false;
+	return true;
+}
+
+unsigned rb_tune_point_diff(const struct rb_shape *shape, const struct rb_tune_point *a,
+			    const struct rb_tune_point *b)
+{
+	struct rb_plan x, y;
+	unsigned d = a->launch != b->launch ? RB_TUNE_DIFF_LAUNCH : 0;
+
+	if (rb_plan_init(&x, shape, &a->plan) < 0)
+		return d;
+	if (rb_plan_init(&y, shape, &b->plan) < 0) {
+		rb_plan_release(&x);
+		return d;
+	}
+	d |= x.config.core_mask != y.config.core_mask ? RB_TUNE_DIFF_CORES : 0;
+	d |=
+	    x.config.core_mask == y.config.core_mask && !same_cuts(&x, &y) ? RB_TUNE_DIFF_SPLIT : 0;
+	d |= x.config.data_banks != y.config.data_banks ||
+		     x.config.weight_banks != y.config.weight_banks
+		 ? RB_TUNE_DIFF_BANKS
+		 : 0;
+	d |= x.k_slice != y.k_slice ? RB_TUNE_DIFF_KSLICE : 0;
+	d |= x.config.chain != y.config.chain ? RB_TUNE_DIFF_CHAIN : 0;
+	d |= x.weight_reuse != y.weight_reuse ? RB_TUNE_DIFF_WREUSE : 0;
+	rb_plan_release(&x);
+	rb_plan_release(&y);
+	return d;
+}
+
+const char *rb_tune_diff_name(unsigned bit_index)
+{
+	static const char *const names[RB_TUNE_DIFF_COUNT] = {
+	    "launch", "cores", "split", "CBUF banks", "K-slice", "chaining", "weight reuse"};
+
+	return bit_index < RB_TUNE_DIFF_COUNT ? names[bit_index] : "?";
 }
 
 size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best,
 		      enum rb_tune_which which, struct rb_total *out)
 {
 	const struct rb_shape_list *l = &o->shapes;
-	struct rb_total_item *items = calloc(l->count ? l->count : 1, sizeof(*items));
-	size_t groups = 0;
+	size_t n = 0, groups = 0;
+	struct rb_total_pair *pairs;
 
-	for (size_t i = 0; items && i < l->count; i++) {
-		const struct rb_tune_best *b = &best[i];
-		items[i] =
-		    (struct rb_total_item){b->shape.m, which_us(b, which), l->entries[i].n_names};
-	}
-	if (items)
-		groups = rb_totals_sum(items, l->count, out, RB_TOTALS_MAX);
-	free(items);
+	for (size_t i = 0; i < l->count; i++)
+		n += l->entries[i].n_names;
+	pairs = calloc(n ? n : 1, sizeof(*pairs));
+	n = 0;
+	for (size_t i = 0; pairs && i < l->count; i++)
+		for (size_t j = 0; j < l->entries[i].n_names; j++)
+			pairs[n++] = (struct rb_total_pair){l->entries[i].names[j], best[i].shape.m,
+							    rb_tune_which_us(&best[i], which)};
+	if (pairs)
+		groups = rb_totals_sum_pairs(pairs, n, out, RB_TOTALS_MAX);
+	free(pairs);
 	return groups;
 }

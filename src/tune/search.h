@@ -34,9 +34,14 @@ int rb_tune_strategy_parse(const char *text, enum rb_tune_strategy *out);
 enum rb_tune_target {
 	RB_TUNE_TARGET_RKNN_BENCH = 0, /* the space: everything rknn-bench's programs can do */
 	RB_TUNE_TARGET_RKNN_API,       /* only what rknn_matmul_api expresses (tune.h) */
+	/* The slices the seed ggml-rknn backend creates (shapes --for ggml-rknn), each a
+	 * single-core matmul on the core the backend pins it to (the pair's "core"), with
+	 * every knob the shim applies to it: what librknnrt's place takes without the
+	 * backend changing (docs/backend.md, way 2). */
+	RB_TUNE_TARGET_GGML_RKNN,
 };
 
-/* "rknn-bench", "rknn-api"; parse: 0 or -EINVAL. */
+/* "rknn-bench", "rknn-api", "ggml-rknn"; parse: 0 or -EINVAL. */
 const char *rb_tune_target_name(enum rb_tune_target t);
 int rb_tune_target_parse(const char *text, enum rb_tune_target *out);
 
@@ -88,7 +93,27 @@ struct rb_tune_best {
 		struct rb_tune_point point;
 		double median_us;
 	} api;
+	/* The backend as it is: its own split (rb_tune_backend_point), measured like every
+	 * config, in the rknn_matmul_api pass; a candidate of that pass. */
+	struct {
+		bool tried; /* the pass that measures it ran for this shape */
+		bool found; /* it ran and verified */
+		struct rb_tune_point point;
+		double median_us; /* device time */
+		char reason[512]; /* why not found */
+	} backend;
+	/* Host work (modeled, rb_tune_host_us) of the best config and of the default: the
+	 * search ranks by median_us + host_us, the device part and the host part. */
+	double host_us, default_host_us;
+	unsigned core_mask;                 /* the core the shape is pinned to (0: none) */
+	struct rb_tune_point default_point; /* the default config, as timed */
 };
+
+/* Device time + modeled host time: what a consumer pays per run, what the search ranks. */
+double rb_tune_best_total_us(const struct rb_tune_best *b);
+double rb_tune_api_total_us(const struct rb_tune_best *b);
+double rb_tune_backend_total_us(const struct rb_tune_best *b);
+double rb_tune_default_total_us(const struct rb_tune_best *b);
 
 /* Where the search of one shape is, for a progress display. */
 struct rb_tune_progress {
@@ -156,15 +181,18 @@ void rb_tune_enumerated_release(struct rb_tune_run *t);
 
 /* Tunes one shape (the slice of the space work says; NULL: all of it): 0, -EINTR (*t->stop was set:
  * it stops after the config being measured), -EINVAL (the space cannot be enumerated for it),
- * -ENOMEM, or the cache's error. */
-int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, const char *label,
-		  const struct rb_tune_shard_work *work, struct rb_tune_best *best);
+ * -ENOMEM, or the cache's error. A shape pinned to one core (core_mask 0x1, 0x2 or 0x4; 0:
+ * none) is searched on that core only, and its baselines are that core's. */
+int rb_tune_shape(struct rb_tune_run *t, const struct rb_shape *shape, unsigned core_mask,
+		  const char *label, const struct rb_tune_shard_work *work,
+		  struct rb_tune_best *best);
 
 /* Tunes every shape of t->o in order (with --shard, those of the shard; the others get
  * other_shard); an identical shape (M, K, N, dtype) is tuned once and its result copied
  * (best has one slot per entry). 0 or as rb_tune_shape. */
 int rb_tune_all(struct rb_tune_run *t, struct rb_tune_best *best);
-/* The entry tuned for an identical shape earlier in the list, or i itself. */
+/* The entry tuned for an identical shape (and core, for pinned entries) earlier in the
+ * list, or i itself. */
 size_t rb_tune_first_same(const struct rb_shape_list *l, size_t i);
 
 /* Which config of each shape a total sums. */
@@ -172,12 +200,42 @@ enum rb_tune_which {
 	RB_TUNE_DEFAULT = 0, /* what run does without flags */
 	RB_TUNE_TUNED,       /* the best overall */
 	RB_TUNE_API,         /* the best rknn_matmul_api can express */
+	RB_TUNE_BACKEND,     /* the backend as it is: its own split */
+	RB_TUNE_OVERALL,     /* our best overall: rb_tune_overall_point */
 };
+
+/* Our best overall per shape: the tuned config, or the default config when it cost less
+ * (it lies outside the searched space: --target rknn-api, a --space file). */
+const struct rb_tune_point *rb_tune_overall_point(const struct rb_tune_best *b, double *total_us);
+
+/* What two configs of a shape do differently, as RB_TUNE_DIFF_* bits (planned: the
+ * planner's choices compared, not the requests), and the bits' names. */
+enum {
+	RB_TUNE_DIFF_LAUNCH = 1u << 0,
+	RB_TUNE_DIFF_CORES = 1u << 1,
+	RB_TUNE_DIFF_SPLIT = 1u << 2,
+	RB_TUNE_DIFF_BANKS = 1u << 3,
+	RB_TUNE_DIFF_KSLICE = 1u << 4,
+	RB_TUNE_DIFF_CHAIN = 1u << 5,
+	RB_TUNE_DIFF_WREUSE = 1u << 6,
+	RB_TUNE_DIFF_COUNT = 7,
+};
+unsigned rb_tune_point_diff(const struct rb_shape *shape, const struct rb_tune_point *a,
+			    const struct rb_tune_point *b);
+const char *rb_tune_diff_name(unsigned bit_index);
 
 /* Per-model totals (core/totals.h) of one config per shape, every pair of the input
  * counted. */
 size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best,
 		      enum rb_tune_which which, struct rb_total *out);
+/* A shape's time in such a total: device + host of the config `which` names. */
+double rb_tune_which_us(const struct rb_tune_best *b, enum rb_tune_which which);
+/* The same per graph pair for slices of `shapes --for ggml-rknn` (pairs with
+ * "slice": {"of": NAME}): the backend runs a pair's slices at once, one per core, so a
+ * pair takes its slowest slice; each pair (NAME at its M) counts that once. Returns the
+ * number of groups (0 when the input has no slices, or its files cannot be read again). */
+size_t rb_tune_slice_totals(const struct rb_tune_run *t, const struct rb_tune_best *best,
+			    enum rb_tune_which which, struct rb_total *out);
 
 /* Writes the tuned JSON: the input files' pairs (in order, every name) with "tuned"
  * and "measured" objects. Returns 0 or a negative errno (with rb_last_error()). */

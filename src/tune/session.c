@@ -102,11 +102,11 @@ static void fill_header(struct rb_tune_run *t, struct rb_tune_header *h)
 		snprintf(h->shard, sizeof(h->shard), "%u/%u", o->shard.index, o->shard.count);
 	snprintf(h->measure, sizeof(h->measure),
 		 "seed=%llu data=%s verify=%s samples=%lld atol=%g rtol=%g warmup=%d iters=%d "
-		 "cpu_threads=%d",
+		 "cpu_threads=%d rank=device+host(%s)",
 		 (unsigned long long)o->seed, rb_data_kind_name(o->data),
 		 rb_verify_mode_name(o->verify.mode), (long long)o->verify.samples, o->verify.atol,
 		 o->verify.rtol, o->measure.warmup, o->measure.iters,
-		 rb_ref_threads(o->engine.threads));
+		 rb_ref_threads(o->engine.threads), RB_TUNE_HOST_MODEL);
 }
 
 int rb_tune_open(struct rb_tune_run *t)

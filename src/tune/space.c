@@ -111,6 +111,21 @@ void rb_tune_space_no_weight_reuse(struct rb_tune_space *space)
 	snprintf(space->values[RB_KNOB_WREUSE][0], RB_TUNE_VALUE_LEN, "0");
 }
 
+void rb_tune_space_single_core(struct rb_tune_space *space)
+{
+	static const char *const cores[] = {"0x1", "0x2", "0x4"};
+
+	space->n[RB_KNOB_MASK] = 3;
+	for (unsigned i = 0; i < 3; i++)
+		snprintf(space->values[RB_KNOB_MASK][i], RB_TUNE_VALUE_LEN, "%s", cores[i]);
+}
+
+void rb_tune_space_pin(struct rb_tune_space *space, unsigned core_mask)
+{
+	space->n[RB_KNOB_MASK] = 1;
+	snprintf(space->values[RB_KNOB_MASK][0], RB_TUNE_VALUE_LEN, "0x%x", core_mask);
+}
+
 /* Applies one knob value to a point; the same parsers as the CLI flags. */
 static int apply_value(struct rb_tune_point *p, unsigned k, const char *v)
 {
@@ -384,6 +399,7 @@ struct seen {
 	bool have_last, last_ok;
 	struct rb_plan_config last;
 	uint64_t last_hash;
+	double last_host_us; /* the host work of its result (rb_tune_host_us) */
 };
 
 static bool seen_has(const struct seen *seen, uint64_t sig)
@@ -406,8 +422,10 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 		seen->have_last = true;
 		seen->last = p->plan;
 		seen->last_ok = rb_plan_init(&plan, shape, &p->plan) == 0;
-		if (seen->last_ok)
+		if (seen->last_ok) {
 			seen->last_hash = program_hash(&plan);
+			seen->last_host_us = rb_tune_host_us(&plan);
+		}
 		rb_plan_release(&plan);
 	}
 	if (!seen->last_ok) {
@@ -421,6 +439,7 @@ static int consider(struct rb_tune_points *pts, struct seen *seen, const struct 
 	}
 	pts->items[pts->count] = *p;
 	pts->items[pts->count].index = pts->count;
+	pts->items[pts->count].host_us = seen->last_host_us;
 	pts->count++;
 	seen->sigs[seen->count++] = sig;
 	return 0;

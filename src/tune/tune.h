@@ -84,6 +84,11 @@ void rb_tune_space_rknn_api(struct rb_tune_space *space);
 int rb_tune_space_load_file(struct rb_tune_space *space, const char *path);
 /* tune --no-weight-reuse: the wreuse knob holds 0 only. */
 void rb_tune_space_no_weight_reuse(struct rb_tune_space *space);
+/* tune --target ggml-rknn: the mask knob holds the single cores 0x1, 0x2, 0x4 (each
+ * slice the backend creates is one single-core context); _pin: the one core a pinned
+ * slice runs on. */
+void rb_tune_space_single_core(struct rb_tune_space *space);
+void rb_tune_space_pin(struct rb_tune_space *space, unsigned core_mask);
 int rb_tune_space_load_string(struct rb_tune_space *space, const char *json, size_t len,
 			      const char *label);
 const char *rb_tune_knob_name(enum rb_tune_knob knob);
@@ -103,7 +108,46 @@ struct rb_tune_point {
 	enum rb_npu_launch launch;
 	char text[192]; /* rb_plan_config_format of `plan` */
 	size_t index;   /* in the enumeration of its space (SIZE_MAX: not in it) */
+	double host_us; /* the host work its result needs, modeled (rb_tune_host_us) */
 };
+
+/* ---- what the consumer pays on the host ----
+ *
+ * A run needs host work around the NPU: packing A into its cube before, unpacking the C
+ * cubes and adding the K-slice partial sums after (npu/job.c). The search ranks configs
+ * by device time + this host time. It is modeled for the board's Cortex-A76, not timed:
+ * on the emulator the host is this machine (an x86 VM, noisy), not the board. The model
+ * is bytes moved by each host phase over RB_TUNE_HOST_GBPS (docs/tuned-json.md, "The
+ * host part", gives the figure's public source: it is the SoC's sequential bandwidth,
+ * more than one thread reaches, so host_us is a lower bound). */
+#define RB_TUNE_HOST_GBPS  17.0
+#define RB_TUNE_HOST_MODEL "cortex-a76 bytes/17GB/s v1"
+
+struct rb_tune_host {
+	double pack_a_us; /* read A, write its cube */
+	double unpack_us; /* read the first C cube, write C */
+	double kslice_us; /* each further K-slice: read its cube, read and write C */
+};
+
+void rb_tune_host_model(const struct rb_plan *plan, struct rb_tune_host *h);
+/* The sum of the three phases. */
+double rb_tune_host_us(const struct rb_plan *plan);
+/* Plans p for shape and sets p->host_us (NAN when the planner refuses it). */
+void rb_tune_point_host(struct rb_tune_point *p, const struct rb_shape *shape);
+
+/* ---- the backend's own split ----
+ *
+ * What the seed ggml-rknn backend does with a pair whatever any tuned file says: three
+ * single-core contexts on cores 0, 1 and 2, the first two N/32/3*32 columns each, the
+ * last the rest, run by blocking threads. As a point: mask 0x7, split n with weights
+ * that cut exactly there (rb_ggml_rknn_init_share, model/ggml_rknn.h), align 32, everything else
+ * auto, launch threads. One slice of that split (core_mask 0x1, 0x2 or 0x4: `shapes --for
+ * ggml-rknn` pairs): one single-core context on that core, auto, threads (core_mask 0 is the 3-way
+ * rule). -EINVAL (with rb_last_error() saying why) when the backend cannot create the pair (N < 96
+ * leaves a context no column) or no weighted split cuts there. The one definition every baseline
+ * uses. */
+int rb_tune_backend_point(const struct rb_shape *shape, unsigned core_mask,
+			  struct rb_tune_point *p);
 
 struct rb_tune_points {
 	struct rb_tune_point *items;

@@ -72,7 +72,7 @@ static const char *const tuned_keys[] = {
     "k_slice",    "k_slices",
     "out",        "tasks_per_core",
     "submits",    "unproven_on_silicon",
-    "reproducer",
+    "reproducer", "host_us",
 };
 
 static void warn_unknown_keys(const struct ctx *c, const cJSON *tuned)
@@ -92,7 +92,7 @@ static void warn_unknown_keys(const struct ctx *c, const cJSON *tuned)
 	rb_set_error(-EINVAL, "%s: pairs[%zu]." fmt, (c)->label, (c)->pair, __VA_ARGS__)
 
 static const char *const pair_keys[] = {
-    "src0", "src1", "name", "dtype", "config", "measured", "rknn_matmul_api", "tuned"};
+    "src0", "src1", "name", "dtype", "config", "core", "measured", "rknn_matmul_api", "tuned"};
 
 /* Keys a newer 1.x writer adds are warnings (warn_unknown_keys); a near miss of a known
  * key is a typo in a hand-edited file, whose real value would silently be missing. */

@@ -106,6 +106,7 @@ static cJSON *tuned_json(const struct rb_tune_opts *o, const struct rb_tune_best
 	cJSON_AddItemToObject(t, "tasks_per_core", tasks_json(&plan));
 	cJSON_AddNumberToObject(t, "submits", (double)plan.n_submits);
 	cJSON_AddBoolToObject(t, "unproven_on_silicon", rb_plan_unproven(&plan));
+	add_num(t, "host_us", b->host_us);
 	rb_tune_reproducer(o, &b->shape, &planned, repro, sizeof(repro));
 	cJSON_AddStringToObject(t, "reproducer", repro);
 	rb_plan_release(&plan);
@@ -135,6 +136,44 @@ static void add_cpu(cJSON *m, const struct rb_tune_run *t, const struct rb_conte
 					"board number");
 }
 
+/* The host part of a config's cost, phase by phase, and where the numbers come from. */
+static cJSON *host_json(const struct rb_shape *shape, const struct rb_tune_point *p)
+{
+	struct rb_tune_host h = {NAN, NAN, NAN};
+	struct rb_plan plan;
+	cJSON *o = cJSON_CreateObject();
+
+	if (rb_plan_init(&plan, shape, &p->plan) == 0) {
+		rb_tune_host_model(&plan, &h);
+		rb_plan_release(&plan);
+	}
+	cJSON_AddBoolToObject(o, "modeled", true);
+	cJSON_AddStringToObject(o, "model", RB_TUNE_HOST_MODEL);
+	cJSON_AddStringToObject(o, "cpu", "Cortex-A76 (the board's), not the host tune ran on");
+	add_num(o, "pack_a_us", h.pack_a_us);
+	add_num(o, "unpack_us", h.unpack_us);
+	add_num(o, "kslice_sums_us", h.kslice_us);
+	return o;
+}
+
+/* The device part and the host part apart, and their sum: what the search ranked. */
+static void add_parts(cJSON *m, const struct rb_tune_best *b)
+{
+	double total = rb_tune_best_total_us(b), def = rb_tune_default_total_us(b);
+
+	add_num(m, "device_us", b->found ? b->median_us : NAN);
+	add_num(m, "host_us", b->found ? b->host_us : NAN);
+	cJSON_AddItemToObject(m, "host",
+			      b->found ? host_json(&b->shape, &b->point) : cJSON_CreateNull());
+	add_num(m, "total_us", total);
+	add_num(m, "default_us", b->default_us);
+	add_num(m, "default_host_us", b->default_host_us);
+	add_num(m, "default_total_us", def);
+	add_num(m, "speedup_vs_default", def / total);
+	add_num(m, "backend_split_us", rb_tune_backend_total_us(b));
+	add_num(m, "speedup_vs_backend", rb_tune_backend_total_us(b) / total);
+}
+
 static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_context *ctx,
 			    const struct rb_tune_best *b)
 {
@@ -148,8 +187,7 @@ static cJSON *measured_json(const struct rb_tune_run *t, const struct rb_context
 	add_num(m, "gflops", rb_result_gflops(&r));
 	add_num(m, "gbps", rb_result_gbps(&r));
 	add_num(m, "gbps_b", rb_result_gbps_b(&r));
-	add_num(m, "default_us", b->default_us);
-	add_num(m, "speedup_vs_default", b->default_us / r.stats.median_us);
+	add_parts(m, b);
 	add_cpu(m, t, ctx, b, r.stats.median_us);
 	cJSON_AddStringToObject(m, "verify", b->found ? b->verify : "failed");
 	cJSON_AddStringToObject(m, "strategy", rb_tune_strategy_name(t->o->strategy));
@@ -194,8 +232,48 @@ static cJSON *contexts_json(const struct rb_plan *plan, int64_t n)
 	return a;
 }
 
+/* A point's config as planned: no auto value left. */
+static const char *planned_text(const struct rb_shape *shape, const struct rb_tune_point *p,
+				char *buf, size_t size)
+{
+	struct rb_plan plan;
+
+	snprintf(buf, size, "%s", p->text);
+	if (rb_plan_init(&plan, shape, &p->plan) < 0)
+		return buf;
+	rb_plan_config_format(&plan.config, buf, size);
+	rb_plan_release(&plan);
+	return buf;
+}
+
+/* The backend as it is: its own split, measured like the rest (null with why when it
+ * was not: the backend cannot create the pair, or the config failed). */
+static void add_backend(cJSON *o, const struct rb_tune_best *b, double api_total)
+{
+	double total = rb_tune_backend_total_us(b);
+	char text[192];
+	cJSON *s;
+
+	add_num(o, "backend_split_us", total);
+	add_num(o, "gain_vs_backend", total / api_total);
+	if (!b->backend.found) {
+		cJSON_AddNullToObject(o, "backend_split");
+		cJSON_AddStringToObject(o, "backend_split_note",
+					b->backend.tried ? b->backend.reason
+							 : "not measured by this tune (a shard's)");
+		return;
+	}
+	s = cJSON_AddObjectToObject(o, "backend_split");
+	cJSON_AddStringToObject(s, "config",
+				planned_text(&b->shape, &b->backend.point, text, sizeof(text)));
+	cJSON_AddStringToObject(s, "launch", rb_npu_launch_name(b->backend.point.launch));
+	add_num(s, "device_us", b->backend.median_us);
+	add_num(s, "host_us", b->backend.point.host_us);
+	add_num(s, "total_us", total);
+}
+
 /* The best config rknn_matmul_api can express, in its terms (docs/tuned-json.md),
- * next to the best overall. */
+ * next to the best overall and the backend's own split. */
 static cJSON *api_json(const struct rb_tune_best *b)
 {
 	struct rb_plan plan;
@@ -215,8 +293,11 @@ static cJSON *api_json(const struct rb_tune_best *b)
 	cJSON_AddStringToObject(o, "config", text);
 	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(b->api.point.launch));
 	add_num(o, "median_us", b->api.median_us);
-	add_num(o, "best_overall_us", b->found ? b->median_us : NAN);
-	add_num(o, "best_overall_speedup", b->found ? b->api.median_us / b->median_us : NAN);
+	add_num(o, "host_us", b->api.point.host_us);
+	add_num(o, "total_us", rb_tune_api_total_us(b));
+	add_num(o, "best_overall_us", rb_tune_best_total_us(b));
+	add_num(o, "best_overall_speedup", rb_tune_api_total_us(b) / rb_tune_best_total_us(b));
+	add_backend(o, b, rb_tune_api_total_us(b));
 	rb_plan_release(&plan);
 	return o;
 }
@@ -409,18 +490,96 @@ static void top_fields(const struct rb_tune_run *t, const struct rb_context *ctx
 }
 
 /* Per model: the default config, the tuned ones and the best rknn_matmul_api ones. */
+/* A graph pair's slowest slice so far: the pair's name and M, and that time. */
+struct slice_group {
+	const char *of;
+	int64_t m;
+	double us;
+};
+
+/* Folds one slice into its pair's group (a new one at groups[*n]); false when it has no
+ * "slice.of". */
+static bool fold_slice(const struct rb_tune_run *t, const struct rb_tune_best *best,
+		       enum rb_tune_which which, const cJSON *pair, struct slice_group *groups,
+		       size_t *n)
+{
+	const cJSON *of =
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pair, "slice"), "of");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(pair, "name");
+	long i = cJSON_IsString(name) ? entry_of(&t->o->shapes, name->valuestring, pair) : -1;
+	int64_t m = dim_of(pair, "src0", "row");
+	double us;
+	size_t g = 0;
+
+	if (!cJSON_IsString(of) || i < 0)
+		return false;
+	us = rb_tune_which_us(&best[i], which);
+	while (g < *n && !(groups[g].m == m && strcmp(groups[g].of, of->valuestring) == 0))
+		g++;
+	if (g == *n)
+		groups[(*n)++] = (struct slice_group){of->valuestring, m, us};
+	else if (!(groups[g].us >= us)) /* NAN (a slice without a time) spreads */
+		groups[g].us = us;
+	return true;
+}
+
+size_t rb_tune_slice_totals(const struct rb_tune_run *t, const struct rb_tune_best *best,
+			    enum rb_tune_which which, struct rb_total *out)
+{
+	cJSON *base = NULL, *pairs = input_pairs(t->o, &base);
+	size_t n_pairs = (size_t)cJSON_GetArraySize(pairs), n = 0, sums = 0;
+	struct slice_group *groups = calloc(n_pairs ? n_pairs : 1, sizeof(*groups));
+	struct rb_total_pair *items = calloc(n_pairs ? n_pairs : 1, sizeof(*items));
+
+	for (const cJSON *p = pairs && groups ? pairs->child : NULL; p; p = p->next)
+		fold_slice(t, best, which, p, groups, &n);
+	for (size_t g = 0; items && g < n; g++)
+		items[g] = (struct rb_total_pair){groups[g].of, groups[g].m, groups[g].us};
+	if (items && n)
+		sums = rb_totals_sum_pairs(items, n, out, RB_TOTALS_MAX);
+	free(items);
+	free(groups);
+	cJSON_Delete(pairs);
+	cJSON_Delete(base);
+	return sums;
+}
+
+/* ggml-rknn slices: the totals per graph pair, each its slowest slice. */
+static void add_slice_totals(cJSON *o, const struct rb_tune_run *t, const struct rb_tune_best *best)
+{
+	static const enum rb_tune_which which[] = {RB_TUNE_BACKEND, RB_TUNE_API, RB_TUNE_OVERALL};
+	static const char *const keys[] = {"backend", "rknn_matmul_api", "best_overall"};
+	struct rb_total sums[RB_TOTALS_MAX];
+	cJSON *s;
+
+	if (!rb_tune_slice_totals(t, best, RB_TUNE_OVERALL, sums))
+		return;
+	s = cJSON_AddObjectToObject(o, "per_graph_pair");
+	cJSON_AddStringToObject(s, "sums",
+				"each graph pair's slowest slice (the backend runs "
+				"a pair's slices at once, one per core)");
+	for (size_t w = 0; w < 3; w++)
+		cJSON_AddItemToObject(
+		    s, keys[w],
+		    rb_totals_json(sums, rb_tune_slice_totals(t, best, which[w], sums)));
+}
+
 static cJSON *totals_json(const struct rb_tune_run *t, const struct rb_tune_best *best)
 {
-	static const char *const keys[] = {"default", "tuned", "rknn_matmul_api"};
+	static const char *const keys[] = {"default", "tuned", "rknn_matmul_api", "backend",
+					   "best_overall"};
 	struct rb_total sums[RB_TOTALS_MAX];
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "modeled", t->device.ops->modeled);
-	for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_API; w++) {
+	cJSON_AddStringToObject(o, "sums", "device + host time per pair");
+	cJSON_AddStringToObject(o, "host_model", RB_TUNE_HOST_MODEL);
+	for (int w = RB_TUNE_DEFAULT; w <= RB_TUNE_OVERALL; w++) {
 		size_t n = rb_tune_totals(t->o, best, (enum rb_tune_which)w, sums);
 
 		cJSON_AddItemToObject(o, keys[w], rb_totals_json(sums, n));
 	}
+	add_slice_totals(o, t, best);
 	return o;
 }
 

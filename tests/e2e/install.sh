@@ -26,7 +26,8 @@ fi
 USR=$DEST/usr
 BIN=$USR/bin/rknn-bench
 missing=
-for f in bin/rknn-bench lib/librknn-bench.a include/rknn_bench/tuned.h \
+for f in bin/rknn-bench lib/librknn-bench.a lib/librknn-bench_pic.a \
+	lib/cmake/rknn-bench/rknn-bench-config.cmake include/rknn_bench/tuned.h \
 	include/rknn_bench/matmul.h include/rknn_bench/shape.h lib/pkgconfig/rknn-bench.pc \
 	lib/rknn-bench/librknnrt.so share/man/man1/rknn-bench.1 share/man/man1/rknn-bench-run.1 \
 	share/bash-completion/completions/rknn-bench share/zsh/site-functions/_rknn-bench \
@@ -58,6 +59,42 @@ case $flags in
 *"$USR/lib/pkgconfig/../../include"*) ok "rknn-bench.pc points into the DESTDIR tree" ;;
 *) not_ok "rknn-bench.pc points into the DESTDIR tree" "flags: $flags" ;;
 esac
+
+# A shared library (a llama.cpp backend) links the position-independent archive the .pc
+# names, with nothing left undefined.
+pic=$(PKG_CONFIG_PATH=$USR/lib/pkgconfig pkg-config --variable=pic_archive rknn-bench 2>/dev/null)
+deps=$(pkg-config --libs libcjson libdrm 2>/dev/null)
+if [ -f "$pic" ] && $CC -std=c11 $SANFLAGS -shared -fPIC -Wl,--no-undefined -o "$TMP/libbackend.so" \
+	-I"$USR/include" "$TOP/tests/consumer/backend_demo.c" "$pic" $deps -lm -pthread 2>"$TMP/err"; then
+	ok "a shared library links pkg-config's pic_archive ($pic)"
+else
+	not_ok "a shared library links pkg-config's pic_archive" "pic_archive: $pic" \
+		"$(head -c 600 "$TMP/err")"
+fi
+
+# A CMake project finds it with find_package(rknn-bench CONFIG) alone and links the
+# target into a shared library (a native build without sanitizers: the archive's
+# objects carry the build's flags).
+if command -v cmake >/dev/null 2>&1 && [ -z "$CROSS" ] && [ "$SANITIZE" != 1 ]; then
+	mkdir -p "$TMP/cmake"
+	cat >"$TMP/cmake/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.14)
+project(rknn_bench_cmake_user C)
+find_package(rknn-bench CONFIG REQUIRED)
+add_library(backend SHARED "$TOP/tests/consumer/backend_demo.c")
+target_link_libraries(backend PRIVATE rknn-bench::rknn-bench)
+target_link_options(backend PRIVATE -Wl,--no-undefined)
+CMAKE
+	if cmake -S "$TMP/cmake" -B "$TMP/cmake/build" -DCMAKE_PREFIX_PATH="$USR" \
+		>"$TMP/err" 2>&1 && cmake --build "$TMP/cmake/build" >>"$TMP/err" 2>&1; then
+		ok "a CMake project links rknn-bench::rknn-bench (find_package CONFIG) into a shared library"
+	else
+		not_ok "a CMake project links rknn-bench::rknn-bench into a shared library" \
+			"$(tail -c 800 "$TMP/err")"
+	fi
+else
+	ok "a CMake project links rknn-bench::rknn-bench # SKIP no cmake, or a cross or sanitizer build"
+fi
 
 # --- a user, outside the checkout ------------------------------------------------------
 mkdir "$TMP/elsewhere"

@@ -171,7 +171,7 @@ expect_exit 2 "run --tuned with a missing file" -- $RKNN_BENCH run --tuned "$TMP
 
 # `make` builds every program README.md and docs/ tell a user to run from build/tests.
 env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -n BUILD="$TMP/mk" all >"$TMP/make-n" 2>&1
-for prog in $(grep -ohE 'build/tests/[a-z][a-z-]*(\.so)?' README.md docs/*.md | grep -v '\.so$' | sort -u); do
+for prog in $(grep -ohE 'build/tests/[a-z][a-z/-]*(\.so)?' README.md docs/*.md | grep -v '\.so$' | sort -u); do
 	grep -q -- "-o $TMP/mk/tests/${prog#build/tests/}\( \|$\)" "$TMP/make-n" &&
 		ok "make builds $prog (named in the docs)" || not_ok "make builds $prog (named in the docs)"
 done

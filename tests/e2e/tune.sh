@@ -127,9 +127,14 @@ cmp -s "$TMP/thr1.tuned" "$TMP/thr2.tuned" && ok "1 and 2 model threads: the sam
 # On a modeled device a candidate's run takes its modeled time, so the candidates (in
 # modeled order) stop once none can beat the best verified: every run took exactly its
 # model's time, the tuned time is the fastest modeled one, and the rest are counted.
-awk -F'"' '{ key = $12 "|" $16; us = $0; sub(/.*"median_us":/, "", us); sub(/,.*/, "", us) }
+# (The backend's own split, a baseline run beside the candidates, is no candidate of
+# the model's ranking: its split, "split=n:5,5,6 align=32" for N = 1024, is left out.)
+backend_split=$(json "$TMP/thr1.json" pairs.0.rknn_matmul_api.backend_split.config | sed 's/.*\(split=[^ ]* align=[0-9]*\).*/\1/')
+[ "$backend_split" = "split=n:5,5,6 align=32" ] && ok "the backend's split of N = 1024: 320, 320, 384 columns" ||
+	not_ok "the backend's split of N = 1024: 320, 320, 384 columns" "$backend_split"
+awk -F'"' -v skip="$backend_split" '{ key = $12 "|" $16; us = $0; sub(/.*"median_us":/, "", us); sub(/,.*/, "", us) }
 	$4 == "model" && $0 ~ /"status":"ok"/ { model[key] = us; if (best == "" || us + 0 < best + 0) best = us }
-	$4 == "run" && $0 ~ /"status":"ok"/ { runs++; if (!(key in model) || model[key] != us) bad++ }
+	$4 == "run" && $0 ~ /"status":"ok"/ && index($12, skip) == 0 { runs++; if (!(key in model) || model[key] != us) bad++ }
 	END { printf "%d %d %s\n", runs, bad, best }' "$TMP/thr1.records" >"$TMP/thr1.check"
 read -r runs bad best <"$TMP/thr1.check"
 [ "$runs" -ge 1 ] && [ "$bad" -eq 0 ] && ok "every run on sim took its modeled time ($runs runs)" ||
@@ -188,6 +193,124 @@ case $(json "$TMP/r.json" pairs.0.measured.configs_run) in
 5|6) ok "random runs --max-evals configs (and the default)" ;;
 *) not_ok "random runs --max-evals configs" "$(json "$TMP/r.json" pairs.0.measured.configs_run)" ;;
 esac
+
+# --- baselines: the backend's own split, the host part (issue 30 items 5, 6) ------------
+# --target rknn-api on two seed shapes: the section states its gain over the backend's own
+# split (three single-core contexts of N/32/3*32 columns, threads), here the split itself
+# (the section is that split); the totals print the backend, the best rknn_matmul_api
+# config and our best overall, and say why the API is slower.
+expect_exit 0 "tune --target rknn-api" -- $RKNN_BENCH tune --shape 1x2048x8192 --shape 1x8192x2048 \
+	--device sim --target rknn-api --iters 1 --warmup 0 --verify sample -o "$TMP/api2.json"
+cp "$TMP/out" "$TMP/api2.out"
+[ "$(json "$TMP/api2.json" pairs.0.rknn_matmul_api.backend_split.config | cut -d' ' -f1-3)" = "mask=0x7 split=n:85,85,86 align=32" ] &&
+	[ "$(json "$TMP/api2.json" pairs.0.rknn_matmul_api.backend_split.launch)" = threads ] &&
+	ok "the backend's split of 1x2048x8192: cores 0,1,2 with 2720, 2720, 2752 columns, threads" ||
+	not_ok "the backend's split of 1x2048x8192" "$(json "$TMP/api2.json" pairs.0.rknn_matmul_api.backend_split.config)"
+for i in 0 1; do
+	b=$(json "$TMP/api2.json" pairs.$i.rknn_matmul_api.backend_split_us)
+	a=$(json "$TMP/api2.json" pairs.$i.rknn_matmul_api.total_us)
+	g=$(json "$TMP/api2.json" pairs.$i.rknn_matmul_api.gain_vs_backend)
+	awk -v a="$a" -v b="$b" -v g="$g" 'BEGIN { exit !(a > 0 && b >= a && (g - b / a) ^ 2 < 1e-18) }' &&
+		ok "pair $i: gain_vs_backend = backend_split_us / total_us ($b / $a)" ||
+		not_ok "pair $i: gain_vs_backend = backend_split_us / total_us" "$b / $a = $g"
+done
+expect_grep '^  backend    decode \(M = 1\): [0-9.]+ µs per token' "$TMP/api2.out" "totals: the backend as it is"
+expect_grep '^  rknn-api   decode \(M = 1\): ' "$TMP/api2.out" "totals: the best librknnrt can express"
+expect_grep '^  rknn-bench decode \(M = 1\): ' "$TMP/api2.out" "totals: our best overall"
+# The default config (fences) beats every config of the API space on the emulator: the
+# API total is worse, and a line says why (the knobs librknnrt cannot set).
+expect_grep '^    why: rknn_matmul_api is [0-9.]+ µs slower: rknn-bench.s configs differ in launch' \
+	"$TMP/api2.out" "totals: why the API is slower, in one line"
+# A pair the backend cannot create (N < 96): the baseline is null, with the reason.
+expect_exit 0 "tune --target rknn-api, N = 64" -- $RKNN_BENCH tune --shape 1x64x64 --device sim \
+	--target rknn-api --iters 1 --warmup 0 --verify sample -o "$TMP/api64.json"
+[ "$(json "$TMP/api64.json" pairs.0.rknn_matmul_api.backend_split_us)" = null ] &&
+	grep -q '"backend_split_note":.*N < 96' "$TMP/api64.json" &&
+	ok "N < 96: no backend baseline, and why" || not_ok "N < 96: no backend baseline, and why"
+
+# The host part is ranked: on 64x4096x4096 K-slices of 512 are the fastest on the NPU,
+# but their 7 partial sums on the host cost more than they save; 1024 wins on device +
+# host. The tuned JSON shows the parts apart.
+cat >"$TMP/ks.json" <<'EOF'
+{"mask": ["0x7"], "split": ["n"], "weights": ["even"], "align": [16], "banks": ["auto"],
+ "kslice": ["auto", "512", "1024", "2048"], "launch": ["fences"]}
+EOF
+expect_exit 0 "tune K-slices with the host part" -- $RKNN_BENCH tune --shape 64x4096x4096 --device sim \
+	--space "$TMP/ks.json" --strategy exhaustive --iters 1 --warmup 0 --verify sample --verbose -o "$TMP/ks-out.json"
+fastest=$(awk '$1 == "run" && $6 == "us" && $7 == "verified" { print $5, $0 }' "$TMP/err" | sort -n | head -1 | grep -o 'kslice=[0-9]*')
+[ "$fastest" = kslice=512 ] && [ "$(json "$TMP/ks-out.json" pairs.0.tuned.k_slice)" = 1024 ] &&
+	ok "ranked by device + host: kslice=1024 over the NPU's fastest, kslice=512" ||
+	not_ok "ranked by device + host" "fastest on the device: $fastest, tuned: $(json "$TMP/ks-out.json" pairs.0.tuned.k_slice)"
+d=$(json "$TMP/ks-out.json" pairs.0.measured.device_us)
+h=$(json "$TMP/ks-out.json" pairs.0.measured.host_us)
+t=$(json "$TMP/ks-out.json" pairs.0.measured.total_us)
+awk -v d="$d" -v h="$h" -v t="$t" 'BEGIN { exit !(d > 0 && h > 0 && (t - d - h) ^ 2 < 1e-12) }' &&
+	ok "measured: device_us + host_us = total_us ($d + $h)" || not_ok "measured: device_us + host_us = total_us" "$d + $h != $t"
+[ "$(json "$TMP/ks-out.json" pairs.0.measured.host.modeled)" = true ] &&
+	json "$TMP/ks-out.json" pairs.0.measured.host.model | grep -q 'cortex-a76' &&
+	[ "$(json "$TMP/ks-out.json" pairs.0.tuned.host_us)" = "$h" ] &&
+	ok "the host part is labelled modeled for the A76, and the tuned config carries it" ||
+	not_ok "the host part is labelled modeled for the A76"
+# A cache of the former ranking (device time alone) is another setup: refused.
+sed '1s/ rank=device+host([^)]*)//' "$TMP/ks-out.json.cache.jsonl" >"$TMP/old.cache.jsonl"
+expect_exit 2 "a cache ranked by device time alone is refused" -- $RKNN_BENCH tune --shape 64x4096x4096 \
+	--device sim --space "$TMP/ks.json" --strategy exhaustive --iters 1 --warmup 0 --verify sample \
+	--cache "$TMP/old.cache.jsonl" -o "$TMP/ks-old.json"
+expect_grep "measure" "$TMP/err" "the refusal names the field"
+
+# --- tune --target ggml-rknn: the slices the backend creates (issue 30 item 4) ------------
+# A file as `shapes --for ggml-rknn` writes it: one pair per per-core slice, its "core"
+# the core the backend pins the context to. Each slice is tuned as a single-core matmul
+# on that core; its rknn_matmul_api section is that one context; the backend's own way
+# (the context as librknnrt runs it: auto, threads) is its baseline.
+cat >"$TMP/slices.json" <<'EOF'
+{"target": "ggml-rknn", "threads": 3, "dtype": "fp16", "pairs": [
+ {"src0": {"row": 64, "col": 4096}, "src1": {"row": 4096, "col": 1344}, "name": "Qcur-0:core0:0-1344", "core": 0,
+  "slice": {"of": "Qcur-0", "n": 4096, "n_begin": 0, "n_end": 1344, "created": "init", "runs": true}},
+ {"src0": {"row": 64, "col": 4096}, "src1": {"row": 4096, "col": 1344}, "name": "Qcur-0:core1:1344-2688", "core": 1,
+  "slice": {"of": "Qcur-0", "n": 4096, "n_begin": 1344, "n_end": 2688, "created": "init", "runs": true}},
+ {"src0": {"row": 64, "col": 4096}, "src1": {"row": 4096, "col": 1408}, "name": "Qcur-0:core2:2688-4096", "core": 2,
+  "slice": {"of": "Qcur-0", "n": 4096, "n_begin": 2688, "n_end": 4096, "created": "init", "runs": true}}]}
+EOF
+expect_exit 0 "tune --target ggml-rknn" -- $RKNN_BENCH tune "$TMP/slices.json" --target ggml-rknn \
+	--device sim --iters 1 --warmup 0 --verify sample -o "$TMP/slices-tuned.json"
+cp "$TMP/out" "$TMP/slices.out"
+pinned=0
+for i in 0 1 2; do
+	core=$(json "$TMP/slices-tuned.json" pairs.$i.core)
+	[ "$(json "$TMP/slices-tuned.json" pairs.$i.tuned.core_mask)" = $((1 << core)) ] &&
+		[ "$(json "$TMP/slices-tuned.json" pairs.$i.rknn_matmul_api.contexts.#)" = 1 ] &&
+		[ "$(json "$TMP/slices-tuned.json" pairs.$i.rknn_matmul_api.contexts.0.core)" = "$core" ] &&
+		json "$TMP/slices-tuned.json" pairs.$i.rknn_matmul_api.backend_split.config | grep -q "^mask=0x$((1 << core)) " &&
+		pinned=$((pinned + 1))
+done
+[ $pinned = 3 ] && ok "each slice tuned on its own core, its API section and baseline that one context" ||
+	not_ok "each slice tuned on its own core" "$pinned of 3"
+# The knobs the shim applies find a gain over the backend's own context (K-slices of
+# 2048 on K = 4096, with their host sums counted).
+g=$(json "$TMP/slices-tuned.json" pairs.0.measured.speedup_vs_backend)
+awk -v g="$g" 'BEGIN { exit !(g > 1.2) }' && ok "slice 0 gains over the backend's context (${g}x, device + host)" ||
+	not_ok "slice 0 gains over the backend's context" "$g"
+expect_grep 'ggml-rknn slices: each slice.s time on its core, summed' "$TMP/slices.out" "the totals say what they sum"
+# Per graph pair the slices run at once: Qcur-0 takes its slowest slice, counted once.
+slowest=$(for i in 0 1 2; do json "$TMP/slices-tuned.json" pairs.$i.measured.total_us; done | sort -g | tail -1)
+[ "$(json "$TMP/slices-tuned.json" totals.per_graph_pair.best_overall.0.pairs)" = 1 ] &&
+	awk -v a="$(json "$TMP/slices-tuned.json" totals.per_graph_pair.best_overall.0.total_us)" -v b="$slowest" \
+		'BEGIN { exit !(a == b && a > 0) }' &&
+	ok "per graph pair: Qcur-0 is its slowest slice ($slowest us)" ||
+	not_ok "per graph pair: Qcur-0 is its slowest slice" "$(json "$TMP/slices-tuned.json" totals.per_graph_pair)"
+expect_grep '^  rknn-bench prefill \(M = 64\): [0-9.]+ µs per 64-token prompt over 1 pairs' "$TMP/slices.out" \
+	"the summary prints the per-graph-pair totals"
+expect_exit 0 "the seed reader reads the tuned slices" -- "$CONSUMER" --seed-reader "$TMP/slices-tuned.json"
+expect_exit 0 "the library finds every slice by its name" -- "$CONSUMER" --every "$TMP/slices-tuned.json"
+expect_grep '^3 pairs found, 0 missed' "$TMP/out" "every slice found"
+expect_exit 0 "run --tuned replays the tuned slices" -- $RKNN_BENCH run --tuned "$TMP/slices-tuned.json" \
+	"$TMP/slices.json" --device sim --iters 1 --warmup 0 --verify sample --format json
+[ "$(json "$TMP/out" results.0.stats.median_us)" = "$(json "$TMP/slices-tuned.json" pairs.0.measured.median_us)" ] &&
+	ok "run --tuned reproduces slice 0's time" || not_ok "run --tuned reproduces slice 0's time"
+expect_exit 0 "--list-space --target ggml-rknn" -- $RKNN_BENCH tune --list-space --target ggml-rknn "$TMP/slices.json"
+! grep -q 'mask=0x[3567] ' "$TMP/out" && grep -q 'mask=0x4 ' "$TMP/out" &&
+	ok "the ggml-rknn space holds single cores only" || not_ok "the ggml-rknn space holds single cores only"
 
 # --- the command line --------------------------------------------------------------
 expect_exit 0 "tune --help" -- $RKNN_BENCH tune --help
@@ -258,3 +381,20 @@ expect_exit 1 "tune where every program hangs" -- env RKNN_BENCH_DEBUG=fault_wor
 expect_grep '\(a timeout: not cached, a resume tries again\)' "$TMP/err" "the timeout is said to be retried later"
 ! grep -q '"kind":"run".*timed out' "$TMP/hang.json.cache.jsonl" && ok "no timeout in the cache" ||
 	not_ok "no timeout in the cache"
+
+# A prompt's totals count the M = 1 pairs of its output row (the last block's FFN and
+# result_output, which llama.cpp computes for the last token only), in the summary, in
+# the file and after a merge of shards.
+$RKNN_BENCH shapes --arch llama --embd 256 --ff 512 --layers 2 --heads 4 --heads-kv 2 --vocab 512 \
+	--tokens 1,16 -o "$TMP/rows.json" 2>/dev/null
+expect_exit 0 "tune of decode and a 16-token prompt" -- $RKNN_BENCH tune "$TMP/rows.json" --device sim \
+	--iters 1 --warmup 0 --top 1 -o "$TMP/rows-tuned.json"
+expect_grep '^  rknn-bench prefill \(M = 16\): [0-9.]+ µs per 16-token prompt over 13 pairs, 4 of them at M = 1 \(output row\)' \
+	"$TMP/out" "tune: the prompt's total counts its 4 output-row pairs at M = 1"
+found=
+for i in 0 1; do
+	[ "$(json "$TMP/rows-tuned.json" totals.best_overall.$i.m)" = 16 ] &&
+		found=$(json "$TMP/rows-tuned.json" totals.best_overall.$i.output_rows)
+done
+[ "$found" = 4 ] && ok "the file's prompt total has output_rows 4" ||
+	not_ok "the file's prompt total has output_rows 4" "got '$found': $(json "$TMP/rows-tuned.json" totals)"

@@ -11,7 +11,17 @@
  *                         against a plain loop. --full: one context per shape, core mask
  *                         left on auto (what RKNN_BENCH_TUNED then configures)
  *   shim-api --layouts    the normal and transposed layouts on one context
+ *   shim-api --rss        the seed's call sequence on 1x4096x8192 fp16 (B of 64 MiB), B
+ *                         written straight into the memories in the native layout (no
+ *                         other copy): the peak RSS of the library's own memory, which
+ *                         tests/e2e/shim.sh compares with the stand-in librknnrt's
+ *   shim-api --shapes MxKxN...  the seed's call sequence for these fp16 shapes (the
+ *                         pairs of a model, whose slices a tuned file configures)
  *   shim-api --errors     every error path; prints "N error paths checked"
+ *   shim-api --mems       memories' lives and B rewritten: memories made before any
+ *                         context (ctx 0) and destroyed after theirs, or while still
+ *                         set; a native or normal B rewritten in its memory and set
+ *                         again (as the seed backend does) is what the next run reads
  *
  * Prints one line per shape and "N verified, N failed" last; exit 0 when all verified. */
 #include <pthread.h>
@@ -35,6 +45,10 @@ static const struct shape shapes[] = {
     {2, 512, 768, RKNN_INT8_MM_INT8_TO_INT32},
     {1, 9216, 96, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32}, /* K > 8192: B in two segments */
 };
+
+/* --rss: B of 64 MiB, the size of a Llama-3.2-1B ffn weight pair's slices. */
+static const struct shape big = {1, 4096, 8192, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+static bool b_direct; /* --rss: B written native, without a normal copy first */
 
 /* One context: a slice [n0, n0 + info.N) of a shape's columns. */
 struct context {
@@ -99,6 +113,24 @@ static int fill_b(const struct shape *s, struct context *c)
 	return ret;
 }
 
+/* B of the slice written in the native layout (N/16, K/32, 16, 32) fp16 or (N/32, K/32,
+ * 32, 32) int8, in segments of 8192 rows of K, as the seed backend writes it. */
+static void fill_b_direct(const struct shape *s, struct context *c)
+{
+	int blk = esize(s) == 1 ? 32 : 16, n = c->info.N;
+
+	for (int k = 0; k < s->k; k++) {
+		int seg = k / 8192, seg_k = s->k - seg * 8192 < 8192 ? s->k - seg * 8192 : 8192;
+		size_t base = (size_t)seg * 8192 * n, ks = (size_t)(k % 8192);
+
+		for (int j = 0; j < n; j++)
+			put(s, c->b->virt_addr,
+			    base + ((size_t)(j / blk) * (size_t)(seg_k / 32) + ks / 32) * blk * 32 +
+				(size_t)(j % blk) * 32 + ks % 32,
+			    b_val(s, k, c->n0 + j));
+	}
+}
+
 static int setup_context(const struct shape *s, struct context *c, int n0, int n, int core)
 {
 	memset(&c->info, 0, sizeof(c->info));
@@ -119,7 +151,9 @@ static int setup_context(const struct shape *s, struct context *c, int n0, int n
 	if (!c->a || !c->b || !c->c)
 		return -1;
 	fill_a(s, c);
-	if (fill_b(s, c) != RKNN_SUCC)
+	if (b_direct)
+		fill_b_direct(s, c);
+	else if (fill_b(s, c) != RKNN_SUCC)
 		return -1;
 	return rknn_matmul_set_io_mem(c->ctx, c->a, &c->io.A) ||
 	       rknn_matmul_set_io_mem(c->ctx, c->b, &c->io.B) ||
@@ -197,19 +231,43 @@ static bool run_shape(const struct shape *s, bool full)
 
 /* ---- normal and transposed layouts ---- */
 
-/* B in layout bl: normal (K, N), transposed (N, K), or native through the library. */
-static void fill_b_layout(const struct shape *s, int bl, rknn_matmul_info *info, uint16_t *b)
+/* B (times scale) in layout bl: normal (K, N), transposed (N, K), or native through the
+ * library. */
+static void fill_b_layout(const struct shape *s, int bl, rknn_matmul_info *info, uint16_t *b,
+			  float scale)
 {
 	uint16_t *normal = bl == RKNN_MM_LAYOUT_NATIVE ? malloc((size_t)s->k * s->n * 2) : b;
 
 	for (int k = 0; k < s->k; k++)
 		for (int n = 0; n < s->n; n++)
 			normal[bl == RKNN_MM_LAYOUT_TP_NORM ? n * s->k + k : k * s->n + n] =
-			    half_of(b_val(s, k, n));
+			    half_of(b_val(s, k, n) * scale);
 	if (bl == RKNN_MM_LAYOUT_NATIVE) {
 		rknn_B_normal_layout_to_native_layout(normal, b, s->k, s->n, info);
 		free(normal);
 	}
+}
+
+static void fill_a_normal(const struct shape *s, rknn_tensor_mem *a)
+{
+	for (int m = 0; m < s->m; m++)
+		for (int k = 0; k < s->k; k++)
+			((uint16_t *)a->virt_addr)[m * s->k + k] = half_of(a_val(s, m, k));
+}
+
+/* C normal (M, N) of an fp16 matmul whose B is b_val times scale. */
+static bool normal_c_ok(const struct shape *s, const rknn_tensor_mem *c, float scale)
+{
+	for (int m = 0; m < s->m; m++)
+		for (int n = 0; n < s->n; n++) {
+			float want = 0;
+
+			for (int k = 0; k < s->k; k++)
+				want += a_val(s, m, k) * b_val(s, k, n) * scale;
+			if (((float *)c->virt_addr)[m * s->n + n] != want)
+				return false;
+		}
+	return true;
 }
 
 static bool run_layouts(void)
@@ -230,22 +288,12 @@ static bool run_layouts(void)
 		a = rknn_create_mem(ctx, io.A.size);
 		b = rknn_create_mem(ctx, io.B.size);
 		c = rknn_create_mem(ctx, io.C.size);
-		for (int m = 0; m < s.m; m++)
-			for (int k = 0; k < s.k; k++)
-				((uint16_t *)a->virt_addr)[m * s.k + k] = half_of(a_val(&s, m, k));
-		fill_b_layout(&s, bl, &info, b->virt_addr);
+		fill_a_normal(&s, a);
+		fill_b_layout(&s, bl, &info, b->virt_addr, 1);
 		ok = rknn_matmul_set_io_mem(ctx, a, &io.A) == RKNN_SUCC &&
 		     rknn_matmul_set_io_mem(ctx, b, &io.B) == RKNN_SUCC &&
 		     rknn_matmul_set_io_mem(ctx, c, &io.C) == RKNN_SUCC &&
-		     rknn_matmul_run(ctx) == RKNN_SUCC;
-		for (int m = 0; ok && m < s.m; m++)
-			for (int n = 0; ok && n < s.n; n++) {
-				float want = 0;
-
-				for (int k = 0; k < s.k; k++)
-					want += a_val(&s, m, k) * b_val(&s, k, n);
-				ok = ((float *)c->virt_addr)[m * s.n + n] == want;
-			}
+		     rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 1);
 		printf("layouts A/C normal, B %s: %s\n",
 		       bl == RKNN_MM_LAYOUT_NORM ? "normal"
 		       : bl == 1                 ? "native"
@@ -257,6 +305,51 @@ static bool run_layouts(void)
 		rknn_matmul_destroy(ctx);
 	}
 	return ok;
+}
+
+/* ---- memories: lives, and when B is read ---- */
+
+/* One layout of B: memories made before the context (ctx 0), B rewritten and set again
+ * (native: read where it is; normal: packed again), B destroyed while set (the context
+ * keeps it), A and C destroyed after the context. */
+static bool mems_one(int bl)
+{
+	static const struct shape s = {2, 64, 32, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+	rknn_matmul_info info = {.M = s.m, .K = s.k, .N = s.n, .type = s.type};
+	rknn_matmul_io_attr io;
+	rknn_matmul_ctx ctx;
+	rknn_tensor_mem *a = rknn_create_mem(0, s.m * s.k * 2),
+			*b = rknn_create_mem(0, s.k * s.n * 2),
+			*c = rknn_create_mem(0, s.m * s.n * 4);
+	bool ok;
+
+	info.B_layout = (int16_t)bl;
+	if (!a || !b || !c || rknn_matmul_create(&ctx, &info, &io) != RKNN_SUCC)
+		return false;
+	fill_a_normal(&s, a);
+	fill_b_layout(&s, bl, &info, b->virt_addr, 1);
+	ok = rknn_matmul_set_io_mem(ctx, a, &io.A) == RKNN_SUCC &&
+	     rknn_matmul_set_io_mem(ctx, b, &io.B) == RKNN_SUCC &&
+	     rknn_matmul_set_io_mem(ctx, c, &io.C) == RKNN_SUCC &&
+	     rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 1);
+	fill_b_layout(&s, bl, &info, b->virt_addr, 2);
+	ok = ok && rknn_matmul_set_io_mem(ctx, b, &io.B) == RKNN_SUCC &&
+	     rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 2);
+	ok = ok && rknn_destroy_mem(ctx, b) == RKNN_SUCC;
+	memset(c->virt_addr, 0, c->size);
+	ok = ok && rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 2);
+	ok = rknn_matmul_destroy(ctx) == RKNN_SUCC && ok;
+	ok = rknn_destroy_mem(ctx, a) == RKNN_SUCC && ok;
+	return rknn_destroy_mem(0, c) == RKNN_SUCC && ok;
+}
+
+static bool run_mems(void)
+{
+	bool native = mems_one(RKNN_MM_LAYOUT_NATIVE), normal = mems_one(RKNN_MM_LAYOUT_NORM);
+
+	printf("memories, B native (rewritten, set again): %s\n", native ? "verified" : "FAILED");
+	printf("memories, B normal (rewritten, set again): %s\n", normal ? "verified" : "FAILED");
+	return native && normal;
 }
 
 /* ---- error paths ---- */
@@ -377,6 +470,26 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "--layouts") == 0)
 		return run_layouts() ? 0 : 1;
+	if (argc > 1 && strcmp(argv[1], "--mems") == 0)
+		return run_mems() ? 0 : 1;
+	if (argc > 1 && strcmp(argv[1], "--rss") == 0) {
+		b_direct = true;
+		return run_shape(&big, false) ? 0 : 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "--shapes") == 0) {
+		for (int i = 2; i < argc; i++) {
+			struct shape s = {0, 0, 0, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
+
+			if (sscanf(argv[i], "%dx%dx%d", &s.m, &s.k, &s.n) != 3 || s.m < 1 ||
+			    s.k < 1 || s.n < 1) {
+				fprintf(stderr, "shim-api: '%s' is not MxKxN\n", argv[i]);
+				return 2;
+			}
+			run_shape(&s, false) ? verified++ : failed++;
+		}
+		printf("%d verified, %d failed\n", verified, failed);
+		return failed ? 1 : 0;
+	}
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		run_shape(&shapes[i], full) ? verified++ : failed++;
 	printf("%d verified, %d failed\n", verified, failed);

@@ -227,7 +227,7 @@ static void measure(const struct rb_shape *s, enum rb_verify_mode mode, int64_t 
 {
 	static char name[] = "case";
 	char *names[] = {name};
-	const struct rb_shape_entry entry = {*s, names, 1, NULL};
+	const struct rb_shape_entry entry = {.shape = *s, .names = names, .n_names = 1};
 	struct rb_measure_opts mo;
 	struct rb_verify_opts vo;
 	struct rb_shape_measure m = {

@@ -41,7 +41,7 @@ static void make_data(struct data *d, int m, int k, int n, unsigned seed)
 	for (int r = 0; r < k; r++)
 		for (int c = 0; c < n; c++) {
 			float v =
-			    (float)((int)((seed + (unsigned)(r * 31 + c * 17)) % 17u) - 8) / 8;
+			    (float)((int)((seed + (unsigned)(r * 31 + c * 13)) % 17u) - 8) / 8;
 
 			d->b_kn[r * n + c] = v;
 			d->b_nk[c * k + r] = v;
@@ -205,6 +205,80 @@ static void test_errors(void **state)
 	rb_matmul_device_close(dev);
 }
 
+/* Weights are converted and packed a block of columns at a time (about 1 MiB: 64
+ * columns at K = 8192), never held whole: N = 96 takes a whole block and a part of one,
+ * from both host layouts, exactly. */
+static void test_weights_in_blocks(void **state)
+{
+	struct rb_matmul_device *dev;
+	struct rb_matmul *mm;
+	struct data d;
+	float *c = malloc(sizeof(float) * 2 * 96);
+
+	(void)state;
+	assert_non_null(c);
+	make_data(&d, 2, 8192, 96, 3);
+	assert_int_equal(rb_matmul_device_open(&dev, "sim"), 0);
+	mm = create(dev, 2, 8192, 96, NULL, NULL);
+	assert_int_equal(rb_matmul_set_weights(mm, d.b16_nk, RB_MATMUL_FP16, RB_MATMUL_B_NK), 0);
+	assert_int_equal(rb_matmul_run(mm, d.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&d, c);
+	memset(c, 0, sizeof(float) * 2 * 96);
+	assert_int_equal(rb_matmul_set_weights(mm, d.b_kn, RB_MATMUL_FP32, RB_MATMUL_B_KN), 0);
+	assert_int_equal(rb_matmul_run(mm, d.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&d, c);
+	rb_matmul_destroy(mm);
+	rb_matmul_device_close(dev);
+	free_data(&d);
+	free(c);
+}
+
+/* Matmuls of one weight for two M share one packed copy: the second reads the first's
+ * weights and both compute exactly; it can share only packed weights of the same
+ * layout; given weights of its own, it no longer needs the first. */
+static void test_sharing(void **state)
+{
+	struct rb_matmul_device *dev;
+	struct rb_matmul *owner, *decode = NULL;
+	struct rb_matmul_desc desc = {.shape = {1, 64, 96, RB_DTYPE_FP16}, .config = "mask=0x1"};
+	struct data prompt, token;
+	float c[4 * 96];
+
+	(void)state;
+	make_data(&prompt, 4, 64, 96, 1);
+	make_data(&token, 1, 64, 96, 1); /* the same B: it depends on the seed, K and N only */
+	assert_int_equal(rb_matmul_device_open(&dev, "sim"), 0);
+	owner = create(dev, 4, 64, 96, "mask=0x3", "threads");
+	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, owner), -EINVAL,
+		     "no weights packed");
+	assert_null(decode);
+	assert_int_equal(
+	    rb_matmul_set_weights(owner, prompt.b16_nk, RB_MATMUL_FP16, RB_MATMUL_B_NK), 0);
+	assert_int_equal(rb_matmul_create_sharing(&decode, dev, &desc, owner), 0);
+	assert_int_equal(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&token, c);
+	assert_int_equal(rb_matmul_run(owner, prompt.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&prompt, c);
+	/* its own weights: the owner may go */
+	assert_int_equal(rb_matmul_set_weights(decode, token.b_kn, RB_MATMUL_FP32, RB_MATMUL_B_KN),
+			 0);
+	rb_matmul_destroy(owner);
+	memset(c, 0, sizeof(c));
+	assert_int_equal(rb_matmul_run(decode, token.a, RB_MATMUL_FP32, c, RB_MATMUL_FP32), 0);
+	expect_c(&token, c);
+	owner = decode;
+	decode = NULL;
+	desc.shape.k = 128;
+	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, owner), -EINVAL,
+		     "cannot be shared");
+	assert_null(decode);
+	expect_error(rb_matmul_create_sharing(&decode, dev, &desc, NULL), -EINVAL, "NULL");
+	rb_matmul_destroy(owner);
+	rb_matmul_device_close(dev);
+	free_data(&prompt);
+	free_data(&token);
+}
+
 /* Run-time type errors, each caught before the NPU runs. */
 static void test_run_types(void **state)
 {
@@ -342,6 +416,8 @@ int main(void)
 	    cmocka_unit_test(test_int8),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_run_types),
+	    cmocka_unit_test(test_weights_in_blocks),
+	    cmocka_unit_test(test_sharing),
 	    cmocka_unit_test(test_three_threads),
 	    cmocka_unit_test(test_device_stats),
 	};

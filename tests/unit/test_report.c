@@ -435,26 +435,39 @@ static void test_table_printer(void **state)
 	free(buf);
 }
 
-/* Per-model totals: each shape's time once per pair, grouped by M in increasing order;
- * a shape without a time makes its group incomplete. */
+/* Per-model totals: each pair's time once, grouped by M in increasing order; a pair
+ * without a time makes its group incomplete. Qcur is computed for every row of a
+ * prompt, so no M = 1 pair joins the prompts here. */
 static void test_totals(void **state)
 {
-	const struct rb_total_item items[] = {
-	    {128, 10.0, 2}, {1, 3.0, 16}, {1, 5.0, 1}, {512, NAN, 1}, {128, 1.5, 4}};
+	static const struct {
+		int64_t m;
+		double us;
+		int pairs;
+	} groups[] = {{128, 10.0, 2}, {1, 3.0, 16}, {1, 5.0, 1}, {512, NAN, 1}, {128, 1.5, 4}};
+	static char names[32][16];
+	struct rb_total_pair pairs[32];
 	struct rb_total t[RB_TOTALS_MAX];
 	char line[160];
+	size_t n = 0;
 
 	(void)state;
-	assert_int_equal(rb_totals_sum(items, 5, t, RB_TOTALS_MAX), 3);
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		for (int i = 0; i < groups[g].pairs; i++, n++) {
+			snprintf(names[n], sizeof(names[n]), "Qcur-%zu", n);
+			pairs[n] = (struct rb_total_pair){names[n], groups[g].m, groups[g].us};
+		}
+	assert_int_equal(rb_totals_sum_pairs(pairs, n, t, RB_TOTALS_MAX), 3);
 	assert_true(t[0].m == 1 && t[0].pairs == 17 && t[0].complete);
 	assert_true(t[0].total_us == 53.0);
 	assert_true(t[1].m == 128 && t[1].pairs == 6 && t[1].total_us == 26.0);
+	assert_true(t[1].output_rows == 0);
 	assert_true(t[2].m == 512 && !t[2].complete);
 	rb_total_text(&t[0], line, sizeof(line));
 	assert_string_equal(line, "decode (M = 1): 53.0 µs per token over 17 pairs");
 	rb_total_text(&t[1], line, sizeof(line));
 	assert_string_equal(line, "prefill (M = 128): 26.0 µs per 128-token prompt over 6 pairs");
-	assert_int_equal(rb_totals_sum(items, 5, t, 1), 1); /* more M values than room */
+	assert_int_equal(rb_totals_sum_pairs(pairs, n, t, 1), 1); /* more M values than room */
 }
 
 static void test_context_collect(void **state)

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "npu/plan.h"
+#include "model/ggml_rknn.h"
 #include "tune/tune.h"
 
 static const struct rb_shape decode = {1, 2048, 8192, RB_DTYPE_FP16};
@@ -484,6 +485,115 @@ static void test_cache_parse(void **state)
 	rb_tune_cache_close(&c);
 }
 
+/* The backend's own split: cores 0, 1, 2 with N/32/3*32 columns each and the rest on
+ * core 2, launched by threads; for every N the planner cuts exactly there. */
+static void expect_backend_cuts(int64_t n)
+{
+	struct rb_shape s = {1, 2048, n, RB_DTYPE_FP16};
+	struct rb_tune_point p;
+	struct rb_plan plan;
+	int64_t slice = n / 32 / 3 * 32;
+
+	assert_int_equal(rb_tune_backend_point(&s, 0, &p), 0);
+	assert_int_equal(rb_ggml_rknn_init_share(n), slice);
+	assert_int_equal(p.launch, RB_LAUNCH_THREADS);
+	assert_int_equal(p.plan.core_mask, 0x7);
+	assert_true(isfinite(p.host_us) && p.host_us > 0);
+	assert_int_equal(rb_plan_init(&plan, &s, &p.plan), 0);
+	assert_int_equal(plan.n_cores, 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(plan.cores[i].core, i);
+	assert_int_equal(plan.cores[0].begin, 0);
+	assert_int_equal(plan.cores[0].end, slice);
+	assert_int_equal(plan.cores[1].begin, slice);
+	assert_int_equal(plan.cores[1].end, 2 * slice);
+	assert_int_equal(plan.cores[2].begin, 2 * slice);
+	assert_true(plan.cores[2].end >= n);
+	rb_plan_release(&plan);
+}
+
+static void test_backend_point(void **state)
+{
+	static const int64_t ns[] = {96, 128, 256, 320, 336, 2048, 8192, 128256, 151936};
+	struct rb_shape small = {1, 2048, 64, RB_DTYPE_FP16};
+	struct rb_tune_point p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+		expect_backend_cuts(ns[i]);
+	/* 8192: the 85,85,86 blocks of the example */
+	assert_int_equal(
+	    rb_tune_backend_point(&(struct rb_shape){1, 2048, 8192, RB_DTYPE_FP16}, 0, &p), 0);
+	assert_non_null(strstr(p.text, "split=n:85,85,86 align=32"));
+	/* N < 96: the backend cannot create the pair */
+	assert_int_equal(rb_tune_backend_point(&small, 0, &p), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "N < 96"));
+	/* weights of at most 1000 cannot cut 800000 columns at 266656 and 533312: said so,
+	 * not approximated */
+	assert_int_equal(
+	    rb_tune_backend_point(&(struct rb_shape){1, 64, 800000, RB_DTYPE_FP16}, 0, &p),
+	    -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "no weighted split"));
+}
+
+/* The host model: bytes over the A76 bandwidth; every K-slice past the first adds its
+ * cube and a pass over C (the issue's 64x4096x4096 kslice=2048 example). */
+static void test_host_model(void **state)
+{
+	struct rb_shape s = {64, 4096, 4096, RB_DTYPE_FP16};
+	struct rb_plan_config one, two;
+	struct rb_plan p1, p2;
+	struct rb_tune_host h1, h2;
+	double c_bytes = 64.0 * 4096 * 4, per_us = RB_TUNE_HOST_GBPS * 1e3; /* bytes per µs */
+
+	(void)state;
+	rb_plan_config_init(&one);
+	assert_int_equal(rb_plan_config_parse(&one, "kslice=4096"), 0);
+	two = one;
+	assert_int_equal(rb_plan_config_parse(&two, "kslice=2048"), 0);
+	assert_int_equal(rb_plan_init(&p1, &s, &one), 0);
+	assert_int_equal(rb_plan_init(&p2, &s, &two), 0);
+	assert_int_equal(p1.n_kslices, 1);
+	assert_int_equal(p2.n_kslices, 2);
+	rb_tune_host_model(&p1, &h1);
+	rb_tune_host_model(&p2, &h2);
+	/* pack A: read M·K fp16, write the cube (K_pad·M fp16) */
+	assert_float_equal(h1.pack_a_us, 2 * 64.0 * 4096 * 2 / per_us, 1e-3); /* whole ns */
+	/* unpack: read the fp32 cube, write C */
+	assert_float_equal(h1.unpack_us, 2 * c_bytes / per_us, 1e-3);
+	assert_float_equal(h1.kslice_us, 0, 0);
+	/* the second slice: its cube, then C read and written */
+	assert_float_equal(h2.kslice_us, 3 * c_bytes / per_us, 1e-3);
+	assert_float_equal(rb_tune_host_us(&p2) - rb_tune_host_us(&p1), h2.kslice_us, 1e-9);
+	rb_plan_release(&p1);
+	rb_plan_release(&p2);
+}
+
+/* Enumerated points carry their host part, and it is the plan's. */
+static void test_points_host(void **state)
+{
+	struct rb_tune_space sp;
+	struct rb_tune_points pts;
+	struct rb_shape s = {64, 8192, 2048, RB_DTYPE_FP16};
+	size_t sliced = 0;
+
+	(void)state;
+	rb_tune_space_default(&sp);
+	assert_int_equal(rb_tune_space_enumerate(&sp, &s, &pts), 0);
+	for (size_t i = 0; i < pts.count; i++) {
+		struct rb_tune_point q = pts.items[i];
+		struct rb_plan plan;
+
+		rb_tune_point_host(&q, &s);
+		assert_float_equal(q.host_us, pts.items[i].host_us, 0);
+		assert_int_equal(rb_plan_init(&plan, &s, &q.plan), 0);
+		sliced += plan.n_kslices > 1;
+		rb_plan_release(&plan);
+	}
+	assert_true(sliced > 0);
+	rb_tune_points_release(&pts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -495,6 +605,9 @@ int main(void)
 	    cmocka_unit_test(test_space_errors),
 	    cmocka_unit_test(test_api_space),
 	    cmocka_unit_test(test_shuffle),
+	    cmocka_unit_test(test_backend_point),
+	    cmocka_unit_test(test_host_model),
+	    cmocka_unit_test(test_points_host),
 	    cmocka_unit_test(test_cache_parse),
 	    cmocka_unit_test_setup_teardown(test_cache_resume, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cache_truncated, setup, teardown),

@@ -194,6 +194,34 @@ static void test_forward_compatible(void **state)
 	rb_tuned_free(db);
 }
 
+/* What tune writes for issue 30: a slice of `shapes --for ggml-rknn` with its "core",
+ * a tuned config with its modeled "host_us": known keys, read without a warning; a near
+ * miss of "core" is a typo. */
+static void test_slices_and_host(void **state)
+{
+	static const char json[] =
+	    "{\"schema\":\"rknn-bench-tuned/1\",\"pairs\":["
+	    "{\"src0\":{\"row\":1,\"col\":2048},\"src1\":{\"row\":2048,\"col\":2720},"
+	    "\"name\":\"ffn_up-0:core1:2720-5440\",\"core\":1,"
+	    "\"tuned\":{\"config\":\"mask=0x2\",\"launch\":\"fences\",\"host_us\":1.8},"
+	    "\"measured\":{\"median_us\":954.2}}]}";
+	struct rb_tuned_db *db;
+	enum rb_tuned_match how;
+	const struct rb_tuned_config *t;
+
+	(void)state;
+	assert_int_equal(rb_tuned_load_string(&db, json, strlen(json), "t.json"), 0);
+	assert_int_equal(rb_tuned_warning_count(db), 0);
+	t = rb_tuned_lookup(db, 1, 2048, 2720, RB_DTYPE_FP16, NULL, &how);
+	assert_non_null(t);
+	assert_int_equal(how, RB_TUNED_SHAPE);
+	assert_int_equal(t->core_mask, 2);
+	rb_tuned_free(db);
+	expect_error(PAIR0
+		     ",\"cor\":1,\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"fences\"}}]}",
+		     "t.json: pairs[0].cor: unknown key; did you mean \"core\"?");
+}
+
 static void test_load_file_missing(void **state)
 {
 	struct rb_tuned_db *db;
@@ -212,6 +240,7 @@ int main(void)
 	    cmocka_unit_test(test_lookup),
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_forward_compatible),
+	    cmocka_unit_test(test_slices_and_host),
 	    cmocka_unit_test(test_load_file_missing),
 	};
 
