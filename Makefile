@@ -279,11 +279,12 @@ check: deps-check $(CHECK_DEPS)
 # make check-quick: every unit test, and the end-to-end scripts that take a few CPU
 # seconds each: the emulator's paths (sim, rocket, regcmd, plan, run, wreuse, mem, faults),
 # the tuned round trip on two seed shapes, inputs and outputs (bad_input, limits, output,
-# compare, report, shapes), the regression gate and the folder floors. Measured on 2
-# shared, loaded cores (2026-11-28): 1379 checks, 84 CPU seconds, 74 s wall.
+# compare, report, shapes), the regression gate, the folder floors and the ggml-rknn
+# slices. Measured on 2
+# shared, loaded cores (2026-11-28): 1402 checks, 87 CPU seconds, 85 s wall.
 QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full faults \
 	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
-	sim soc_profiles tuned_roundtrip wreuse
+	sim soc_profiles tuned_roundtrip wreuse ggml_slices
 
 check-quick: deps-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
