@@ -280,8 +280,8 @@ check: deps-check $(CHECK_DEPS)
 # seconds each: the emulator's paths (sim, rocket, regcmd, plan, run, wreuse, mem, faults),
 # the tuned round trip on two seed shapes, inputs and outputs (bad_input, limits, output,
 # compare, report, shapes), the regression gate, the folder floors and the ggml-rknn
-# slices. Measured on 2
-# shared, loaded cores (2026-11-28): 1402 checks, 87 CPU seconds, 85 s wall.
+# slices. Measured on 2 shared, loaded cores (2026-11-28): 1402 checks, 87 CPU seconds,
+# 85 s wall.
 QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full faults \
 	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
 	sim soc_profiles tuned_roundtrip wreuse ggml_slices
