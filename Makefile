@@ -6,6 +6,11 @@
 #   make run          install missing build dependencies (when possible), build, run the seed shapes
 #   make check        install missing test tools (when possible), build and run every
 #                     test; ends with "N passed, N failed"
+#   make check-quick  the edit-compile-test loop, under 2 minutes on 2 cores: every unit
+#                     test and the end-to-end scripts of QUICK_E2E (below) with
+#                     CHECK_SCOPE=quick; the model files' tunes, sharding, calibrate,
+#                     the fake node, the shim, install and the file-reader timeouts are
+#                     left to make check
 #   make deps-check   fail when a folder of src/ includes a higher floor or folders form
 #                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
 #                     runs it first
@@ -107,7 +112,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: all check deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
+.PHONY: all check check-build check-quick deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -259,12 +264,31 @@ include tests/fuzz/fuzz.mk
 deps-check:
 	@sh scripts/deps-check.sh .
 
-check: deps-check $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
-		$(BUILD)/tests/consumer $(BENCHES) \
-		$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(STANDIN) $(FAKENODE) $(BUILD)/tests/prime-probe \
-		$(FUZZ_REPLAYS)
+# What the tests run: `make check-build` builds it without running anything.
+CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
+	$(BUILD)/tests/consumer $(BENCHES) \
+	$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(STANDIN) $(FAKENODE) \
+	$(BUILD)/tests/prime-probe $(FUZZ_REPLAYS)
+
+check-build: $(CHECK_DEPS)
+
+check: deps-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)
+
+# make check-quick: every unit test, and the end-to-end scripts that take a few CPU
+# seconds each: the emulator's paths (sim, rocket, regcmd, plan, run, wreuse, mem, faults),
+# the tuned round trip on two seed shapes, inputs and outputs (bad_input, limits, output,
+# compare, report, shapes), the regression gate, the folder floors and the ggml-rknn
+# slices. Measured on 2 shared, loaded cores (2026-11-28): 1402 checks, 87 CPU seconds,
+# 85 s wall.
+QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full faults \
+	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
+	sim soc_profiles tuned_roundtrip wreuse ggml_slices
+
+check-quick: deps-check $(CHECK_DEPS)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
+		RUNNER="$(RUNNER)" CHECK_SCOPE=quick E2E="$(QUICK_E2E)" sh tests/run-tests.sh $(TESTS)
 
 # CHECK_SCOPE=quick: the e2e tests replace their largest emulator workloads with smaller
 # ones taking the same paths (tests/e2e/sim.sh says which).
@@ -303,7 +327,7 @@ format-check:
 format:
 	clang-format -i $(C_FILES)
 
-# make run needs what building and running need; make check installs the test tools
+# make run needs what building and running need; make check (and check-quick) installs the test tools
 # first (cmocka, strace, valgrind, man): the unit tests' objects wait for it.
 deps:
 	@sh scripts/install-deps.sh
@@ -311,9 +335,9 @@ deps:
 test-deps:
 	@sh scripts/install-deps.sh --test $(if $(CROSS),--aarch64)
 
-ifneq ($(filter check,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-quick,$(MAKECMDGOALS)),)
 $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.o): | test-deps
-check: test-deps
+check check-quick: test-deps
 endif
 
 run: deps

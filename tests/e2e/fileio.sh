@@ -56,17 +56,15 @@ expect_exit 1 "a tune where nothing verifies" -- env RKNN_BENCH_DEBUG=corrupt_c 
 expect_grep "'.*good.json' \(from an earlier tune\) is kept" "$TMP/err" "it says the earlier file is kept"
 cmp -s "$TMP/good.json" "$TMP/good.before" && ok "the earlier tuned JSON is untouched" ||
 	not_ok "the earlier tuned JSON is untouched"
-# tune reads a piped shapes file once and writes its tuned JSON from what it read. Under
-# qemu (CHECK_SCOPE=quick) three small pairs: the same path, minutes less.
-PIPED=configs/regression.json PIPED_PAIRS=10
-if [ "${CHECK_SCOPE:-}" = quick ]; then
-	PIPED="$TMP/three.json" PIPED_PAIRS=3
-	printf '%s\n' '{"pairs": [' \
-		'{"src0": {"row": 1, "col": 256}, "src1": {"row": 256, "col": 512}, "name": "a"},' \
-		'{"src0": {"row": 16, "col": 512}, "src1": {"row": 512, "col": 256}, "name": "b"},' \
-		'{"src0": {"row": 64, "col": 256}, "src1": {"row": 256, "col": 256}, "name": "c"}]}' \
-		>"$PIPED"
-fi
+# tune reads a piped shapes file once and writes its tuned JSON from what it read: 60
+# pairs of three small shapes, a file larger than one pipe read (the regression file
+# took 7 CPU seconds here, and is smaller than one read).
+PIPED="$TMP/piped-shapes.json" PIPED_PAIRS=60
+awk 'BEGIN { printf "{\"pairs\": ["; for (i = 0; i < 60; i++)
+	printf "%s\n{\"src0\": {\"row\": %d, \"col\": 256}, \"src1\": {\"row\": 256, \"col\": 512}, \"name\": \"layer-%d\"}",
+		i ? "," : "", i % 3 == 0 ? 1 : 16 * (i % 3), i; print "]}" }' >"$PIPED"
+[ "$(wc -c <"$PIPED")" -gt 4096 ] && ok "the piped tune's shapes file is larger than one pipe read" ||
+	not_ok "the piped tune's shapes file is larger than one pipe read"
 expect_exit 0 "tune from a pipe" -- sh -c "cat $PIPED | $RKNN_BENCH --quiet tune /dev/stdin \
 	--device sim --iters 1 --warmup 0 --verify sample --top 1 -o '$TMP/piped.json' >/dev/null"
 expect_exit 0 "the piped tune's file has every pair" -- "$CONSUMER" --every "$TMP/piped.json"

@@ -21,29 +21,31 @@ roundtrip() {
 	expect_exit 0 "$name: run --tuned" -- $RKNN_BENCH --quiet run --tuned "$out" "$shapes" \
 		$FAST --format json
 	cp "$TMP/out" "$TMP/$name-run.json"
-	same=0 differ=0 unverified=0
 	results=$(json "$TMP/$name-run.json" results.#)
 	pairs=$(json "$out" pairs.#)
-	i=0
-	while [ "$i" -lt "$results" ]; do
-		rname=$(json "$TMP/$name-run.json" results.$i.names.0)
-		[ "$(json "$TMP/$name-run.json" results.$i.verify.status)" = verified ] ||
-			unverified=$((unverified + 1))
-		j=0
-		rm_=$(json "$TMP/$name-run.json" results.$i.shape.m)
-		# a name recurs at other batch sizes: the pair of this name and M
-		while [ "$j" -lt "$pairs" ] && { [ "$(json "$out" pairs.$j.name)" != "$rname" ] ||
-			[ "$(json "$out" pairs.$j.src0.row)" != "$rm_" ]; }; do
-			j=$((j + 1))
-		done
-		got=$(json "$TMP/$name-run.json" results.$i.stats.median_us)
-		want=$(json "$out" pairs.$j.measured.median_us)
-		if [ "$got" = "$want" ]; then same=$((same + 1)); else
-			differ=$((differ + 1))
-			echo "# $name: $rname: run --tuned $got us, tuned $want us"
-		fi
+	# Each result's pair is the one of its name and M (a name recurs at other batch
+	# sizes): one jsoncheck run per file gives every value, a line each.
+	i=0 paths=
+	while [ "$i" -lt "$pairs" ]; do
+		paths="$paths pairs.$i.name pairs.$i.src0.row pairs.$i.measured.median_us"
 		i=$((i + 1))
 	done
+	"$JSONCHECK" "$out" $paths 2>/dev/null | paste - - - >"$TMP/$name-pairs"
+	i=0 paths=
+	while [ "$i" -lt "$results" ]; do
+		paths="$paths results.$i.names.0 results.$i.shape.m results.$i.stats.median_us"
+		paths="$paths results.$i.verify.status"
+		i=$((i + 1))
+	done
+	"$JSONCHECK" "$TMP/$name-run.json" $paths 2>/dev/null | paste - - - - >"$TMP/$name-results"
+	awk -F '\t' -v name="$name" 'FNR == NR { if (!(($1, $2) in want)) want[$1, $2] = $3; next }
+		{ if ($4 != "verified") unverified++
+		  if ($3 == want[$1, $2] && $3 != "") same++
+		  else { differ++; printf "# %s: %s: run --tuned %s us, tuned %s us\n", name, $1, $3, want[$1, $2] } }
+		END { printf "same=%d differ=%d unverified=%d\n", same, differ, unverified }' \
+		"$TMP/$name-pairs" "$TMP/$name-results" >"$TMP/$name-compared"
+	grep '^#' "$TMP/$name-compared"
+	eval "$(tail -n 1 "$TMP/$name-compared")"
 	[ "$results" -gt 0 ] && [ "$differ" -eq 0 ] &&
 		ok "$name: run --tuned reproduces all $same modeled times" ||
 		not_ok "$name: run --tuned reproduces every modeled time" "$differ of $results differ"

@@ -32,20 +32,25 @@ fi
 same_tune() {
 	a_=$1 b_=$2 label=$3
 	shift 3
-	pairs=$(json "$a_" pairs.#) differ=0 i=0
+	pairs=$(json "$a_" pairs.#) i=0 paths=
 	while [ "$i" -lt "$pairs" ]; do
 		for k in tuned.config tuned.launch measured.median_us measured.default_us \
 			rknn_matmul_api.config rknn_matmul_api.median_us "$@"; do
-			a=$(json "$a_" "pairs.$i.$k") b=$(json "$b_" "pairs.$i.$k")
-			[ "$a" = "$b" ] && continue
-			differ=$((differ + 1))
-			echo "# pairs.$i.$k: $a vs $b"
+			paths="$paths pairs.$i.$k"
 		done
 		i=$((i + 1))
 	done
-	for k in tuned default rknn_matmul_api; do
-		[ "$(json "$a_" "totals.$k")" = "$(json "$b_" "totals.$k")" ] || differ=$((differ + 1))
-	done
+	paths="$paths totals.tuned totals.default totals.rknn_matmul_api"
+	# one jsoncheck run per file, a line per value, compared line by line
+	# shellcheck disable=SC2086
+	"$JSONCHECK" "$a_" $paths >"$TMP/same-a" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$JSONCHECK" "$b_" $paths >"$TMP/same-b" 2>/dev/null
+	# shellcheck disable=SC2086
+	printf '%s\n' $paths | paste - "$TMP/same-a" "$TMP/same-b" |
+		awk -F '\t' '$2 != $3 { printf "# %s: %s vs %s\n", $1, $2, $3 }' >"$TMP/same-diff"
+	cat "$TMP/same-diff"
+	differ=$(wc -l <"$TMP/same-diff")
 	[ "$pairs" -gt 0 ] && [ "$differ" -eq 0 ] &&
 		ok "$label: $pairs pairs and the totals identical" ||
 		not_ok "$label: identical to the unsharded tune" "$differ differences"

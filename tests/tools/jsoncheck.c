@@ -1,7 +1,10 @@
-/* jsoncheck FILE [PATH]: exits 0 when FILE ("-": stdin) is one valid JSON value with
- * nothing after it, and prints the value at PATH (dot-separated keys and array
- * indexes, e.g. results.0.verify.status; strings unquoted, "#" after a key gives the
- * array's length). Used by the end-to-end tests. */
+/* jsoncheck FILE [PATH...]: exits 0 when FILE ("-": stdin) is one valid JSON value with
+ * nothing after it, and prints the value at each PATH on a line of its own (dot-separated
+ * keys and array indexes, e.g. results.0.verify.status; strings unquoted, "#" after a
+ * key gives the array's length). A PATH with no value prints an empty line (so the
+ * lines stay in step with the PATHs) and makes the exit status 1. Used by the
+ * end-to-end tests: one run reads many values of a file, where a run per value parses
+ * the file again each time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
 	FILE *f = argc > 1 && strcmp(argv[1], "-") != 0 ? fopen(argv[1], "rb") : stdin;
 	const char *end = NULL;
 	const cJSON *v;
+	int missing = 0;
 	size_t len;
 	char *text;
 	cJSON *doc;
@@ -89,15 +93,17 @@ int main(int argc, char **argv)
 			end ? (long)(end - text) : -1L);
 		return 1;
 	}
-	if (argc > 2) {
-		v = walk(doc, argv[2]);
-		if (!v) {
-			fprintf(stderr, "jsoncheck: no value at '%s'\n", argv[2]);
-			return 1;
+	for (int i = 2; i < argc; i++) {
+		v = walk(doc, argv[i]);
+		if (v) {
+			print_value(v);
+			continue;
 		}
-		print_value(v);
+		fprintf(stderr, "jsoncheck: no value at '%s'\n", argv[i]);
+		puts("");
+		missing = 1;
 	}
 	cJSON_Delete(doc);
 	free(text);
-	return 0;
+	return missing;
 }
