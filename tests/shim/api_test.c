@@ -459,6 +459,24 @@ static void run_errors(void)
 	printf("%d error paths checked, %d wrong\n", checked, wrong);
 }
 
+/* "MxKxN", each a positive int. */
+static bool parse_shape(const char *text, struct shape *s)
+{
+	int *dims[3] = {&s->m, &s->k, &s->n};
+	const char *p = text;
+
+	for (int i = 0; i < 3; i++) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p || v < 1 || v > 1 << 20 || *end != (i < 2 ? 'x' : '\0'))
+			return false;
+		*dims[i] = (int)v;
+		p = end + 1;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	bool full = argc > 1 && strcmp(argv[1], "--full") == 0;
@@ -480,8 +498,7 @@ int main(int argc, char **argv)
 		for (int i = 2; i < argc; i++) {
 			struct shape s = {0, 0, 0, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
 
-			if (sscanf(argv[i], "%dx%dx%d", &s.m, &s.k, &s.n) != 3 || s.m < 1 ||
-			    s.k < 1 || s.n < 1) {
+			if (!parse_shape(argv[i], &s)) {
 				fprintf(stderr, "shim-api: '%s' is not MxKxN\n", argv[i]);
 				return 2;
 			}
