@@ -187,7 +187,8 @@ static void run_and_check(struct rb_matmul *mm, enum rb_dtype dt, int64_t M, int
 		if (es == 2)
 			memcpy(a + i * 2, &h, 2);
 		else
-			a[i] = (char)a_val(i / K, i % K);
+			((int8_t *)a)[i] =
+			    (int8_t)a_val(i / K, i % K); /* char is unsigned on aarch64 */
 	}
 	if (rb_matmul_run(mm, a, dt == RB_DTYPE_FP16 ? RB_MATMUL_FP16 : RB_MATMUL_INT8, c,
 			  dt == RB_DTYPE_FP16 ? RB_MATMUL_FP32 : RB_MATMUL_INT32) < 0)
