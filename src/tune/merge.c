@@ -355,28 +355,55 @@ static void replace_num(cJSON *o, const char *key, double v)
 		cJSON_AddNullToObject(o, key);
 }
 
+/* Replaces a number the writer wrote; a key it did not write stays out, so the merged
+ * file has exactly the keys of an unsharded tune (e.g. speedup_vs_cpu: measured
+ * devices only, docs/tuned-json.md). */
+static void set_written(cJSON *o, const char *key, double v)
+{
+	cJSON *n = get(o, key) ? (isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull()) : NULL;
+
+	if (n)
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, n);
+}
+
 /* Sets the time of a measured object and what derives from it (rates scale with it;
  * the ratios are of device + host times, as tune writes them). */
 static void set_time(cJSON *measured, double us, double host)
 {
 	double total = us + host;
-
 	double old = num(measured, "median_us");
 	static const char *const rates[] = {"gflops", "gbps", "gbps_b"};
+	cJSON *cpu_ref = cJSON_GetObjectItemCaseSensitive(measured, "cpu_reference");
 
 	for (size_t k = 0; k < 3; k++)
 		if (isfinite(old) && isfinite(us) && us != old)
-			replace_num(measured, rates[k], num(measured, rates[k]) * old / us);
+			set_written(measured, rates[k], num(measured, rates[k]) * old / us);
 	if (!(us == old))
-		replace_num(measured, "median_us", us);
-	replace_num(measured, "device_us", us);
-	replace_num(measured, "host_us", host);
-	replace_num(measured, "total_us", total);
-	replace_num(measured, "default_total_us",
+		set_written(measured, "median_us", us);
+	set_written(measured, "device_us", us);
+	set_written(measured, "host_us", host);
+	set_written(measured, "total_us", total);
+	set_written(measured, "default_total_us",
 		    num(measured, "default_us") + host_of_default(measured));
-	replace_num(measured, "speedup_vs_default", num(measured, "default_total_us") / total);
-	replace_num(measured, "speedup_vs_backend", num(measured, "backend_split_us") / total);
-	replace_num(measured, "speedup_vs_cpu", num(measured, "cpu_us") / us);
+	set_written(measured, "speedup_vs_default", num(measured, "default_total_us") / total);
+	set_written(measured, "speedup_vs_backend", num(measured, "backend_split_us") / total);
+	set_written(measured, "speedup_vs_cpu", num(measured, "cpu_us") / us);
+	set_written(cpu_ref, "speedup", num(cpu_ref, "cpu_us") / us);
+}
+
+/* The winner's host part (its phases) in place of slice 0's. */
+static int take_host(cJSON *measured, const cJSON *winner)
+{
+	const cJSON *host = get(winner, "host");
+	cJSON *copy;
+
+	if (!host || !get(measured, "host"))
+		return 0;
+	copy = cJSON_Duplicate(host, true);
+	if (!copy)
+		return rb_set_error(-ENOMEM, "out of memory");
+	cJSON_ReplaceItemInObjectCaseSensitive(measured, "host", copy);
+	return 0;
 }
 
 /* Whether a slice's winner (meas) beats the best so far (us, of best): faster, or as
@@ -443,9 +470,10 @@ static int pick_board(const struct merge *m, size_t b, size_t p, const char *key
 	out->measured = cJSON_Duplicate(slice0, true);
 	for (unsigned s = 1; out->measured && s < slices; s++)
 		sum_counts(out->measured, mine[s]);
-	if (out->measured)
-		set_time(out->measured, out->us, out->host_us);
-	return out->measured ? 0 : rb_set_error(-ENOMEM, "out of memory");
+	if (!out->measured)
+		return rb_set_error(-ENOMEM, "out of memory");
+	set_time(out->measured, out->us, out->host_us);
+	return best_meas ? take_host(out->measured, best_meas) : 0;
 }
 
 static double median_of(double *v, size_t n)
@@ -561,8 +589,8 @@ static void join_boards(const struct merge *m, struct board_pick *bp, size_t n, 
 
 	*out = (struct board_pick){.us = NAN, .api_us = NAN};
 	out->measured = cJSON_Duplicate(bp[w == SIZE_MAX ? 0 : w].measured, true);
-	replace_num(out->measured, "default_us", baseline_median(bp, n, "default_us"));
-	replace_num(out->measured, "cpu_us", baseline_median(bp, n, "cpu_us"));
+	set_written(out->measured, "default_us", baseline_median(bp, n, "default_us"));
+	set_written(out->measured, "cpu_us", baseline_median(bp, n, "cpu_us"));
 	if (w != SIZE_MAX) {
 		out->tuned = bp[w].tuned;
 		out->us = boards_median(bp, n, w, false, &spread);
@@ -613,11 +641,11 @@ static void put_pair(cJSON *pair, const struct board_pick *r)
 		double api_total = r->api_us + host_of(api);
 
 		if (!(num(api, "median_us") == r->api_us))
-			replace_num(api, "median_us", r->api_us);
-		replace_num(api, "total_us", api_total);
-		replace_num(api, "best_overall_us", r->us + r->host_us);
-		replace_num(api, "best_overall_speedup", api_total / (r->us + r->host_us));
-		replace_num(api, "gain_vs_backend", num(api, "backend_split_us") / api_total);
+			set_written(api, "median_us", r->api_us);
+		set_written(api, "total_us", api_total);
+		set_written(api, "best_overall_us", r->us + r->host_us);
+		set_written(api, "best_overall_speedup", api_total / (r->us + r->host_us));
+		set_written(api, "gain_vs_backend", num(api, "backend_split_us") / api_total);
 	}
 	cJSON_AddItemToObject(pair, "rknn_matmul_api", api ? api : cJSON_CreateNull());
 }
@@ -649,45 +677,86 @@ static int merge_pair(const struct merge *m, const cJSON *root, cJSON *pair, siz
 
 /* ---- the document ---- */
 
-/* A pair's time for totals entry w (default, tuned, rknn_matmul_api, backend): device +
- * host, as tune sums them. */
+/* A pair's time for totals entry w (default, tuned, rknn_matmul_api, backend,
+ * best_overall): device + host, as tune sums them (rb_tune_which_us). */
 static double pair_total(const cJSON *p, int w)
 {
 	const cJSON *meas = get(p, "measured"), *api = get(p, "rknn_matmul_api");
-
-	if (w == 0)
-		return num(meas, "default_us") + host_of_default(meas);
-	if (w == 1)
-		return cJSON_IsObject(get(p, "tuned"))
+	double def = num(meas, "default_us") + host_of_default(meas);
+	double tuned = cJSON_IsObject(get(p, "tuned"))
 			   ? num(meas, "median_us") + host_of(get(p, "tuned"))
 			   : NAN;
+
+	if (w == 0)
+		return def;
+	if (w == 1)
+		return tuned;
 	if (w == 2)
 		return num(api, "median_us") + host_of(api);
-	return num(api, "backend_split_us");
+	if (w == 3)
+		return num(api, "backend_split_us");
+	/* the best overall: the default config when the tuned one is not faster */
+	return isfinite(def) && !(tuned <= def) ? def : tuned;
 }
 
-/* Per model, as tune sums them: each pair once, a prompt with the M = 1 pairs of its
- * output row (results/totals.h). */
+/* One totals array: each pair once (per_graph: each graph pair, "slice.of", once at its
+ * slowest slice, as the backend runs a pair's slices at once). */
+static cJSON *totals_of(const cJSON *pairs, int w, bool per_graph, struct rb_total_pair *items)
+{
+	struct rb_total sums[RB_TOTALS_MAX];
+	size_t i = 0;
+
+	for (const cJSON *p = pairs->child; p; p = p->next) {
+		const char *name = cJSON_GetStringValue(get(p, "name"));
+		int64_t m = (int64_t)num(get(p, "src0"), "row");
+		double us = pair_total(p, w);
+		size_t g = 0;
+
+		if (per_graph) {
+			name = str(get(p, "slice"), "of");
+			if (!name)
+				continue;
+			while (g < i && !(items[g].m == m && strcmp(items[g].name, name) == 0))
+				g++;
+			if (g < i) { /* NAN (a slice without a time) spreads */
+				if (!(items[g].us >= us))
+					items[g].us = us;
+				continue;
+			}
+		}
+		items[i++] = (struct rb_total_pair){name, m, us};
+	}
+	if (per_graph && i == 0)
+		return NULL;
+	return rb_totals_json(sums, rb_totals_sum_pairs(items, i, sums, RB_TOTALS_MAX));
+}
+
+/* Per model, as tune sums them (tuned_write.c totals_json): each pair once, a prompt
+ * with the M = 1 pairs of its output row (results/totals.h). */
 static cJSON *totals(const cJSON *root, const cJSON *pairs)
 {
-	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend"};
+	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend",
+					    "best_overall"};
 	size_t n = (size_t)cJSON_GetArraySize(pairs);
 	struct rb_total_pair *items = calloc(n ? n : 1, sizeof(*items));
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *graph = NULL;
 
 	cJSON_AddBoolToObject(o, "modeled", cJSON_IsTrue(get(root, "modeled")));
 	cJSON_AddStringToObject(o, "sums", "device + host time per pair");
-	for (int w = 0; items && w < 4; w++) {
-		struct rb_total sums[RB_TOTALS_MAX];
-		size_t i = 0;
+	cJSON_AddStringToObject(o, "host_model", RB_TUNE_HOST_MODEL);
+	for (int w = 0; items && w < 5; w++)
+		cJSON_AddItemToObject(o, names[w], totals_of(pairs, w, false, items));
+	graph = items ? totals_of(pairs, 4, true, items) : NULL;
+	if (graph) { /* ggml-rknn slices: backend, rknn_matmul_api, best_overall */
+		cJSON *s = cJSON_AddObjectToObject(o, "per_graph_pair");
 
-		for (const cJSON *p = pairs->child; p; p = p->next)
-			items[i++] = (struct rb_total_pair){cJSON_GetStringValue(get(p, "name")),
-							    (int64_t)num(get(p, "src0"), "row"),
-							    pair_total(p, w)};
-		cJSON_AddItemToObject(
-		    o, names[w],
-		    rb_totals_json(sums, rb_totals_sum_pairs(items, i, sums, RB_TOTALS_MAX)));
+		cJSON_Delete(graph);
+		cJSON_AddStringToObject(s, "sums",
+					"each graph pair's slowest slice (the backend runs "
+					"a pair's slices at once, one per core)");
+		cJSON_AddItemToObject(s, "backend", totals_of(pairs, 3, true, items));
+		cJSON_AddItemToObject(s, "rknn_matmul_api", totals_of(pairs, 2, true, items));
+		cJSON_AddItemToObject(s, "best_overall", totals_of(pairs, 4, true, items));
 	}
 	free(items);
 	return o;
@@ -828,6 +897,26 @@ static size_t join_records(struct tagged *t, size_t n, struct rb_tune_record *ou
 	return kept;
 }
 
+/* A shard's cache is the one its tune wrote: its header names the same shard. Another
+ * shard's cache (or a whole tune's) would give records of other shapes for this one. */
+static int check_cache_shard(const struct input *in, const char *path, const char *data, size_t len)
+{
+	struct rb_tune_header h;
+	char want[sizeof(h.shard)];
+	int ret = rb_tune_cache_read_header(path, data, len, &h);
+
+	if (ret < 0)
+		return ret;
+	snprintf(want, sizeof(want), "%u/%u", in->index, in->count);
+	if (strcmp(h.shard, want) != 0)
+		return rb_set_error(-EINVAL,
+				    "'%s' is shard %s but its cache '%s' was written by %s%s: "
+				    "give each shard the cache its own tune wrote",
+				    in->path, want, path, h.shard[0] ? "shard " : "a whole tune",
+				    h.shard);
+	return 0;
+}
+
 static int read_cache(const struct input *in, struct rb_tune_header *first, bool *have_first,
 		      struct rb_tune_cache *c)
 {
@@ -841,7 +930,8 @@ static int read_cache(const struct input *in, struct rb_tune_header *first, bool
 	if (ret < 0)
 		return rb_set_error(-ENOENT, "the cache of '%s' ('%s', its shard's \"cache\"): %s",
 				    in->path, path, strerror(-ret));
-	if (!*have_first)
+	ret = check_cache_shard(in, path, data, len);
+	if (ret == 0 && !*have_first)
 		ret = rb_tune_cache_read_header(path, data, len, first);
 	*have_first = true;
 	if (ret == 0)
@@ -860,7 +950,7 @@ static int merge_caches(struct merge *m)
 	int ret = 0;
 
 	for (size_t i = 0; ret == 0 && i < m->n; i++) {
-		struct rb_tune_cache c;
+		struct rb_tune_cache c = {.lock_fd = -1};
 
 		if (m->in[i].duplicate)
 			continue;
