@@ -11,15 +11,13 @@
 
 #include "results/compare.h"
 #include "core/error.h"
-#include "core/json.h"
 #include "core/lsq.h"
-#include "core/version.h"
 #include "npu/plan.h"
 #include "run/engine.h"
 
 /* ---- the parameters ---- */
 
-#define MAX_FIELDS 2
+#define MAX_FIELDS RB_CALIB_MAX_FIELDS
 
 struct param {
 	const char *key;
@@ -559,155 +557,14 @@ int rb_calib_fit(struct rb_calib *c)
 	return ret ? ret : check_error(c);
 }
 
-/* ---- the fitted profile ---- */
+/* ---- the profile's fields of a parameter (calibrate_profile.c writes them) ---- */
 
-/* The {"value", "source"} object at a dotted path of the profile document. */
-static cJSON *sourced(cJSON *doc, const char *path)
+size_t rb_calib_param_fields(const struct rb_soc_profile *soc, enum rb_calib_param p,
+			     const char **paths, double *values)
 {
-	char name[64];
-	const char *p = path;
-	cJSON *v = doc;
-
-	while (v && *p) {
-		size_t n = strcspn(p, ".");
-
-		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		v = cJSON_GetObjectItemCaseSensitive(v, name);
-		p += n + (p[n] == '.');
+	for (size_t i = 0; i < params[p].n_fields; i++) {
+		paths[i] = params[p].paths[i];
+		values[i] = *field((struct rb_soc_profile *)soc, params[p].fields[i]);
 	}
-	return cJSON_IsObject(v) ? v : NULL;
-}
-
-static int set_number(cJSON *doc, const char *path, double value, const char *source)
-{
-	cJSON *obj = sourced(doc, path);
-
-	if (!obj)
-		return rb_set_error(-EINVAL, "the base profile has no %s", path);
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, "value");
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, "source");
-	if (!cJSON_AddNumberToObject(obj, "value", value) ||
-	    !cJSON_AddStringToObject(obj, "source", source))
-		return rb_set_error(-ENOMEM, "out of memory");
-	return 0;
-}
-
-static void describe_source(const struct rb_calib *c, enum rb_calib_param j, char *buf, size_t size)
-{
-	int n = snprintf(buf, size,
-			 "fitted by rknn-bench calibrate %s to %zu %s results of %zu reports (host "
-			 "'%.60s', driver %s; see calibration.rows)",
-			 RB_VERSION, c->n_rows, c->modeled ? "modeled (emulator)" : "measured",
-			 c->n_reports, c->host[0] ? c->host : "unknown", c->device);
-
-	if (params[j].n_fields > 1 && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n,
-			 "; run times only tell their sum (%s), the split is the base "
-			 "profile's",
-			 params[j].key);
-}
-
-static int set_fitted(cJSON *doc, const struct rb_calib *c)
-{
-	char source[512];
-	int ret = 0;
-
-	for (int j = 0; ret == 0 && j < RB_CALIB_PARAMS; j++) {
-		const struct param *q = &params[j];
-
-		if (c->held[j])
-			continue;
-		describe_source(c, (enum rb_calib_param)j, source, sizeof(source));
-		for (size_t i = 0; ret == 0 && i < q->n_fields; i++)
-			ret = set_number(doc, q->paths[i],
-					 *field((struct rb_soc_profile *)&c->fitted, q->fields[i]),
-					 source);
-	}
-	return ret;
-}
-
-static cJSON *row_json(const struct rb_calib *c, const struct rb_calib_row *r)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(o, "name", r->name);
-	cJSON_AddNumberToObject(o, "m", (double)r->shape.m);
-	cJSON_AddNumberToObject(o, "k", (double)r->shape.k);
-	cJSON_AddNumberToObject(o, "n", (double)r->shape.n);
-	cJSON_AddStringToObject(o, "dtype", rb_dtype_name(r->shape.dtype));
-	cJSON_AddStringToObject(o, "plan", r->plan);
-	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(r->launch));
-	cJSON_AddStringToObject(o, "report", c->reports[r->report]);
-	cJSON_AddNumberToObject(o, "measured_us", r->measured_us);
-	cJSON_AddNumberToObject(o, "fitted_us", r->fitted_us);
-	cJSON_AddNumberToObject(o, "error_pct", 100 * (r->fitted_us / r->measured_us - 1));
-	return o;
-}
-
-static cJSON *calibration_json(const struct rb_calib *c)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON *reports = cJSON_AddArrayToObject(o, "reports");
-	cJSON *fitted = cJSON_AddArrayToObject(o, "fitted");
-	cJSON *held = cJSON_AddArrayToObject(o, "held");
-	cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-
-	cJSON_AddStringToObject(o, "tool_version", RB_VERSION);
-	cJSON_AddBoolToObject(o, "modeled", c->modeled);
-	cJSON_AddStringToObject(o, "host", c->host);
-	cJSON_AddStringToObject(o, "driver", c->device);
-	cJSON_AddStringToObject(o, "base", c->base.label);
-	cJSON_AddNumberToObject(o, "rms_error_pct", 100 * c->rms_error);
-	cJSON_AddNumberToObject(o, "max_error_pct", 100 * c->max_error);
-	for (size_t i = 0; i < c->n_reports; i++)
-		cJSON_AddItemToArray(reports, cJSON_CreateString(c->reports[i]));
-	for (int j = 0; j < RB_CALIB_PARAMS; j++)
-		cJSON_AddItemToArray(c->held[j] ? held : fitted, cJSON_CreateString(params[j].key));
-	for (size_t i = 0; i < c->n_rows; i++)
-		cJSON_AddItemToArray(rows, row_json(c, &c->rows[i]));
-	return o;
-}
-
-static int set_identity(cJSON *doc, const struct rb_calib *c, const char *name)
-{
-	const char *status = c->modeled ? "fitted to modeled reports (emulator), not a board"
-					: "fitted to board reports by rknn-bench calibrate";
-
-	if (name && (!name[0] || strlen(name) >= sizeof(c->base.name)))
-		return rb_set_error(-EINVAL, "--name '%.64s' must be 1 to %zu characters", name,
-				    sizeof(c->base.name) - 1);
-	if (name)
-		cJSON_ReplaceItemInObjectCaseSensitive(doc, "name", cJSON_CreateString(name));
-	cJSON_ReplaceItemInObjectCaseSensitive(doc, "status", cJSON_CreateString(status));
-	cJSON_DeleteItemFromObjectCaseSensitive(doc, "calibration");
-	cJSON_AddItemToObject(doc, "calibration", calibration_json(c));
-	return 0;
-}
-
-cJSON *rb_calib_profile_json(const struct rb_calib *c, const char *base_json, size_t len,
-			     const char *name)
-{
-	struct rb_soc_profile check;
-	cJSON *doc = NULL;
-	char *text;
-	int ret = rb_json_load(base_json, len, "the base profile", NULL, &doc);
-
-	if (!ret)
-		ret = set_fitted(doc, c);
-	if (!ret)
-		ret = set_identity(doc, c, name);
-	if (ret) {
-		cJSON_Delete(doc);
-		return NULL;
-	}
-	/* what is written must load as a profile */
-	text = cJSON_Print(doc);
-	ret = text ? rb_soc_load_string(&check, text, strlen(text), "the fitted profile")
-		   : rb_set_error(-ENOMEM, "out of memory");
-	free(text);
-	if (ret) {
-		cJSON_Delete(doc);
-		return NULL;
-	}
-	return doc;
+	return params[p].n_fields;
 }

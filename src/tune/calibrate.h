@@ -61,6 +61,11 @@ enum rb_calib_param {
 const char *rb_calib_param_key(enum rb_calib_param p);
 /* Its value in a profile (the sum for RB_CALIB_SUBMIT_KICK). */
 double rb_calib_param_get(const struct rb_soc_profile *soc, enum rb_calib_param p);
+/* The profile fields a parameter stands for (at most RB_CALIB_MAX_FIELDS): their
+ * dotted paths in a profile document and their values in soc; returns how many. */
+#define RB_CALIB_MAX_FIELDS 2
+size_t rb_calib_param_fields(const struct rb_soc_profile *soc, enum rb_calib_param p,
+			     const char **paths, double *values);
 /* Sets it; the sum's costs are scaled by one factor (a 0 sum: split evenly). */
 void rb_calib_param_set(struct rb_soc_profile *soc, enum rb_calib_param p, double v);
 
