@@ -21,7 +21,7 @@ cd "$ROOT"
 
 # The modules: a path under src/, or a file name found wherever it is under src/.
 RUN_REPORT="results/report.c results/report_json.c results/compare.c results/totals.c context.c"
-TUNED_JSON="tune/tuned_read.c tune/tuned_write.c"
+TUNED_JSON="tune/tuned_read.c tune/tuned_write.c tune/tuned_shard.c"
 TUNE_CACHE="tune/cache.c"
 # Other documents' modules: shapes file, plan config, tune space, a device's config,
 # compare's output, info and host settings, SoC profile, a calibrated profile, perf.
@@ -84,7 +84,8 @@ done
 find src -name '*.[ch]' | sort | comm -23 - "$TMPD/owners" >"$TMPD/rest"
 # shellcheck disable=SC2046
 keys $(cat "$TMPD/rest") | awk -F: '
-	NR == FNR { split($0, kd, " "); doc[kd[1]] = doc[kd[1]] (doc[kd[1]] ? ", " : "") kd[2]; next }
+	BEGIN { name["run-report"] = "run report"; name["tuned-json"] = "tuned JSON"; name["tune-cache"] = "tune cache" }
+	NR == FNR { split($0, kd, " "); doc[kd[1]] = doc[kd[1]] (doc[kd[1]] ? " and the " : "") name[kd[2]]; next }
 	($3 in doc) {
 		printf "doc-keys-check: %s:%s: names the key \"%s\" of the %s: read and write it through its module\n", $1, $2, $3, doc[$3]
 		bad = 1
