@@ -33,7 +33,7 @@ KEYCALLS='cJSON_[A-Za-z]*Object[A-Za-z]*|add_num|item|get|num|str|member|copy_st
 files() { # NAME...: the files of src/ they name
 	for f in "$@"; do
 		case $f in
-		*/*) [ -f "src/$f" ] && echo "src/$f" || find src -name "${f##*/}" ;;
+		*/*) if [ -f "src/$f" ]; then echo "src/$f"; else find src -name "${f##*/}"; fi ;;
 		*) find src -name "$f" ;;
 		esac
 	done | sort -u

@@ -236,11 +236,12 @@ static int check_new_evidence(const struct rb_calib *c, const char *path,
 
 static int add_rows(struct rb_calib *c, const char *path, const struct rb_compare_report *rep)
 {
-	struct rb_calib_row *rows = realloc(c->rows, (c->n_rows + rep->n) * sizeof(*rows));
+	struct rb_calib_row *rows;
 	int ret = check_new_evidence(c, path, rep);
 
 	if (ret)
 		return ret;
+	rows = realloc(c->rows, (c->n_rows + rep->n) * sizeof(*rows));
 	if (!rows)
 		return rb_set_error(-ENOMEM, "%s: out of memory", path);
 	c->rows = rows;
