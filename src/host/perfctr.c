@@ -1,5 +1,5 @@
 /* Host performance counters per phase (perfctr.h). */
-#include "core/perfctr.h"
+#include "host/perfctr.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,8 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/report.h"
-#include "core/table.h"
+#include "core/text.h"
 
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 
