@@ -20,7 +20,7 @@ ROOT=${1:-$(dirname "$0")/..}
 cd "$ROOT"
 
 # The modules: a path under src/, or a file name found wherever it is under src/.
-RUN_REPORT="results/report.c results/report_json.c results/compare.c results/totals.c context.c"
+RUN_REPORT="results/report.c results/report_json.c results/compare.c results/totals.c"
 TUNED_JSON="tune/tuned_read.c tune/tuned_write.c tune/tuned_shard.c"
 TUNE_CACHE="tune/cache.c"
 # Other documents' modules: shapes file, plan config, tune space, a device's config,
