@@ -334,10 +334,19 @@ static int keep_program(struct rb_selftest *st, const struct one *o)
 	return 0;
 }
 
+/* A timeout: what the kernel logged (an IOMMU fault), else whether C was written. */
 static int timeout_failure(struct rb_selftest *st, int rung, const char *why)
 {
 	const struct rb_selftest_failure *f = &st->failure;
+	const char *cause, *hint;
 
+	rb_selftest_classify(-ETIMEDOUT, f->kernel_log, &cause, &hint);
+	if (strcmp(cause, "iommu-fault") == 0)
+		return rb_selftest_fail(st, rung, -EFAULT, cause, hint,
+					"IOMMU fault: the NPU accessed an address outside every "
+					"buffer and the job timed out (the kernel log below says "
+					"which): %s",
+					why);
 	if (f->output_written)
 		return rb_selftest_fail(
 		    st, rung, -ETIMEDOUT, "no-interrupt",

@@ -174,9 +174,16 @@ static void bisect(struct runner *r)
 
 /* ---- diagnosing ---- */
 
+/* An IOMMU fault as the emulated kernel logs it ("iommu fault") or a board's IOMMU
+ * driver does ("Page fault at 0x... of type read"). */
+static bool says_iommu_fault(const char *text)
+{
+	return strcasestr(text, "iommu fault") || strcasestr(text, "page fault");
+}
+
 void rb_selftest_classify(int err, const char *text, const char **cause, const char **hint)
 {
-	if (strstr(text, "iommu") || strstr(text, "IOMMU") || err == -EFAULT) {
+	if (says_iommu_fault(text) || err == -EFAULT) {
 		*cause = "iommu-fault";
 		*hint = "an NPU access outside every buffer: the program's addresses or the "
 			"driver's IOMMU mapping; send the bug report (its programs name every "
@@ -220,6 +227,7 @@ static int case_failure(struct runner *r, const struct rb_selftest_case *c, cons
 	int err = c->err ? c->err : -EBADMSG;
 
 	snprintf(first, sizeof(first), "%s", why);
+	rb_selftest_kernel_log(st, NULL); /* before bisecting: its runs log more */
 	f->failing = *c;
 	bisect(r);
 	if (f->bisect_steps && memcmp(&f->smallest, &f->failing, sizeof(*c)) != 0)
@@ -603,7 +611,7 @@ static int keep_result(struct rb_selftest *st, struct rb_result *res,
 	st->result_names[st->n_results] = strdup(name);
 	if (!st->result_names[st->n_results])
 		return rb_set_error(-ENOMEM, "out of memory");
-	res->names = &st->result_names[st->n_results];
+	res->names = NULL; /* set once the array stops moving (rung_timing) */
 	res->n_names = 1;
 	st->results[st->n_results++] = *res;
 	return 0;
@@ -666,6 +674,8 @@ static int rung_timing(struct runner *r)
 			err = timing_case(r, &model, &timing[t], t, i);
 	}
 	rb_engine_close(&model);
+	for (size_t i = 0; i < r->st->n_results; i++)
+		r->st->results[i].names = &r->st->result_names[i];
 	return err;
 }
 

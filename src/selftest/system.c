@@ -121,7 +121,7 @@ static int find_node(struct rb_selftest *st)
 	if (err < 0)
 		return err;
 	snprintf(st->node, sizeof(st->node), "%s", node.path);
-	st->opts.engine.path = NULL; /* points into the caller's text or discovery's node */
+	st->opts.engine.path = st->node; /* the caller's text or discovery's node before */
 	return 0;
 }
 
@@ -148,6 +148,24 @@ static int node_failure(struct rb_selftest *st, int err)
 		    "or give the node with --device rknpu:/dev/dri/cardN";
 	}
 	return rb_selftest_fail(st, 0, err, cause, hint, "%s", why);
+}
+
+/* The vendor driver's ABI rknn-bench is written against is 0.9.x (npu-facts §d.1; the
+ * emulator is 0.9.8): another version may move a field, so the ladder stops and asks
+ * for a report rather than guess. */
+static int check_version(struct rb_selftest *st)
+{
+	const struct rb_npu_info *n = &st->npu;
+
+	if (strcmp(st->driver, "rknpu") != 0 || (n->drm_major == 0 && n->drm_minor == 9))
+		return 0;
+	return rb_selftest_fail(st, 0, -EPROTO, "driver-version",
+				"send 'rknn-bench bugreport' output with the kernel (uname -r) and "
+				"image: rknn-bench knows the rknpu 0.9.x ABI (docs/boards.md "
+				"section 2)",
+				"unknown driver version: %s reports %d.%d.%d (%s), rknn-bench was "
+				"written against rknpu 0.9.x",
+				n->drm_name, n->drm_major, n->drm_minor, n->drm_patch, n->drm_date);
 }
 
 /* ---- memory and other holders ---- */
@@ -314,6 +332,9 @@ int rb_selftest_system(struct rb_selftest *st)
 	if (err < 0)
 		return node_failure(st, err);
 	st->npu_read = true;
+	err = check_version(st);
+	if (err)
+		return err;
 	rb_host_info_collect(&st->host, st->opts.sysfs_root);
 	rb_info_check(&st->host, &st->npu, &st->warnings);
 	st->cma_total_kb = meminfo_kb(proc, "CmaTotal");
