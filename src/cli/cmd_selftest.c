@@ -272,6 +272,8 @@ int cmd_selftest(int argc, char **argv)
 	ret = parse_args(&c, argc, argv);
 	if (ret)
 		return ret == 100 ? RB_EXIT_OK : ret;
+	if (strcmp(c.opts.device, "auto") != 0 && !cli_find_device(c.opts.device, &c.opts.engine))
+		return RB_EXIT_USAGE; /* checked again by the ladder, which keeps no path */
 	err = rb_selftest_run(&st, &c.opts, progress, NULL);
 	if (err == -EINVAL && st.failure.rung < 0) {
 		rb_selftest_release(&st);

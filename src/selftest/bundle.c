@@ -57,8 +57,8 @@ static int scrub_file(struct rb_bundle_file *f, const char *word, const char *wi
 	for (size_t i = 0; i < f->len;) {
 		if (i + wlen <= f->len && memcmp(f->data + i, word, wlen) == 0 &&
 		    whole_word_at(f->data, f->len, i, wlen)) {
-			memcpy(out + n, with, rlen);
-			n += rlen;
+			for (size_t j = 0; j < rlen; j++)
+				out[n++] = with[j];
 			i += wlen;
 		} else {
 			out[n++] = f->data[i++];
@@ -100,7 +100,7 @@ static void header(unsigned char h[BLOCK], const struct rb_bundle_file *f, time_
 	memset(h + 148, ' ', 8);
 	h[156] = '0';
 	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
+	h[263] = h[264] = '0'; /* the version, "00" without a NUL */
 	for (size_t i = 0; i < BLOCK; i++)
 		sum += h[i];
 	snprintf((char *)h + 148, 8, "%06o", sum);

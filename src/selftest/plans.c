@@ -217,6 +217,48 @@ static const char *what_next(const struct rb_selftest_failure *f)
 	return NULL;
 }
 
+/* The smallest case once more, changed one way (`how`, a plan suffix, or fences for
+ * another launch): when that passes, the change tells what fails, said in `out`. */
+static void contrast(struct runner *r, const char *how, bool fences, const char *meaning, char *out,
+		     size_t size)
+{
+	struct rb_selftest_case v = r->st->failure.smallest;
+	char why[RB_SELFTEST_TEXT];
+	size_t n = strlen(out);
+
+	if (how)
+		snprintf(v.plan + strlen(v.plan), sizeof(v.plan) - strlen(v.plan), " %s", how);
+	if (fences)
+		v.launch = RB_LAUNCH_FENCES;
+	if (run_case(r, &v, NULL, why, sizeof(why)) == 0 && !failed(&v) && n < size)
+		snprintf(out + n, size - n, "; %s", meaning);
+}
+
+/* What one more run each can tell about the smallest case: a core that differs from
+ * core 0, a launch mode that differs from fences. */
+static void contrasts(struct runner *r, char *out, size_t size)
+{
+	const struct rb_selftest_case *c = &r->st->failure.smallest;
+	struct rb_plan_config cfg;
+	char text[160];
+
+	rb_plan_config_init(&cfg);
+	if (rb_plan_config_parse(&cfg, c->plan))
+		return;
+	if (__builtin_popcount(cfg.core_mask) == 1 && cfg.core_mask != 0x1) {
+		snprintf(text, sizeof(text),
+			 "the same case on core 0 is right: core %d computes it otherwise",
+			 __builtin_ctz(cfg.core_mask));
+		contrast(r, "mask=0x1", false, text, out, size);
+	}
+	if (c->launch != RB_LAUNCH_FENCES) {
+		snprintf(text, sizeof(text),
+			 "the same plan launched with fences is right: the %s launch fails",
+			 rb_npu_launch_name(c->launch));
+		contrast(r, NULL, true, text, out, size);
+	}
+}
+
 /* The failure of a case: bisected, diagnosed, its programs kept. */
 static int case_failure(struct runner *r, const struct rb_selftest_case *c, const char *why)
 {
@@ -232,6 +274,7 @@ static int case_failure(struct runner *r, const struct rb_selftest_case *c, cons
 	bisect(r);
 	if (f->bisect_steps && memcmp(&f->smallest, &f->failing, sizeof(*c)) != 0)
 		run_case(r, &f->smallest, NULL, again, sizeof(again));
+	contrasts(r, again, sizeof(again));
 	rb_selftest_classify(c->err, first, &cause, &hint);
 	if (c->wrong) {
 		cause = "wrong-result";
@@ -242,7 +285,7 @@ static int case_failure(struct runner *r, const struct rb_selftest_case *c, cons
 	rb_selftest_fail(st, r->rung, err, cause, hint,
 			 "%s %s: %s; smallest failing alike after %d runs: %s%s%s", c->what,
 			 c->wrong ? "gives a wrong result" : "fails", first, f->bisect_steps, small,
-			 again[0] ? ": " : "", again);
+			 again[0] && again[0] != ';' ? ": " : "", again);
 	return err;
 }
 
@@ -381,7 +424,8 @@ static int rung_single(struct runner *r)
 		for (size_t i = 0; err == 0 && i < sizeof(single) / sizeof(single[0]); i++) {
 			char plan[256];
 
-			snprintf(plan, sizeof(plan), "mask=0x%x %s", 1u << core, single[i].plan);
+			snprintf(plan, sizeof(plan), "mask=0x%x%s%s", 1u << core,
+				 single[i].plan[0] ? " " : "", single[i].plan);
 			make_case(&c, &single[i], plan, RB_LAUNCH_FENCES);
 			err = add_and_check(r, &c, NULL);
 		}

@@ -86,6 +86,10 @@ void rb_selftest_kernel_log(struct rb_selftest *st, const char *emulated)
 	}
 	if (out[0])
 		return; /* kept from the rung that failed */
+	if (st->kmsg_fd < 0 && strcmp(st->mode, "emulator") == 0) {
+		snprintf(out, size, "(the emulator: what its kernel said is in the diagnosis)\n");
+		return;
+	}
 	if (st->kmsg_fd < 0) {
 		snprintf(out, size, "%s\n", st->kmsg_note);
 		return;
