@@ -103,6 +103,12 @@ static bool fails_alike(const struct rb_selftest_case *a, const struct rb_selfte
 	return a->wrong == b->wrong && a->err == b->err;
 }
 
+static bool same_case(const struct rb_selftest_case *a, const struct rb_selftest_case *b)
+{
+	return rb_shape_equal(&a->shape, &b->shape) && strcmp(a->plan, b->plan) == 0 &&
+	       a->launch == b->launch;
+}
+
 static void describe(const struct rb_selftest_case *c, char *buf, size_t size)
 {
 	snprintf(buf, size, "%.60s %" PRId64 "x%" PRId64 "x%" PRId64 " %s (%.120s, %s)", c->what,
@@ -272,7 +278,7 @@ static int case_failure(struct runner *r, const struct rb_selftest_case *c, cons
 	rb_selftest_kernel_log(st, NULL); /* before bisecting: its runs log more */
 	f->failing = *c;
 	bisect(r);
-	if (f->bisect_steps && memcmp(&f->smallest, &f->failing, sizeof(*c)) != 0)
+	if (f->bisect_steps && !same_case(&f->smallest, &f->failing))
 		run_case(r, &f->smallest, NULL, again, sizeof(again));
 	contrasts(r, again, sizeof(again));
 	rb_selftest_classify(c->err, first, &cause, &hint);
