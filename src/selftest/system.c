@@ -37,7 +37,7 @@ static bool npu_line(const char *line)
 	char low[512];
 	size_t n = 0;
 
-	for (; line[n] && n < sizeof(low) - 1; n++)
+	for (; n < sizeof(low) - 1 && line[n]; n++)
 		low[n] = (char)tolower((unsigned char)line[n]);
 	low[n] = '\0';
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)

@@ -617,8 +617,14 @@ static ssize_t kmsg_read(int i, char *buf, size_t size)
 		return -1;
 	}
 	kmsg[i].pos += (size_t)(nl - line) + 1;
-	if (sscanf(line, "[%llu.%llu] ", &s, &us) == 2)
-		line = strchr(line, ']') + 2;
+	if (line[0] == '[') { /* "[SECONDS.MICROS] TEXT", the emulated kernel's stamp */
+		char *end;
+
+		s = strtoull(line + 1, &end, 10);
+		us = *end == '.' ? strtoull(end + 1, &end, 10) : 0;
+		if (end[0] == ']' && end[1] == ' ')
+			line = end + 2;
+	}
 	n = snprintf(buf, size, "6,%lu,%llu,-;%.*s\n", kmsg[i].seq++, s * 1000000 + us,
 		     (int)(nl - line), line);
 	pthread_mutex_unlock(&lock);
