@@ -41,6 +41,18 @@ expect_json "$TMP/st.json" results.0.device sim:rocket "the report's results are
 [ -f "$TMP/state/selftest-last.json" ] && ok "the last report is kept for bugreport" ||
 	not_ok "the last report is kept for bugreport"
 
+# bugreport of the last report kept, uncompressed; without any report it says so.
+expect_exit 0 "bugreport -o FILE.tar of the last report" -- "$RKNN_BENCH" bugreport -d sim \
+	-o "$TMP/last.tar"
+tar -tf "$TMP/last.tar" >"$TMP/list" 2>&1
+expect_grep "^selftest.json$" "$TMP/list" "the .tar holds the last selftest report"
+expect_exit 0 "bugreport without any selftest report" -- env RKNN_BENCH_STATE="$TMP/empty" \
+	"$RKNN_BENCH" bugreport -d sim -o "$TMP/none.tar.gz"
+expect_grep "no selftest report .*run 'rknn-bench selftest' first" "$TMP/err" \
+	"bugreport says to run selftest first"
+expect_exit 2 "bugreport without -o: exit 2" -- "$RKNN_BENCH" bugreport
+expect_exit 2 "a bad --device: exit 2" -- "$RKNN_BENCH" selftest --device bogus
+
 # ---- through the fake node: the host transport, libdrm, the real ioctls ----
 expect_exit 0 "selftest on a fake rknpu node passes" -- fake /dev/dri/card1=rknpu -- \
 	"$RKNN_BENCH" selftest --device rknpu:/dev/dri/card1 --soak 1
@@ -91,8 +103,10 @@ bundle() {
 	host=$(hostname)
 	if [ ${#host} -ge 2 ] && grep -rqw -- "$host" "$TMP/b"; then
 		not_ok "$opt: no host name in the bundle" "$(grep -rlw -- "$host" "$TMP/b")"
+	elif ! grep -q '"host":[[:space:]]*"(host)"' "$TMP/b/selftest.json"; then
+		not_ok "$opt: the report's host is replaced by (host)"
 	else
-		ok "$opt: no host name in the bundle"
+		ok "$opt: no host name in the bundle, the report's host is (host)"
 	fi
 }
 
