@@ -73,7 +73,7 @@
 #include "core/inputs.h"
 #include "core/layout.h"
 #include "core/ref.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "run/engine.h"
 

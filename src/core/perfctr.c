@@ -10,7 +10,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/report.h"
 #include "core/table.h"
 
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"

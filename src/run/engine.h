@@ -17,7 +17,7 @@
 
 #include "core/inputs.h"
 #include "core/perfctr.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/verify.h"
 #include "npu/job.h"
 #include "npu/plan.h"

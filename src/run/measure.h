@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "core/inputs.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "core/verify.h"
 #include "run/engine.h"

@@ -35,7 +35,8 @@
 
 #include <cJSON.h>
 
-#include "core/report.h"
+#include "core/context.h"
+#include "results/report.h"
 #include "dev/info.h"
 #include "run/engine.h"
 

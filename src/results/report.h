@@ -25,14 +25,15 @@
  *
  * Markdown (md): the table as a Markdown table ("| name | ... |", numbers aligned
  * right), with the context line above it and the notes below. */
-#ifndef RB_CORE_REPORT_H
-#define RB_CORE_REPORT_H
+#ifndef RB_RESULTS_REPORT_H
+#define RB_RESULTS_REPORT_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
 #include <cJSON.h>
 
+#include "core/context.h"
 #include "core/perfctr.h"
 #include "core/stats.h"
 #include "core/verify.h"
@@ -50,24 +51,6 @@ enum rb_format {
 	RB_FORMAT_MD, /* the table as Markdown */
 };
 
-/* Where the numbers were taken. */
-struct rb_context {
-	char tool_version[32];
-	char tool_commit[48]; /* git describe of the build, or "unknown" */
-	char board[128];      /* device-tree model ("Radxa ROCK 5B"), "" without one */
-	char driver[64];      /* the driver the results ran on (the caller sets it), or "" */
-	char host[128];
-	char cpu[128];
-	char kernel[160];
-	char date[32]; /* ISO 8601, UTC */
-	int cpu_count;
-	const cJSON *settings; /* borrowed: host settings (governors, DDR) to embed, or NULL */
-	bool unsafe_skip_validation; /* programs were submitted unchecked (run's flag) */
-	/* borrowed: the hardware profile's label and how it was chosen (hw/soc.h), or NULL
-	 * when the device uses none (the CPU) */
-	const char *hw_profile, *hw_profile_chosen_by;
-};
-
 struct rb_result {
 	struct rb_shape shape;
 	char *const *names;
@@ -83,27 +66,6 @@ struct rb_result {
 	const char *phase;    /* run --phase: the phase timed alone (host clock), or NULL */
 	struct rb_perf *perf; /* owned (free), run --perf: host counters, or NULL */
 };
-
-/* Fills every field but driver and settings; what cannot be found reads "unknown"
- * (cpu_count 0; board "": no device tree). The board is read from
- * $RKNN_BENCH_SYSFS/firmware/devicetree/base/model (default /sys), as the host
- * settings are. */
-void rb_context_collect(struct rb_context *ctx);
-/* The board model of a device tree "model" file (NUL-terminated text), "" if none. */
-void rb_board_model_read(char *buf, size_t size, const char *model_path);
-/* The context as JSON, the "context" object of a report (tool_version, tool_commit,
- * host, cpu, board, kernel, driver, date, cpu_count, host_settings, ...). NULL when out
- * of memory. */
-cJSON *rb_context_json(const struct rb_context *ctx);
-/* One line for people: "rknn-bench 0.1.0 (commit abc1234) on HOST: CPU, N CPUs, BOARD,
- * KERNEL, DATE". */
-void rb_context_line(const struct rb_context *ctx, char *buf, size_t size);
-/* The CPU description rb_context_collect uses, read from the given files (normally
- * /proc/cpuinfo and /proc/device-tree/compatible): the "model name" line; else the
- * SoC (last device-tree compatible string) and the distinct Arm cores ("CPU part"),
- * e.g. "rockchip,rk3588 (Cortex-A55 + Cortex-A76)"; else "unknown". */
-void rb_cpu_model_read(char *buf, size_t size, const char *cpuinfo_path,
-		       const char *dt_compatible_path);
 
 /* Rates are NAN when the median is not a positive number, or is the time of one phase
  * alone (r->phase; then there is no roofline either). */
@@ -143,7 +105,7 @@ int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *c
 /* The JSON document (caller frees with cJSON_Delete); NULL on allocation failure. */
 cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *results, size_t n);
 
-/* Per-model totals of the results (core/totals.h): each result's median once per pair
+/* Per-model totals of the results (results/totals.h): each result's median once per pair
  * that has its shape (its names), summed per M, a prompt with the M = 1 pairs of its
  * output row (rb_totals_sum_pairs). Fills at most RB_TOTALS_MAX groups;
  * none for results of one phase alone (run --phase). */

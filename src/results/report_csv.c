@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/report_format.h"
+#include "results/report_format.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
