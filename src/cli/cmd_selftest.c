@@ -269,6 +269,7 @@ int cmd_selftest(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	rb_selftest_opts_init(&c.opts);
+	c.opts.sysfs_root = getenv("RKNN_BENCH_SYSFS"); /* as info and run read it */
 	ret = parse_args(&c, argc, argv);
 	if (ret)
 		return ret == 100 ? RB_EXIT_OK : ret;

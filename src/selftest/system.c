@@ -266,6 +266,24 @@ static const char *info_device(const struct rb_selftest *st)
 	return st->driver;
 }
 
+/* The clocks and governors numbers depend on, as info reads them. */
+static void note_clocks(struct rb_selftest *st, struct rb_selftest_rung *r)
+{
+	const struct rb_host_info *h = &st->host;
+	char cpu[200] = "";
+
+	for (size_t i = 0; i < h->n_policies; i++) {
+		char item[96];
+
+		snprintf(item, sizeof(item), "%s%s %s %" PRId64 " kHz", i ? ", " : "",
+			 h->policies[i].name, h->policies[i].governor, h->policies[i].cur_khz);
+		append(cpu, sizeof(cpu), item);
+	}
+	rb_selftest_note(r, "CPU: %s; DDR: %s at %" PRId64 " Hz; NPU devfreq: %s at %" PRId64 " Hz",
+			 cpu[0] ? cpu : "no cpufreq", h->ddr.governor, h->ddr.cur_hz,
+			 h->npu.governor, h->npu.cur_hz);
+}
+
 static void note_system(struct rb_selftest *st, struct rb_selftest_rung *r)
 {
 	const struct rb_npu_info *n = &st->npu;
@@ -289,6 +307,7 @@ static void note_system(struct rb_selftest *st, struct rb_selftest_rung *r)
 	else
 		rb_selftest_note(r, "kernel %s; memory available %" PRId64 " kB, no CMA reported",
 				 st->host.ctx.kernel, st->mem_available_kb);
+	note_clocks(st, r);
 	for (size_t i = 0; i < st->warnings.n; i++)
 		rb_selftest_note(r, "setting: %s", st->warnings.text[i]);
 	if (n->iommu_en == 0)

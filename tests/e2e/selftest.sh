@@ -41,6 +41,14 @@ expect_json "$TMP/st.json" results.0.device sim:rocket "the report's results are
 [ -f "$TMP/state/selftest-last.json" ] && ok "the last report is kept for bugreport" ||
 	not_ok "the last report is kept for bugreport"
 
+# Rung 0 reads the settings info checks (a Rock 5B's sysfs with an unpinned DDR).
+expect_exit 0 "selftest with unpinned clocks still passes" -- env \
+	RKNN_BENCH_SYSFS=tests/fixtures/sysfs-rock5b "$RKNN_BENCH" selftest --device sim --soak 0 \
+	-o "$TMP/unpinned.json"
+expect_grep "setting: DDR governor is 'dmc_ondemand'" "$TMP/err" "rung 0 notes the DDR governor"
+expect_grep "CPU: policy0 ondemand 1800000 kHz" "$TMP/err" "rung 0 shows the CPU governors"
+expect_json "$TMP/unpinned.json" selftest.system.warnings.# 3 "the report keeps the 3 warnings"
+
 # bugreport of the last report kept, uncompressed; without any report it says so.
 expect_exit 0 "bugreport -o FILE.tar of the last report" -- "$RKNN_BENCH" bugreport -d sim \
 	-o "$TMP/last.tar"
