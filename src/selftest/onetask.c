@@ -237,7 +237,7 @@ static int one_prepare(struct one *o, size_t golden)
 	return err;
 }
 
-static int one_launch(struct one *o)
+static int one_launch(struct one *o, enum rb_npu_launch launch)
 {
 	const struct rb_dev_ops *ops = o->dev->ops;
 	struct rb_dev_task desc = {.regcmd_addr = rb_dev_bo_addr(o->dev, &o->prog, 0),
@@ -264,7 +264,7 @@ static int one_launch(struct one *o)
 	if (!err && ops->tasks_in_bo)
 		err = ops->write_tasks(o->dev, &desc, 1, &o->tasks);
 	if (!err)
-		err = ops->launch(o->dev, RB_LAUNCH_FENCES, &job);
+		err = ops->launch(o->dev, launch, &job);
 	return err;
 }
 
@@ -365,20 +365,21 @@ static int timeout_failure(struct rb_selftest *st, int rung, const char *why)
 	    f->int_status, why);
 }
 
-static void one_case(struct rb_selftest_case *c, const struct one *o, const char *what, int err,
-		     bool wrong)
+static void one_case(struct rb_selftest_case *c, const struct one *o, const char *what,
+		     enum rb_npu_launch launch, int err, bool wrong)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->what, sizeof(c->what), "%s", what);
 	c->shape = o->shape;
-	snprintf(c->plan, sizeof(c->plan), "mask=0x1 chain=1");
+	snprintf(c->plan, sizeof(c->plan), "mask=0x1");
+	c->launch = launch;
 	c->err = err;
 	c->wrong = wrong;
 }
 
 /* Runs one task; a failure is diagnosed in st->failure (rung `rung`). */
 static int one_task(struct rb_selftest *st, int rung, const struct rb_shape *shape, size_t golden,
-		    const char *what)
+		    enum rb_npu_launch launch, const char *what)
 {
 	struct rb_npu_device dev;
 	struct one o = {.shape = *shape};
@@ -393,7 +394,7 @@ static int one_task(struct rb_selftest *st, int rung, const struct rb_shape *sha
 	rb_regcmd_init(&o.rc);
 	err = one_prepare(&o, golden);
 	if (!err)
-		err = one_launch(&o);
+		err = one_launch(&o, launch);
 	if (err) {
 		const char *cause, *hint;
 
@@ -421,7 +422,7 @@ static int one_task(struct rb_selftest *st, int rung, const struct rb_shape *sha
 			    res.first[0].got, res.first[0].expected);
 		}
 	}
-	one_case(&c, &o, what, err, err == -EBADMSG);
+	one_case(&c, &o, what, launch, err, err == -EBADMSG);
 	if (err == 0 || st->failure.rung == rung) {
 		st->failure.failing = c;
 		st->failure.smallest = c;
@@ -435,11 +436,17 @@ static int one_task(struct rb_selftest *st, int rung, const struct rb_shape *sha
 int rb_selftest_submit(struct rb_selftest *st)
 {
 	struct rb_shape s = {.m = 4, .k = 32, .n = 16, .dtype = RB_DTYPE_FP16};
-	int err = one_task(st, 2, &s, RB_SELFTEST_GOLDEN, "one task");
+	int err = one_task(st, 2, &s, RB_SELFTEST_GOLDEN, RB_LAUNCH_FENCES, "one task (fences)");
 
+	/* the wait path: a blocking submit (rknpu), or rocket's submit from a thread */
 	if (!err)
-		rb_selftest_note(&st->rungs[2], "one task of 4x32x16 fp16 on core 0 completed "
-						"(fences), its output verified");
+		err = one_task(st, 2, &s, RB_SELFTEST_GOLDEN, RB_LAUNCH_THREADS,
+			       "one task (a blocking submit)");
+	if (!err)
+		rb_selftest_note(&st->rungs[2],
+				 "one task of 4x32x16 fp16 on core 0 completed, "
+				 "through a fence and through a blocking submit, its "
+				 "output verified");
 	return err;
 }
 
@@ -473,7 +480,7 @@ int rb_selftest_golden(struct rb_selftest *st)
 			 st->driver[0] == 'r' && strcmp(st->driver, "rocket") == 0
 			     ? " (mainline variant)"
 			     : "");
-		err = one_task(st, 3, &golden_shapes[i], i, what);
+		err = one_task(st, 3, &golden_shapes[i], i, RB_LAUNCH_FENCES, what);
 	}
 	if (!err)
 		rb_selftest_note(&st->rungs[3],
