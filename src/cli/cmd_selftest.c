@@ -149,6 +149,8 @@ static void print_program(const char *text, unsigned core)
 	size_t n = 0;
 
 	printf("\nprogram of core %u (decoded as 'rknn-bench dump' does):\n", core);
+	if (text[0] == '#') /* what it is and where its buffers were placed */
+		printf("%.*s\n", (int)strcspn(text, "\n"), text);
 	if (rb_regcmd_parse(text, strlen(text), false, "program", &words, &n) < 0) {
 		printf("  (cannot decode: %s)\n", rb_last_error());
 		return;
