@@ -76,7 +76,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD 
 LDLIBS   += $(PKG_LIBS) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/selftest/*.c src/page/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/host/*.c src/numeric/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/selftest/*.c src/page/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -169,7 +169,7 @@ $(BUILD)/tests/maxrss: $(BUILD)/obj/tests/tools/maxrss.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/json.c src/core/layout.c src/core/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
+                src/core/fileio.c src/core/fp16.c src/core/json.c src/numeric/layout.c src/numeric/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c

@@ -10,7 +10,7 @@
 
 #include <cJSON.h>
 
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "results/report.h"
 #include "core/table.h"
 

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "tune/search.h"
 #include "core/error.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "core/progress.h"
 #include "hw/soc.h"
 #include "results/report.h"

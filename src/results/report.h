@@ -33,10 +33,10 @@
 
 #include <cJSON.h>
 
-#include "core/context.h"
-#include "core/perfctr.h"
 #include "core/stats.h"
-#include "core/verify.h"
+#include "host/context.h"
+#include "host/perfctr.h"
+#include "numeric/verify.h"
 #include "rknn_bench/shape.h"
 
 #define RB_SCHEMA "rknn-bench/1"
@@ -67,6 +67,10 @@ struct rb_result {
 	struct rb_perf *perf; /* owned (free), run --perf: host counters, or NULL */
 };
 
+/* The context as JSON, the "context" object of a report (tool_version, tool_commit,
+ * host, cpu, board, kernel, driver, date, cpu_count, host_settings, ...). NULL when out
+ * of memory. */
+cJSON *rb_context_json(const struct rb_context *ctx);
 /* Rates are NAN when the median is not a positive number, or is the time of one phase
  * alone (r->phase; then there is no roofline either). */
 /* 2·M·N·K / median, in GFLOP/s. */

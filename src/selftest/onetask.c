@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/inputs.h"
-#include "core/layout.h"
-#include "core/ref.h"
-#include "core/verify.h"
+#include "numeric/inputs.h"
+#include "numeric/layout.h"
+#include "numeric/ref.h"
+#include "numeric/verify.h"
 #include "dev/transport.h"
 #include "npu/regcmd.h"
 #include "selftest/selftest.h"

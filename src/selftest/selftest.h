@@ -35,7 +35,7 @@
 
 #include <cJSON.h>
 
-#include "core/context.h"
+#include "host/context.h"
 #include "results/report.h"
 #include "dev/info.h"
 #include "run/engine.h"

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 
 #include "core/fileio.h"
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "core/stats.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 #include "run/engine.h"
 #include "rknn_bench/shape.h"
 #include "results/totals.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "results/report.h"
 #include "core/version.h"
 #include "tune/search.h"

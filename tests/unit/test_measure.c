@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "results/report.h"
 #include "run/engine.h"
 #include "run/measure.h"

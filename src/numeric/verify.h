@@ -24,8 +24,8 @@
  * positions are distinct and come out in row-major order, so the whole matrix is
  * covered evenly and the mismatches reported are the first ones in row-major order.
  * When samples >= M·N every element is checked. */
-#ifndef RB_CORE_VERIFY_H
-#define RB_CORE_VERIFY_H
+#ifndef RB_NUMERIC_VERIFY_H
+#define RB_NUMERIC_VERIFY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -87,7 +87,7 @@ struct rb_matmul_io {
 	struct rb_shape shape;
 	const void *a, *b;
 	const void *c;
-	/* When b is NULL: streamed inputs (core/inputs.h) whose B sample mode reads a
+	/* When b is NULL: streamed inputs (numeric/inputs.h) whose B sample mode reads a
 	 * column at a time from the stream. */
 	const struct rb_inputs *b_stream;
 	/* When c is NULL (sample mode): C is read a few elements at a time, rows [m0, m0 +

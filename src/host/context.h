@@ -1,7 +1,8 @@
-/* The context of a run: where the numbers were taken (tool, host, CPU, board, kernel,
- * date), collected from the host (context.c) and embedded in every report. */
-#ifndef RB_CORE_CONTEXT_H
-#define RB_CORE_CONTEXT_H
+/* The host context of a report: where the numbers were taken (tool version and commit,
+ * host, CPU model, kernel, board, date), read once per report from /proc and the device
+ * tree. The report writers turn it into JSON and text (core/report.h). */
+#ifndef RB_HOST_CONTEXT_H
+#define RB_HOST_CONTEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,10 +34,6 @@ struct rb_context {
 void rb_context_collect(struct rb_context *ctx);
 /* The board model of a device tree "model" file (NUL-terminated text), "" if none. */
 void rb_board_model_read(char *buf, size_t size, const char *model_path);
-/* The context as JSON, the "context" object of a report (tool_version, tool_commit,
- * host, cpu, board, kernel, driver, date, cpu_count, host_settings, ...). NULL when out
- * of memory. */
-cJSON *rb_context_json(const struct rb_context *ctx);
 /* One line for people: "rknn-bench 0.1.0 (commit abc1234) on HOST: CPU, N CPUs, BOARD,
  * KERNEL, DATE". */
 void rb_context_line(const struct rb_context *ctx, char *buf, size_t size);

@@ -1,4 +1,4 @@
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "core/limits.h"
+#include "host/limits.h"
 #include "core/rng.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

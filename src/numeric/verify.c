@@ -1,4 +1,4 @@
-#include "core/verify.h"
+#include "numeric/verify.h"
 
 #include <errno.h>
 #include <math.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/inputs.h"
-#include "core/ref.h"
+#include "numeric/inputs.h"
+#include "numeric/ref.h"
 #include "core/rng.h"
 
 static const char *const mode_names[] = {

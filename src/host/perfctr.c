@@ -1,5 +1,5 @@
 /* Host performance counters per phase (perfctr.h). */
-#include "core/perfctr.h"
+#include "host/perfctr.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/table.h"
+#include "core/text.h"
 
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
 

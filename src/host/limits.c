@@ -1,5 +1,5 @@
 /* Resource limits (limits.h). */
-#include "core/limits.h"
+#include "host/limits.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -18,7 +18,7 @@
  * it wraps as int32 hardware does. (The generic blocked kernel computes KC-deep partial
  * sums in fp32, exactly: see kernel_i32_body; the VNNI one adds in int32 lanes modulo
  * 2^32: see kernel_i8_vnni.) */
-#include "core/ref.h"
+#include "numeric/ref.h"
 
 #include <errno.h>
 #include <pthread.h>

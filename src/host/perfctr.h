@@ -19,8 +19,8 @@
  *
  * Ownership: rb_perfctr_open fills a caller-owned struct, rb_perfctr_close releases
  * it. struct rb_perf is plain data (copy it freely). */
-#ifndef RB_CORE_PERFCTR_H
-#define RB_CORE_PERFCTR_H
+#ifndef RB_HOST_PERFCTR_H
+#define RB_HOST_PERFCTR_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -20,8 +20,8 @@
  *
  * The stream is splitmix64 (core/rng.h): A and B use two seeds drawn from `seed`, so
  * the same seed gives the same B for shapes that differ only in M. */
-#ifndef RB_CORE_INPUTS_H
-#define RB_CORE_INPUTS_H
+#ifndef RB_NUMERIC_INPUTS_H
+#define RB_NUMERIC_INPUTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

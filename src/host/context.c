@@ -1,6 +1,6 @@
 /* The host context of a report (report.h): tool version, host, CPU model, kernel,
  * date. Read once per report from /proc and the device tree. */
-#include "core/context.h"
+#include "host/context.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
  * -ENOMEM. rb_ref_naive_* is the plain i-k-j triple loop, single-threaded: the test
  * oracle and the baseline of bench/ref. rb_ref_dot_* computes one element of C on its
  * own (sampled verification). */
-#ifndef RB_CORE_REF_H
-#define RB_CORE_REF_H
+#ifndef RB_NUMERIC_REF_H
+#define RB_NUMERIC_REF_H
 
 #include <stdint.h>
 

@@ -65,8 +65,8 @@
  * Errors: functions return 0 or -EINVAL (bad dtype, size, padding or range; NULL
  * buffer) with a message in rb_last_error(); nothing is printed. A failing call writes
  * nothing. The *_bytes helpers return 0 for invalid arguments or sizes that overflow. */
-#ifndef RB_CORE_LAYOUT_H
-#define RB_CORE_LAYOUT_H
+#ifndef RB_NUMERIC_LAYOUT_H
+#define RB_NUMERIC_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>

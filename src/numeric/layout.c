@@ -47,7 +47,7 @@
  * there, a transpose gathering lanes by masked broadcast loads 1.32-1.37.
  * Work is split across threads in chunks of disjoint output ranges taken as threads
  * finish (run_parallel), so results cannot depend on the thread count. */
-#include "core/layout.h"
+#include "numeric/layout.h"
 
 #include <errno.h>
 #include <inttypes.h>

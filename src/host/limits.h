@@ -5,8 +5,8 @@
  * A refusal gives the number that does not fit and the limit, e.g. "shape 1x8192x65536
  * fp16 needs 1.0 GiB of host memory (...), more than the 512.0 MiB available
  * (MemAvailable of /proc/meminfo)"; callers treat it as an input error (exit 2). */
-#ifndef RB_CORE_LIMITS_H
-#define RB_CORE_LIMITS_H
+#ifndef RB_HOST_LIMITS_H
+#define RB_HOST_LIMITS_H
 
 #include <stddef.h>
 #include <stdint.h>
