@@ -132,6 +132,20 @@ injected noirq 2 no-interrupt 3 "the interrupt never came: the NPU wrote the out
 injected badfield 4 wrong-result 1 "smallest failing alike after [0-9]+ runs: one task 1x1x16"
 expect_grep "DPU.BS_OW_CFG" "$TMP/dump" "badfield: the decoded program shows DPU.BS_OW_CFG"
 
+# Rocket signals a timed-out job like a finished one (§d.2): rung 2 finds the output
+# unwritten, and tells a hang from an IOMMU fault by the kernel log.
+NODE=/dev/accel/accel0
+for case in "hang|hang|the NPU hung" "iommu|iommu-fault|IOMMU fault"; do
+	opt=${case%%|*} rest=${case#*|}
+	cause=${rest%%|*} text=${rest#*|}
+	expect_exit 3 "rocket $opt: exit 3" -- fake "$NODE=rocket:$opt" -- \
+		"$RKNN_BENCH" selftest --device "rocket:$NODE" --soak 1
+	expect_grep "^selftest FAILED at rung 2 \(submit\): $cause$" "$TMP/out" \
+		"rocket $opt: stops at rung 2, cause $cause"
+	expect_grep "^diagnosis: $text.*never wrote its output" "$TMP/out" \
+		"rocket $opt: the diagnosis says the job never wrote its output"
+done
+
 # Another process holding the NPU: a real holder of the node file, found through /proc.
 mkdir -p "$TMP/dev" && : >"$TMP/dev/card1"
 sleep 60 <"$TMP/dev/card1" &

@@ -24,6 +24,8 @@
  *               no interrupt reaches the kernel, whose wait times out
  *   `badfield`  on core 1 only, DPU.BS_OW_CFG SIZE_E is 1 (right for fp16 output, not
  *               fp32): channels 8-15 of every 16 stay unwritten, a wrong result
+ * On a rocket node `hang` and `iommu` break the programs of its SUBMIT's jobs the same
+ * way (rocket's tasks have no interrupt mask and its jobs no core: no noirq, badfield).
  * With RKNN_BENCH_FAKENODE set, /dev/kmsg is the emulated kernels' log (the fake board's
  * kernel log: one record a line, from the first open or SEEK_END). Every other path
  * and descriptor passes through to the next definition (dlsym RTLD_NEXT).
@@ -72,6 +74,7 @@
 #include <linux/sync_file.h>
 
 #include "uapi/drm/rknpu_ioctl.h"
+#include "uapi/drm/rocket_accel.h"
 #include "hw/regs.h"
 #include "sim/sim.h"
 
@@ -396,9 +399,10 @@ struct kbo {
 	uint32_t handle;
 	int file; /* the kernel's file the handle belongs to */
 	uint64_t obj_addr, dma_addr, size;
+	uint64_t offset; /* rocket: its mmap offset; rknpu: asked for with MEM_MAP */
 };
 
-static void bo_track(struct kfile *f, int file, const struct rknpu_mem_create *c)
+static void bo_track(struct kfile *f, const struct kbo *bo)
 {
 	pthread_mutex_lock(&lock);
 	if (f->n_bos == f->cap_bos) {
@@ -411,24 +415,26 @@ static void bo_track(struct kfile *f, int file, const struct rknpu_mem_create *c
 		}
 	}
 	if (f->n_bos < f->cap_bos)
-		f->bos[f->n_bos++] =
-		    (struct kbo){c->handle, file, c->obj_addr, c->dma_addr, c->size};
+		f->bos[f->n_bos++] = *bo;
 	pthread_mutex_unlock(&lock);
 }
 
-static void bo_untrack(struct kfile *f, uint64_t obj_addr)
+/* By object token (rknpu), or by file and handle (rocket: obj_addr 0). */
+static void bo_untrack(struct kfile *f, uint64_t obj_addr, int file, uint32_t handle)
 {
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < f->n_bos; i++)
-		if (f->bos[i].obj_addr == obj_addr) {
+		if (obj_addr ? f->bos[i].obj_addr == obj_addr
+			     : f->bos[i].file == file && f->bos[i].handle == handle) {
 			f->bos[i] = f->bos[--f->n_bos];
 			break;
 		}
 	pthread_mutex_unlock(&lock);
 }
 
-/* The buffer with this object token, or (obj 0) the one holding NPU address dma. */
-static bool bo_find(struct kfile *f, uint64_t obj, uint64_t dma, struct kbo *out)
+/* The buffer with this object token, or (obj 0) the one holding NPU address dma in
+ * `file` (rocket: every file has an address space of its own; -1: any file). */
+static bool bo_find(struct kfile *f, uint64_t obj, uint64_t dma, int file, struct kbo *out)
 {
 	bool found = false;
 
@@ -436,8 +442,9 @@ static bool bo_find(struct kfile *f, uint64_t obj, uint64_t dma, struct kbo *out
 	for (size_t i = 0; i < f->n_bos && !found; i++) {
 		const struct kbo *b = &f->bos[i];
 
-		found =
-		    obj ? b->obj_addr == obj : dma >= b->dma_addr && dma < b->dma_addr + b->size;
+		found = obj ? b->obj_addr == obj
+			    : (file < 0 || b->file == file) && dma >= b->dma_addr &&
+				  dma < b->dma_addr + b->size;
 		if (found)
 			*out = *b;
 	}
@@ -448,11 +455,12 @@ static bool bo_find(struct kfile *f, uint64_t obj, uint64_t dma, struct kbo *out
 /* The kernel's pages of a buffer, mapped here as the binary maps them; NULL if not. */
 static void *bo_map(struct kfile *f, const struct kbo *b)
 {
-	struct rknpu_mem_map m = {.handle = b->handle};
+	struct rknpu_mem_map m = {.handle = b->handle, .offset = b->offset};
 	void *p;
 
-	if (rb_sim_kmod_file_ioctl(f->kmod, b->file, DRM_IOCTL_RKNPU_MEM_MAP, &m) < 0 ||
-	    rb_sim_kmod_file_mmap(f->kmod, b->file, b->size, m.offset, &p) < 0)
+	if (!b->offset && rb_sim_kmod_file_ioctl(f->kmod, b->file, DRM_IOCTL_RKNPU_MEM_MAP, &m) < 0)
+		return NULL;
+	if (rb_sim_kmod_file_mmap(f->kmod, b->file, b->size, m.offset, &p) < 0)
 		return NULL;
 	return p;
 }
@@ -468,17 +476,19 @@ static uint64_t *find_word(uint64_t *words, size_t n, enum rb_reg_id id)
 	return NULL;
 }
 
-/* Changes the program of one task as the injection says. */
-static void break_program(struct kfile *f, unsigned inject, const struct rknpu_task *t)
+/* Changes the program of one task (n words at NPU address addr in `file`, -1: any) as
+ * the injection says. */
+static void break_program(struct kfile *f, unsigned inject, uint64_t addr, size_t n, int file)
 {
 	struct kbo b;
 	uint64_t *words, *w;
-	size_t n = t->regcfg_amount;
 	void *map;
 
-	if (!bo_find(f, 0, t->regcmd_addr, &b) || !(map = bo_map(f, &b)))
+	if (!bo_find(f, 0, addr, file, &b) || !(map = bo_map(f, &b)))
 		return;
-	words = (uint64_t *)((char *)map + (t->regcmd_addr - b.dma_addr));
+	if (n > (b.dma_addr + b.size - addr) / 8)
+		n = (size_t)((b.dma_addr + b.size - addr) / 8);
+	words = (uint64_t *)((char *)map + (addr - b.dma_addr));
 	if ((inject & INJ_HANG) && n > 1) /* an unknown target code (0x0003) */
 		words[1] = (words[1] & ~(UINT64_C(0xffff) << 48)) | (UINT64_C(0x0003) << 48);
 	if ((inject & INJ_IOMMU) && (w = find_word(words, n, RB_REG_CNA_FEATURE_DATA_ADDR)))
@@ -509,7 +519,7 @@ static void inject_submit(struct kfile *f, int file, const struct rknpu_submit *
 	struct rknpu_task *tasks;
 	struct kbo tb;
 
-	if (!bo_find(f, s->task_obj_addr, 0, &tb) || !(tasks = bo_map(f, &tb)))
+	if (!bo_find(f, s->task_obj_addr, 0, -1, &tb) || !(tasks = bo_map(f, &tb)))
 		return;
 	(void)file;
 	for (int c = 0; c < 3; c++) {
@@ -526,26 +536,57 @@ static void inject_submit(struct kfile *f, int file, const struct rknpu_submit *
 			if (what & INJ_NOIRQ)
 				d->int_mask = 0;
 			if (what & (INJ_HANG | INJ_IOMMU | INJ_BADFIELD))
-				break_program(f, what, d);
+				break_program(f, what, d->regcmd_addr, d->regcfg_amount, -1);
 		}
 	}
 	rb_sim_kmod_munmap(f->kmod, tasks, tb.size);
 }
 
-/* Before and after an ioctl of an rknpu node with injections: the buffers it makes,
- * and its submits. */
+/* Rocket's jobs carry their tasks in the caller's memory (this process's): hang and
+ * iommu break their programs in the submitting file's buffers. */
+static void inject_rocket_submit(struct kfile *f, int file, const struct drm_rocket_submit *s)
+{
+	unsigned inject = f->node->inject & (INJ_HANG | INJ_IOMMU);
+
+	for (uint32_t j = 0; inject && j < s->job_count; j++) {
+		const struct drm_rocket_job *job =
+		    (const void *)(uintptr_t)(s->jobs + (uint64_t)j * s->job_struct_size);
+
+		for (uint32_t t = 0; t < job->task_count; t++) {
+			const struct drm_rocket_task *task =
+			    (const void *)(uintptr_t)(job->tasks +
+						      (uint64_t)t * job->task_struct_size);
+
+			break_program(f, inject, task->regcmd, task->regcmd_count, file);
+		}
+	}
+}
+
+/* Before and after an ioctl of a node with injections: the buffers it makes and
+ * frees, and its submits. */
 static void inject_before(struct kfile *f, int file, unsigned long request, void *arg)
 {
 	if (request == DRM_IOCTL_RKNPU_SUBMIT)
 		inject_submit(f, file, arg);
+	else if (request == DRM_IOCTL_ROCKET_SUBMIT)
+		inject_rocket_submit(f, file, arg);
 	else if (request == DRM_IOCTL_RKNPU_MEM_DESTROY)
-		bo_untrack(f, ((struct rknpu_mem_destroy *)arg)->obj_addr);
+		bo_untrack(f, ((struct rknpu_mem_destroy *)arg)->obj_addr, file, 0);
+	else if (request == DRM_IOCTL_GEM_CLOSE)
+		bo_untrack(f, 0, file, ((struct drm_gem_close *)arg)->handle);
 }
 
 static void inject_after(struct kfile *f, int file, unsigned long request, void *arg)
 {
-	if (request == DRM_IOCTL_RKNPU_MEM_CREATE)
-		bo_track(f, file, arg);
+	if (request == DRM_IOCTL_RKNPU_MEM_CREATE) {
+		const struct rknpu_mem_create *c = arg;
+
+		bo_track(f, &(struct kbo){c->handle, file, c->obj_addr, c->dma_addr, c->size, 0});
+	} else if (request == DRM_IOCTL_ROCKET_CREATE_BO) {
+		const struct drm_rocket_create_bo *c = arg;
+
+		bo_track(f, &(struct kbo){c->handle, file, 0, c->dma_address, c->size, c->offset});
+	}
 }
 
 /* ---- /dev/kmsg: the emulated kernels' log ---- */
