@@ -59,6 +59,11 @@ expect_exit 0 "bugreport without any selftest report" -- env RKNN_BENCH_STATE="$
 expect_grep "no selftest report .*run 'rknn-bench selftest' first" "$TMP/err" \
 	"bugreport says to run selftest first"
 expect_exit 2 "bugreport without -o: exit 2" -- "$RKNN_BENCH" bugreport
+printf '{"schema": "rknn-bench/1", "results": [' >"$TMP/cut.json"
+expect_exit 2 "bugreport of a truncated report: exit 2" -- "$RKNN_BENCH" bugreport \
+	--report "$TMP/cut.json" -d sim -o "$TMP/cut.tar.gz"
+expect_grep "cut.json: invalid JSON" "$TMP/err" "names the truncated report"
+[ -e "$TMP/cut.tar.gz" ] && not_ok "no archive after a refusal" || ok "no archive after a refusal"
 expect_exit 2 "a bad --device: exit 2" -- "$RKNN_BENCH" selftest --device bogus
 
 # ---- through the fake node: the host transport, libdrm, the real ioctls ----
