@@ -79,7 +79,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD 
 LDLIBS   += $(PKG_LIBS) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/host/*.c src/numeric/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/page/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/host/*.c src/numeric/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/selftest/*.c src/page/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
