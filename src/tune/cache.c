@@ -85,6 +85,23 @@ err:
 	return NULL;
 }
 
+/* A shard's records are valid in any tune of the setup, so a whole tune resumes any
+ * cache; but a shard tune resuming another's cache (another shard's, or a whole tune's)
+ * would keep its header, which merge refuses (docs/reliability.md): a shard resumes
+ * its own cache only. */
+static int shard_check(const struct rb_tune_cache *c, const cJSON *have,
+		       const struct rb_tune_header *want)
+{
+	const char *shard = cJSON_IsString(have) ? have->valuestring : "";
+
+	if (!want->shard[0] || strcmp(shard, want->shard) == 0)
+		return 0; /* a whole tune resumes any cache of its setup */
+	return rb_set_error(-ESTALE,
+			    "cache '%s' was written by %s%s, this tune is shard %s: give each "
+			    "shard its own --cache",
+			    c->path, shard[0] ? "shard " : "a whole tune", shard, want->shard);
+}
+
 /* The first line against this run's header: 0, or -ESTALE naming what differs. */
 static int header_check(const struct rb_tune_cache *c, const cJSON *o,
 			const struct rb_tune_header *want)
@@ -110,7 +127,7 @@ static int header_check(const struct rb_tune_cache *c, const cJSON *o,
 			    c->path, header_fields[i].name,
 			    cJSON_IsString(v) ? v->valuestring : "?", w);
 	}
-	return 0;
+	return shard_check(c, cJSON_GetObjectItemCaseSensitive(o, "shard"), want);
 }
 
 /* ---- records ---- */

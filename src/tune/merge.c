@@ -552,8 +552,12 @@ static int read_cache(const struct input *in, struct rb_tune_header *first, bool
 	if (ret == 0 && !*have_first)
 		ret = rb_tune_cache_read_header(path, data, len, first);
 	*have_first = true;
-	if (ret == 0)
-		ret = rb_tune_cache_parse(c, path, data, len, first, &valid);
+	if (ret == 0) { /* the setup compared; each cache's shard was checked against its own */
+		struct rb_tune_header setup = *first;
+
+		setup.shard[0] = '\0';
+		ret = rb_tune_cache_parse(c, path, data, len, &setup, &valid);
+	}
 	free(data);
 	return ret;
 }

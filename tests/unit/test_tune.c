@@ -412,6 +412,20 @@ static void test_cache_mismatch(void **state)
 	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
 	assert_non_null(strstr(rb_last_error(), "space"));
 
+	/* a shard resumes its own cache only; a whole tune resumes any */
+	header(&other, "sim");
+	snprintf(other.shard, sizeof(other.shard), "1/2");
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "written by a whole tune, this tune is shard 1/2"));
+	unlink(path);
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), 0);
+	rb_tune_cache_close(&c);
+	snprintf(other.shard, sizeof(other.shard), "2/2");
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "written by shard 1/2, this tune is shard 2/2"));
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0); /* a whole tune resumes it */
+	rb_tune_cache_close(&c);
+
 	f = fopen(path, "w");
 	fputs("{\"hello\":1}\n", f);
 	fclose(f);
