@@ -376,7 +376,8 @@ static void set_time(cJSON *measured, double us, double host)
 		    num(measured, "default_us") + host_of_default(measured));
 	replace_num(measured, "speedup_vs_default", num(measured, "default_total_us") / total);
 	replace_num(measured, "speedup_vs_backend", num(measured, "backend_split_us") / total);
-	replace_num(measured, "speedup_vs_cpu", num(measured, "cpu_us") / us);
+	if (get(measured, "cpu_us")) /* a measured device's only, as tune writes it */
+		replace_num(measured, "speedup_vs_cpu", num(measured, "cpu_us") / us);
 }
 
 /* Whether a slice's winner (meas) beats the best so far (us, of best): faster, or as
@@ -562,7 +563,8 @@ static void join_boards(const struct merge *m, struct board_pick *bp, size_t n, 
 	*out = (struct board_pick){.us = NAN, .api_us = NAN};
 	out->measured = cJSON_Duplicate(bp[w == SIZE_MAX ? 0 : w].measured, true);
 	replace_num(out->measured, "default_us", baseline_median(bp, n, "default_us"));
-	replace_num(out->measured, "cpu_us", baseline_median(bp, n, "cpu_us"));
+	if (get(out->measured, "cpu_us")) /* a measured device's only */
+		replace_num(out->measured, "cpu_us", baseline_median(bp, n, "cpu_us"));
 	if (w != SIZE_MAX) {
 		out->tuned = bp[w].tuned;
 		out->us = boards_median(bp, n, w, false, &spread);
@@ -649,8 +651,9 @@ static int merge_pair(const struct merge *m, const cJSON *root, cJSON *pair, siz
 
 /* ---- the document ---- */
 
-/* A pair's time for totals entry w (default, tuned, rknn_matmul_api, backend): device +
- * host, as tune sums them. */
+/* A pair's time for totals entry w (default, tuned, rknn_matmul_api, backend, best
+ * overall: the tuned config unless the default is faster): device + host, as tune sums
+ * them. */
 static double pair_total(const cJSON *p, int w)
 {
 	const cJSON *meas = get(p, "measured"), *api = get(p, "rknn_matmul_api");
@@ -663,6 +666,11 @@ static double pair_total(const cJSON *p, int w)
 			   : NAN;
 	if (w == 2)
 		return num(api, "median_us") + host_of(api);
+	if (w == 4) {
+		double tuned = pair_total(p, 1), def = pair_total(p, 0);
+
+		return isfinite(def) && !(tuned <= def) ? def : tuned;
+	}
 	return num(api, "backend_split_us");
 }
 
@@ -670,14 +678,16 @@ static double pair_total(const cJSON *p, int w)
  * output row (core/totals.h). */
 static cJSON *totals(const cJSON *root, const cJSON *pairs)
 {
-	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend"};
+	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend",
+					    "best_overall"};
 	size_t n = (size_t)cJSON_GetArraySize(pairs);
 	struct rb_total_pair *items = calloc(n ? n : 1, sizeof(*items));
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "modeled", cJSON_IsTrue(get(root, "modeled")));
 	cJSON_AddStringToObject(o, "sums", "device + host time per pair");
-	for (int w = 0; items && w < 4; w++) {
+	cJSON_AddStringToObject(o, "host_model", RB_TUNE_HOST_MODEL);
+	for (int w = 0; items && w < 5; w++) {
 		struct rb_total sums[RB_TOTALS_MAX];
 		size_t i = 0;
 
