@@ -73,6 +73,21 @@ S=$TMP/m.json.shards
 	ok "a shard records which it is" || not_ok "a shard records which it is"
 head -n 1 "$S/shard-3.json.cache.jsonl" | grep -q '"shard":"3/4"' &&
 	ok "a shard's cache records the shard" || not_ok "a shard's cache records the shard"
+# --shard-plan prints the split every shard made: shard I's shapes as its JSON lists them
+expect_exit 0 "tune --shard-plan 4 prints the plan" -- $RKNN_BENCH tune --shard-plan 4 "$SHAPES"
+awk '/^shard [0-9]+\/4:/ { split($2, f, "/"); i = f[1] } /^  / { print i, $1, $2 }' "$TMP/out" |
+	sort >"$TMP/plan"
+for i in 1 2 3 4; do
+	k=0
+	while [ "$k" -lt "$(json "$S/shard-$i.json" shard.work.#)" ]; do
+		echo "$i $(json "$S/shard-$i.json" "shard.work.$k.shape")"
+		k=$((k + 1))
+	done
+done | sort >"$TMP/ran"
+[ -s "$TMP/plan" ] && cmp -s "$TMP/plan" "$TMP/ran" && ok "the plan names the shapes each shard tuned" ||
+	not_ok "the plan names the shapes each shard tuned" "$(diff "$TMP/plan" "$TMP/ran")"
+grep -q "^longest / shortest shard: [0-9.]* (modeled)$" "$TMP/out" &&
+	ok "the plan gives the balance" || not_ok "the plan gives the balance" "$(cat "$TMP/out")"
 for i in 1 2 3 4; do json "$S/shard-$i.json" shard.work.#; done >"$TMP/work"
 awk '{s += $1; if ($1 < 1) e = 1} END {exit !(s >= 4 && !e)}' "$TMP/work" &&
 	ok "every shard got work" || not_ok "every shard got work" "$(cat "$TMP/work")"
