@@ -24,11 +24,12 @@ case $RKNN_BENCH in /*) BIN=$RKNN_BENCH ;; *) BIN=$PWD/$RKNN_BENCH ;; esac
 PIDS=
 started() { PIDS="$PIDS $1"; }
 teardown() {
-	# Jobs of this cluster still queued or running go first (their slurmstepd too).
-	if [ -n "${SLURM_CONF:-}" ]; then
-		scancel --quiet --user=root 2>/dev/null
-		unset SLURM_CONF
+	# Jobs of this cluster still queued or running go first (their slurmstepd too),
+	# while the controller that would answer is alive.
+	if [ -n "${CTLD_PID:-}" ] && kill -0 "$CTLD_PID" 2>/dev/null; then
+		timeout 10 scancel --quiet --user=root 2>/dev/null
 	fi
+	unset SLURM_CONF CTLD_PID
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do
 		i=0 # up to 5 s each, then SIGKILL: a daemon must not outlive the test
@@ -139,6 +140,7 @@ start_slurm() {
 	write_slurm_conf
 	export SLURM_CONF
 	slurmctld -D -f "$SLURM_CONF" >"$TMP/slurm/ctld.out" 2>&1 &
+	CTLD_PID=$!
 	started $!
 	slurmd -D -f "$SLURM_CONF" >"$TMP/slurm/d.out" 2>&1 &
 	started $!
