@@ -24,6 +24,7 @@ case $RKNN_BENCH in /*) BIN=$RKNN_BENCH ;; *) BIN=$PWD/$RKNN_BENCH ;; esac
 PIDS=
 started() { PIDS="$PIDS $1"; }
 teardown() {
+	[ ! -f "$TMP/ssh/config" ] || stop_masters
 	# Jobs of this cluster still queued or running go first (their slurmstepd too),
 	# while the controller that would answer is alive.
 	if [ -n "${CTLD_PID:-}" ] && kill -0 "$CTLD_PID" 2>/dev/null; then
@@ -242,10 +243,19 @@ Host rb-board1 rb-board2
 	UserKnownHostsFile /dev/null
 	LogLevel ERROR
 	SetEnv SHLVL=1
+	ControlMaster auto
+	ControlPath $s/cm-%C
+	ControlPersist 60
 EOF
 	/usr/sbin/sshd -D -f "$s/sshd_config" -E "$s/sshd.log" &
 	started $!
 	wait_for 10 ssh -F "$s/config" rb-board1 true
+}
+
+# The client's connection masters (ControlPersist: one per alias, reused by every ssh
+# and rsync of the shards, a handshake each saved) end through their control sockets.
+stop_masters() {
+	for h in rb-board1 rb-board2; do ssh -F "$TMP/ssh/config" -O exit "$h" 2>/dev/null; done
 }
 
 # overlaps JOBLOG: the most shards one host ran at once (joblog: Host, Starttime, JobRuntime).
