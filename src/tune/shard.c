@@ -63,8 +63,26 @@ static double macs(const struct rb_shape *s)
 static double slice_seconds(const struct rb_tune_shard_unit *u, const struct rb_shape *s,
 			    unsigned slices)
 {
-	return (SECONDS_PER_CONFIG * (double)u->configs + SECONDS_PER_TASK * u->tasks) / slices +
-	       SECONDS_PER_MAC * macs(s);
+	return u->tunes *
+	       ((SECONDS_PER_CONFIG * (double)u->configs + SECONDS_PER_TASK * u->tasks) / slices +
+		SECONDS_PER_MAC * macs(s));
+}
+
+/* One shape on several cores (the slices of --target ggml-rknn) is one unit: merge
+ * joins the shards by shape, so one shard tunes it on every core. */
+static bool same_shape(const struct rb_shape *a, const struct rb_shape *b)
+{
+	return a->m == b->m && a->k == b->k && a->n == b->n && a->dtype == b->dtype;
+}
+
+static struct rb_tune_shard_unit *unit_of(struct rb_tune_shard_plan *p,
+					  const struct rb_shape_list *shapes, size_t entry)
+{
+	for (size_t u = 0; u < p->n_units; u++)
+		if (same_shape(&shapes->entries[p->units[u].entry].shape,
+			       &shapes->entries[entry].shape))
+			return &p->units[u];
+	return NULL;
 }
 
 static int weigh_unit(struct rb_tune_shard_unit *u, const struct rb_shape *s,
@@ -81,6 +99,7 @@ static int weigh_unit(struct rb_tune_shard_unit *u, const struct rb_shape *s,
 	for (size_t i = 0; i < pts.count; i++)
 		u->tasks += (double)pts.items[i].tasks;
 	u->slices = 1;
+	u->tunes = 1;
 	u->seconds = slice_seconds(u, s, 1);
 	rb_tune_points_release(&pts);
 	return 0;
@@ -149,8 +168,15 @@ int rb_tune_shard_plan_init(struct rb_tune_shard_plan *plan, const struct rb_sha
 	if (!plan->units || !plan->seconds)
 		return rb_set_error(-ENOMEM, "out of memory");
 	for (size_t i = 0; ret == 0 && i < shapes->count; i++) {
+		struct rb_tune_shard_unit *u = unit_of(plan, shapes, i);
+
 		if (rb_tune_first_same(shapes, i) != i)
 			continue;
+		if (u) { /* the shape again, on another core */
+			u->seconds *= (u->tunes + 1.0) / u->tunes;
+			u->tunes++;
+			continue;
+		}
 		plan->units[plan->n_units].entry = i;
 		ret = weigh_unit(&plan->units[plan->n_units++], &shapes->entries[i].shape, space);
 	}
@@ -180,9 +206,13 @@ void rb_tune_shard_split(const struct rb_tune_shard_plan *plan, const struct rb_
 	for (size_t u = 0; u < plan->n_units; u++) {
 		const struct rb_tune_shard_unit *x = &plan->units[u];
 
-		if (sliced ? s % plan->n_units == u : x->shard == s)
-			work[x->entry] = (struct rb_tune_shard_work){
-			    true, sliced ? (unsigned)(s / plan->n_units) : 0, x->slices};
+		if (!(sliced ? s % plan->n_units == u : x->shard == s))
+			continue;
+		for (size_t i = x->entry; i < shapes->count; i++) /* the shape on each core */
+			if (rb_tune_first_same(shapes, i) == i &&
+			    same_shape(&shapes->entries[i].shape, &shapes->entries[x->entry].shape))
+				work[i] = (struct rb_tune_shard_work){
+				    true, sliced ? (unsigned)(s / plan->n_units) : 0, x->slices};
 	}
 }
 

@@ -2,9 +2,10 @@
  * shard I of N takes a deterministic part of the work, and `rknn-bench merge` joins
  * the shards' tuned JSONs (tune/merge.h).
  *
- * The split is by unique shape (M, K, N, dtype). With at least as many shapes as
- * shards, each shape goes whole to one shard, balanced by the modeled work of its tune
- * (rb_tune_shard_plan_init: its configs, the tasks of their programs and its
+ * The split is by unique shape (M, K, N, dtype; one shape pinned to several cores, as
+ * the slices of --target ggml-rknn are, is one unit, tuned on each by the same shard). With at
+ * least as many shapes as shards, each shape goes whole to one shard, balanced by the modeled work
+ * of its tune (rb_tune_shard_plan_init: its configs, the tasks of their programs and its
  * multiply-adds) with the longest-processing-time rule. With fewer shapes than shards, shard s
  * (0-based) takes shape s mod U, and the shards sharing a shape split its config space: slice j of
  * S holds the points whose enumeration index is j mod S. Each slice runs the strategy on its own
@@ -47,6 +48,7 @@ struct rb_tune_shard_unit {
 	double seconds;  /* modeled CPU seconds of its whole tune */
 	unsigned shard;  /* 0-based: the shard that tunes it (with slices: the first one) */
 	unsigned slices; /* shards that share its space (1: one shard tunes it whole) */
+	unsigned tunes;  /* the cores it is tuned on apart (pinned entries; 1: unpinned) */
 };
 
 /* Which shard takes which shape, and the modeled work of each shard. The plan depends

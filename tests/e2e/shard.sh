@@ -199,6 +199,21 @@ b=$(json "$TMP/slices.json" pairs.0.measured.configs_in_space)
 expect_exit 2 "a missing slice is refused" -- $RKNN_BENCH merge "$TMP/x.json" \
 	"$TMP/sl-1.json" "$TMP/sl-3.json"
 
+# --- --target ggml-rknn: one shape pinned to several cores goes to one shard ---
+GG=$TMP/ggml.json
+GOPTS="--device sim --iters 1 --warmup 0 --verify sample --top 1 --target ggml-rknn"
+$RKNN_BENCH shapes --arch llama --embd 256 --ff 512 --layers 1 --heads 4 --heads-kv 2 \
+	--vocab 512 --tokens 1 --for ggml-rknn -o "$GG" 2>/dev/null
+expect_exit 0 "ggml-rknn slices unsharded" -- $RKNN_BENCH --quiet tune "$GG" $GOPTS \
+	-o "$TMP/gg.json"
+for i in 1 2; do
+	$RKNN_BENCH --quiet tune "$GG" $GOPTS --shard $i/2 -o "$TMP/gg-$i.json" >/dev/null 2>&1
+done
+expect_exit 0 "ggml-rknn: 2 shards merged (a shape's cores in one shard)" -- \
+	$RKNN_BENCH merge "$TMP/gg-m.json" "$TMP/gg-1.json" "$TMP/gg-2.json"
+# merge does not write the per-graph-pair totals of ggml-rknn slices yet
+same_tune "$TMP/gg.json" "$TMP/gg-m.json" "ggml-rknn: 2 shards merged" '.totals.per_graph_pair'
+
 # --- the merged cache resumes a whole tune without measuring ---
 expect_exit 0 "an unsharded tune on the merged cache" -- $RKNN_BENCH tune "$SHAPES" $FAST \
 	--cache "$TMP/m.json.cache.jsonl" -o "$TMP/resumed.json"

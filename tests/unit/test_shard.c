@@ -156,6 +156,33 @@ static void test_work_not_macs(void **state)
 	rb_shape_list_release(&l);
 }
 
+/* One shape pinned to two cores (ggml-rknn slices) is one unit: both in one shard. */
+static void test_cores_of_a_shape_together(void **state)
+{
+	static const char json[] =
+	    "{\"pairs\":["
+	    "{\"src0\":{\"row\":1,\"col\":256},\"src1\":{\"row\":256,\"col\":64},"
+	    "\"name\":\"a\",\"core\":0},"
+	    "{\"src0\":{\"row\":1,\"col\":256},\"src1\":{\"row\":256,\"col\":96},"
+	    "\"name\":\"b\",\"core\":1},"
+	    "{\"src0\":{\"row\":1,\"col\":256},\"src1\":{\"row\":256,\"col\":64},"
+	    "\"name\":\"c\",\"core\":1}]}";
+	struct rb_shape_list l;
+	struct rb_tune_shard_work w[2][4];
+
+	(void)state;
+	rb_shape_list_init(&l);
+	assert_int_equal(rb_shape_list_load_string(&l, json, strlen(json), "c.json"), 0);
+	assert_int_equal(l.count, 3);
+	split(&l, 1, 2, w[0]);
+	split(&l, 2, 2, w[1]);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(w[i][0].mine, w[i][2].mine);
+		assert_int_not_equal(w[i][0].mine, w[i][1].mine);
+	}
+	rb_shape_list_release(&l);
+}
+
 /* More shards than shapes: shard s takes shape s mod U as slice s div U; the slices of
  * a shape are 0..S-1, each once. */
 static void test_slices(void **state)
@@ -196,6 +223,7 @@ int main(void)
 	    cmocka_unit_test(test_every_shape_once),
 	    cmocka_unit_test(test_balanced_and_deterministic),
 	    cmocka_unit_test(test_work_not_macs),
+	    cmocka_unit_test(test_cores_of_a_shape_together),
 	    cmocka_unit_test(test_slices),
 	};
 
