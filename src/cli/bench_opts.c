@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/stats.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 #include "hw/board.h"
 #include "hw/soc.h"
 #include "run/engine.h"
