@@ -92,6 +92,13 @@ for i in 1 2 3 4; do json "$S/shard-$i.json" shard.work.#; done >"$TMP/work"
 awk '{s += $1; if ($1 < 1) e = 1} END {exit !(s >= 4 && !e)}' "$TMP/work" &&
 	ok "every shard got work" || not_ok "every shard got work" "$(cat "$TMP/work")"
 
+# One shard per board: more than one at a time per --sshlogin host is refused.
+if command -v parallel >/dev/null 2>&1; then
+	expect_exit 2 "tune-parallel.sh --sshlogin with -j 2 is refused" -- \
+		sh scripts/tune-parallel.sh --sshlogin rock@b1,rock@b2 -j 2 -o "$TMP/j.json" "$SHAPES"
+	expect_grep "one shard per board at a time" "$TMP/err" "the refusal says why"
+fi
+
 # --- the merged file where tuned JSONs are read ---
 expect_exit 0 "the library finds every merged pair" -- "$CONSUMER" --every "$TMP/m.json"
 expect_grep ' 0 missed$' "$TMP/out" "no merged pair missed"
