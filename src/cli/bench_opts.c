@@ -55,6 +55,9 @@ static const struct cli_bench_option {
      "tune shard I of N: a deterministic part of the shapes\n"
      "(or, with fewer shapes than shards, of a shape's space);\n"
      "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
+    {"shard-plan", required_argument, CLI_OPT_SHARD_PLAN, CLI_TUNE, "search", "--shard-plan N",
+     "print which shapes each of N shards takes and the modeled\n"
+     "work of each (no device needed) and exit"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
     {"weight-copies", no_argument, CLI_OPT_WEIGHT_COPIES, CLI_TUNE, "search", NULL,

@@ -407,6 +407,7 @@ struct seen {
 	struct rb_plan_config last;
 	uint64_t last_hash;
 	double last_host_us; /* the host work of its result (rb_tune_host_us) */
+	size_t last_tasks;   /* of its program */
 };
 
 static bool seen_has(const struct seen *seen, uint64_t sig)
@@ -433,6 +434,7 @@ static int consider(const struct rb_tune_space *s, struct rb_tune_points *pts, s
 			seen->last_native = rb_plan_native_b(&plan);
 			seen->last_hash = program_hash(&plan);
 			seen->last_host_us = rb_tune_host_us(&plan);
+			seen->last_tasks = plan.n_tasks;
 		}
 		rb_plan_release(&plan);
 	}
@@ -452,6 +454,7 @@ static int consider(const struct rb_tune_space *s, struct rb_tune_points *pts, s
 	pts->items[pts->count] = *p;
 	pts->items[pts->count].index = pts->count;
 	pts->items[pts->count].host_us = seen->last_host_us;
+	pts->items[pts->count].tasks = seen->last_tasks;
 	pts->count++;
 	seen->sigs[seen->count++] = sig;
 	return 0;

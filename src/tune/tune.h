@@ -115,6 +115,7 @@ struct rb_tune_point {
 	char text[192]; /* rb_plan_config_format of `plan` */
 	size_t index;   /* in the enumeration of its space (SIZE_MAX: not in it) */
 	double host_us; /* the host work its result needs, modeled (rb_tune_host_us) */
+	size_t tasks;   /* of its program: what the timing model steps through (tune/shard.h) */
 };
 
 /* ---- what the consumer pays on the host ----
