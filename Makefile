@@ -11,9 +11,10 @@
 #                     CHECK_SCOPE=quick; the model files' tunes, sharding, calibrate,
 #                     the fake node, the shim, install and the file-reader timeouts are
 #                     left to make check
-#   make deps-check   fail when a folder of src/ includes a higher floor or folders form
-#                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
-#                     runs it first
+#   make deps-check   fail when a folder of src/ includes or calls (the built objects'
+#                     symbols) a higher floor or a folder its row of the floors table
+#                     does not name, or folders form a cycle (scripts/deps-check.sh,
+#                     docs/architecture.md); make check runs it first
 #   make shim         build/shim/librknnrt.so: the rknn_matmul_api on rknn-bench (docs/backend.md)
 #   make bench        build the benchmarks under bench/ (build/bench-*) and write the table of
 #                     rknn-bench against its baselines (OpenBLAS when pkg-config finds it,
@@ -261,11 +262,13 @@ RUNNER ?=
 
 include tests/fuzz/fuzz.mk
 
-deps-check:
-	@sh scripts/deps-check.sh .
+# The include level reads the sources, the link level the symbols of every object of
+# src/ (the shim's too, compiled here as any other object).
+deps-check: $(LIB_OBJ) $(CLI_OBJ) $(BUILD)/obj/src/shim/shim.o
+	@sh scripts/deps-check.sh . $(BUILD)/obj
 
 # What the tests run: `make check-build` builds it without running anything.
-CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
+CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/obj/src/shim/shim.o $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
 	$(BUILD)/tests/consumer $(BENCHES) \
 	$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(STANDIN) $(FAKENODE) \
 	$(BUILD)/tests/prime-probe $(FUZZ_REPLAYS)

@@ -14,8 +14,9 @@
 
 #include <cJSON.h>
 
-#include "core/report.h"
-#include "sim/sim.h"
+#include "host/context.h"
+
+struct rb_sim_config; /* sim/sim.h: only the emulated transport includes it */
 
 #define RB_INFO_MAX_POLICIES 16
 #define RB_INFO_MAX_WARNINGS 16
