@@ -73,20 +73,23 @@ static enum impl use_impl(void)
 	return forced != IMPL_AUTO ? (enum impl)forced : best_impl();
 }
 
-/* The int8 AVX-512 kernel needs VNNI on top; without it int8 uses the AVX2 kernels. */
-static int use_vnni(void)
-{
 #if defined(RB_REF_X86)
+/* The int8 AVX-512 kernel needs VNNI on top; without it int8 uses the AVX2 kernels. */
+static bool use_vnni(void)
+{
 	return use_impl() == IMPL_AVX512 && __builtin_cpu_supports("avx512vnni");
-#else
-	return 0;
-#endif
 }
 
-static int use_avx2(void)
+static bool use_avx2(void)
 {
 	return use_impl() == IMPL_AVX2 || use_impl() == IMPL_AVX512;
 }
+#else
+static bool use_vnni(void)
+{
+	return false;
+}
+#endif
 
 static const char *const impl_names[] = {[IMPL_PORTABLE] = "portable",
 					 [IMPL_AVX2] = "avx2+fma",
