@@ -170,7 +170,7 @@ $(BUILD)/tests/maxrss: $(BUILD)/obj/tests/tools/maxrss.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/json.c src/numeric/layout.c src/numeric/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
+                src/core/fileio.c src/core/fp16.c src/core/json.c $(wildcard src/numeric/layout*.c src/numeric/ref*.c) src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c src/host/devtree.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c

@@ -9,8 +9,7 @@
 
 #include "core/error.h"
 #include "core/report_format.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "core/util.h"
 
 /* ---- CSV --------------------------------------------------------------------- */
 

@@ -11,8 +11,7 @@
 #include "core/json.h"
 #include "core/report_format.h"
 #include "core/totals.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "core/util.h"
 
 /* ---- JSON -------------------------------------------------------------------- */
 
