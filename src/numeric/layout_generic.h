@@ -34,21 +34,6 @@ static inline void quad_base(uint8_t *d, size_t surf, const uint8_t *s, size_t p
 			memcpy(d + g * surf + i * ATOM, s + i * pitch + g * ATOM, ATOM);
 }
 
-static inline bool layout_avx512_supported(void)
-{
-	return false;
-}
-
-static inline void write_block(uint8_t *d, const uint8_t *s, bool stream)
-{
-	(void)stream;
-	memcpy(d, s, BLOCK_BYTES);
-}
-
-static inline void stream_fence(void)
-{
-}
-
 static inline void store_atoms4(uint8_t *d, const uint8_t *s, size_t surf, bool stream)
 {
 	(void)stream;

@@ -6,6 +6,10 @@
 #ifndef RB_NUMERIC_LAYOUT_ISA_H
 #define RB_NUMERIC_LAYOUT_ISA_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "numeric/layout.h"
 
 #define ATOM RB_LAYOUT_ATOM_BYTES
@@ -20,6 +24,26 @@
 #include "numeric/layout_neon.h"
 #else
 #include "numeric/layout_generic.h"
+#endif
+
+#if !LAYOUT_STREAMS
+/* Without streaming stores a staged block is copied, and there is nothing to order. */
+static inline void write_block(uint8_t *d, const uint8_t *s, bool stream)
+{
+	(void)stream;
+	memcpy(d, s, BLOCK_BYTES);
+}
+
+static inline void stream_fence(void)
+{
+}
+#endif
+
+#if !defined(RB_LAYOUT_AVX512)
+static inline bool layout_avx512_supported(void)
+{
+	return false;
+}
 #endif
 
 #endif

@@ -25,21 +25,6 @@ typedef uint8x16_t vec;
 
 #include "numeric/layout_vec.h"
 
-static inline bool layout_avx512_supported(void)
-{
-	return false;
-}
-
-static inline void write_block(uint8_t *d, const uint8_t *s, bool stream)
-{
-	(void)stream;
-	memcpy(d, s, BLOCK_BYTES);
-}
-
-static inline void stream_fence(void)
-{
-}
-
 static inline void store_atoms4(uint8_t *d, const uint8_t *s, size_t surf, bool stream)
 {
 	vec a[4];

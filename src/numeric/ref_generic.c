@@ -201,8 +201,32 @@ void rb_ref_axpy_i8_tail(int32_t *acc, const int8_t *a, const int8_t *b, int64_t
 	}
 }
 
-/* Blocking and layout of the generic kernels. */
-static void generic_ops(struct gemm_ops *ops, size_t in_size)
+void rb_ref_gemv_f16_rows(rows4_f16_fn rows4, row_f16_fn row1, const float *af, const uint16_t *b,
+			  int64_t ldb, int64_t k, int64_t w, float *acc, int64_t p0)
+{
+	int64_t p = p0;
+
+	for (; p + 4 <= k; p += 4)
+		rows4(acc, af + p, b + p * ldb, ldb, w);
+	for (; p < k; p++)
+		row1(acc, af[p], b + p * ldb, w);
+}
+
+void rb_ref_fma_f16_tail(float *acc, const float *af, const uint16_t *b, int64_t ldb, int rows,
+			 int64_t j0, int64_t w)
+{
+	for (int64_t j = j0; j < w; j++) {
+		float s = acc[j];
+
+		for (int r = 0; r < rows; r++)
+			s = __builtin_fmaf(af[r], rb_fp16_to_f32(b[r * ldb + j]), s);
+		acc[j] = s;
+	}
+}
+
+/* Blocking and layout of the generic kernels, with the dtype's packing and kernels. */
+static void generic_ops(struct gemm_ops *ops, size_t in_size, pack_fn pack_a, pack_fn pack_b,
+			kernel_fn kernel, gemv_fn gemv)
 {
 	*ops = (struct gemm_ops){.in_size = in_size,
 				 .mr = MR,
@@ -212,23 +236,21 @@ static void generic_ops(struct gemm_ops *ops, size_t in_size)
 				 .nc = NC,
 				 .kgrain = 1,
 				 .pel = 4,
-				 .a_tail = 0};
+				 .a_tail = 0,
+				 .pack_a = pack_a,
+				 .pack_b = pack_b,
+				 .kernel = kernel,
+				 .gemv = gemv};
 }
 
 void rb_ref_generic_f16_ops(struct gemm_ops *ops)
 {
-	generic_ops(ops, sizeof(uint16_t));
-	ops->pack_a = pack_a_f16;
-	ops->pack_b = pack_b_f16;
-	ops->kernel = kernel_f32_portable;
-	ops->gemv = gemv_f16_portable;
+	generic_ops(ops, sizeof(uint16_t), pack_a_f16, pack_b_f16, kernel_f32_portable,
+		    gemv_f16_portable);
 }
 
 void rb_ref_generic_i8_ops(struct gemm_ops *ops)
 {
-	generic_ops(ops, sizeof(int8_t));
-	ops->pack_a = pack_a_i8;
-	ops->pack_b = pack_b_i8;
-	ops->kernel = kernel_i32_portable;
-	ops->gemv = gemv_i8_portable;
+	generic_ops(ops, sizeof(int8_t), pack_a_i8, pack_b_i8, kernel_i32_portable,
+		    gemv_i8_portable);
 }

@@ -118,6 +118,17 @@ void rb_ref_gemv_i8_rows(rows4_i8_fn rows4, row_i8_fn row1, const int8_t *a, con
 void rb_ref_axpy_i8_tail(int32_t *acc, const int8_t *a, const int8_t *b, int64_t ldb, int rows,
 			 int64_t j0, int64_t w);
 
+/* The same for fp16 (A already in fp32): rows [p0, k) of B added into acc, which the
+ * caller zeroed, four at a time, then one; rb_ref_fma_f16_tail adds the columns
+ * [j0, w) of `rows` rows with fused multiply-adds in row order, as the vectors do. */
+typedef void (*rows4_f16_fn)(float *restrict acc, const float *af, const uint16_t *b, int64_t ldb,
+			     int64_t w);
+typedef void (*row_f16_fn)(float *restrict acc, float s, const uint16_t *b, int64_t w);
+void rb_ref_gemv_f16_rows(rows4_f16_fn rows4, row_f16_fn row1, const float *af, const uint16_t *b,
+			  int64_t ldb, int64_t k, int64_t w, float *acc, int64_t p0);
+void rb_ref_fma_f16_tail(float *acc, const float *af, const uint16_t *b, int64_t ldb, int rows,
+			 int64_t j0, int64_t w);
+
 /* ref_x86.c: on top of the generic set, what the CPU has: AVX2/FMA kernels (avx2),
  * AVX-512 kernels with their own blocking (avx512), the F16C GEMV (f16c), VNNI int8. */
 void rb_ref_x86_f16_ops(struct gemm_ops *ops, bool avx2, bool avx512, bool f16c);

@@ -79,14 +79,7 @@ static void gemv_f16_rows4_neon(float *restrict acc, const float *af, const uint
 		s = fma_row_neon(s, a3, b3 + j);
 		vst1q_f32(acc + j, s);
 	}
-	for (; j < w; j++) {
-		float s = acc[j];
-
-		s = __builtin_fmaf(af[0], rb_fp16_to_f32(b0[j]), s);
-		s = __builtin_fmaf(af[1], rb_fp16_to_f32(b1[j]), s);
-		s = __builtin_fmaf(af[2], rb_fp16_to_f32(b2[j]), s);
-		acc[j] = __builtin_fmaf(af[3], rb_fp16_to_f32(b3[j]), s);
-	}
+	rb_ref_fma_f16_tail(acc, af, b, ldb, 4, j, w);
 }
 
 static void gemv_f16_row_neon(float *restrict acc, float s, const uint16_t *b, int64_t w)
@@ -96,24 +89,15 @@ static void gemv_f16_row_neon(float *restrict acc, float s, const uint16_t *b, i
 
 	for (; j + 4 <= w; j += 4)
 		vst1q_f32(acc + j, fma_row_neon(vld1q_f32(acc + j), sv, b + j));
-	for (; j < w; j++)
-		acc[j] = __builtin_fmaf(s, rb_fp16_to_f32(b[j]), acc[j]);
+	rb_ref_fma_f16_tail(acc, &s, b, 0, 1, j, w);
 }
 
 static void gemv_f16_neon(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
 			  float *scratch)
 {
-	const float *af = a;
-	const uint16_t *bh = b;
-	float *acc = c;
-	int64_t p = 0;
-
 	(void)scratch;
-	memset(acc, 0, (size_t)w * sizeof(*acc));
-	for (; p + 4 <= k; p += 4)
-		gemv_f16_rows4_neon(acc, af + p, bh + p * ldb, ldb, w);
-	for (; p < k; p++)
-		gemv_f16_row_neon(acc, af[p], bh + p * ldb, w);
+	memset(c, 0, (size_t)w * sizeof(float));
+	rb_ref_gemv_f16_rows(gemv_f16_rows4_neon, gemv_f16_row_neon, a, b, ldb, k, w, c, 0);
 }
 
 void rb_ref_neon_f16_ops(struct gemm_ops *ops)

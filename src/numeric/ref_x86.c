@@ -104,14 +104,7 @@ gemv_f16_rows4_f16c(float *restrict acc, const float *af, const uint16_t *b, int
 				    s);
 		_mm256_storeu_ps(acc + j, s);
 	}
-	for (; j < w; j++) {
-		float s = acc[j];
-
-		s = __builtin_fmaf(af[0], rb_fp16_to_f32(b0[j]), s);
-		s = __builtin_fmaf(af[1], rb_fp16_to_f32(b1[j]), s);
-		s = __builtin_fmaf(af[2], rb_fp16_to_f32(b2[j]), s);
-		acc[j] = __builtin_fmaf(af[3], rb_fp16_to_f32(b3[j]), s);
-	}
+	rb_ref_fma_f16_tail(acc, af, b, ldb, 4, j, w);
 }
 
 __attribute__((target("avx2,fma,f16c"))) static void gemv_f16_row_f16c(float *restrict acc, float s,
@@ -125,24 +118,15 @@ __attribute__((target("avx2,fma,f16c"))) static void gemv_f16_row_f16c(float *re
 
 		_mm256_storeu_ps(acc + j, _mm256_fmadd_ps(sv, x, _mm256_loadu_ps(acc + j)));
 	}
-	for (; j < w; j++)
-		acc[j] = __builtin_fmaf(s, rb_fp16_to_f32(b[j]), acc[j]);
+	rb_ref_fma_f16_tail(acc, &s, b, 0, 1, j, w);
 }
 
 static void gemv_f16_f16c(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w, void *c,
 			  float *scratch)
 {
-	const float *af = a;
-	const uint16_t *bh = b;
-	float *acc = c;
-	int64_t p = 0;
-
 	(void)scratch;
-	memset(acc, 0, (size_t)w * sizeof(*acc));
-	for (; p + 4 <= k; p += 4)
-		gemv_f16_rows4_f16c(acc, af + p, bh + p * ldb, ldb, w);
-	for (; p < k; p++)
-		gemv_f16_row_f16c(acc, af[p], bh + p * ldb, w);
+	memset(c, 0, (size_t)w * sizeof(float));
+	rb_ref_gemv_f16_rows(gemv_f16_rows4_f16c, gemv_f16_row_f16c, a, b, ldb, k, w, c, 0);
 }
 
 /* ---- AVX-512 ---------------------------------------------------------------------------
@@ -282,13 +266,7 @@ __attribute__((target(AVX512))) static void gemv_f16_rows8_avx512(float *restric
 		_mm512_storeu_ps(acc + j, s0);
 		_mm512_storeu_ps(acc + j + 16, s1);
 	}
-	for (; j < w; j++) {
-		float s = acc[j];
-
-		for (int r = 0; r < 8; r++)
-			s = __builtin_fmaf(af[r], rb_fp16_to_f32(b[r * ldb + j]), s);
-		acc[j] = s;
-	}
+	rb_ref_fma_f16_tail(acc, af, b, ldb, 8, j, w);
 }
 
 static void gemv_f16_avx512(const void *a, const void *b, int64_t ldb, int64_t k, int64_t w,
@@ -296,17 +274,13 @@ static void gemv_f16_avx512(const void *a, const void *b, int64_t ldb, int64_t k
 {
 	const float *af = a;
 	const uint16_t *bh = b;
-	float *acc = c;
 	int64_t p = 0;
 
 	(void)scratch;
-	memset(acc, 0, (size_t)w * sizeof(*acc));
+	memset(c, 0, (size_t)w * sizeof(float));
 	for (; p + 8 <= k; p += 8)
-		gemv_f16_rows8_avx512(acc, af + p, bh + p * ldb, ldb, w);
-	for (; p + 4 <= k; p += 4)
-		gemv_f16_rows4_f16c(acc, af + p, bh + p * ldb, ldb, w);
-	for (; p < k; p++)
-		gemv_f16_row_f16c(acc, af[p], bh + p * ldb, w);
+		gemv_f16_rows8_avx512(c, af + p, bh + p * ldb, ldb, w);
+	rb_ref_gemv_f16_rows(gemv_f16_rows4_f16c, gemv_f16_row_f16c, a, b, ldb, k, w, c, p);
 }
 
 /* int8 on VNNI: vpdpbusd multiplies unsigned bytes by signed bytes, four k at a time,
