@@ -9,39 +9,41 @@
 #include "numeric/ref_kernels.h"
 
 /* Writes (or adds, when `accumulate`) the mr×nr valid part of a tile held as MR rows
- * of NR 4-byte lanes. */
+ * of NR 4-byte lanes of vec_t to C of elem_t; partial tiles go through lanes of lane_t
+ * (the sum wraps for int32: uint32 lanes). One body for the fp32 and int32 stores. */
+#define STORE_TILE_BODY(elem_t, vec_t, lane_t)                                                     \
+	do {                                                                                       \
+		lane_t tile[MR][NR];                                                               \
+                                                                                                   \
+		if (mr == MR && nr == NR) {                                                        \
+			_Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                       \
+			    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                   \
+			{                                                                          \
+				vec_t cv = acc[r][v], old;                                         \
+				elem_t *at = c + r * ldc + v * VLEN;                               \
+                                                                                                   \
+				if (accumulate) {                                                  \
+					memcpy(&old, at, sizeof(old));                             \
+					cv += old;                                                 \
+				}                                                                  \
+				memcpy(at, &cv, sizeof(cv));                                       \
+			}                                                                          \
+			return;                                                                    \
+		}                                                                                  \
+		_Pragma("GCC unroll 8") for (int r = 0; r < MR; r++)                               \
+		    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                           \
+			memcpy(&tile[r][v * VLEN], &acc[r][v], sizeof(acc[r][v]));                 \
+		for (int r = 0; r < mr; r++)                                                       \
+			for (int j = 0; j < nr; j++)                                               \
+				c[r * ldc + j] =                                                   \
+				    (elem_t)(accumulate ? (lane_t)c[r * ldc + j] + tile[r][j]      \
+							: tile[r][j]);                             \
+	} while (0)
+
 static inline __attribute__((always_inline)) void
 store_tile_f32(float *c, int64_t ldc, vf acc[MR][NV], int mr, int nr, int accumulate)
 {
-	if (mr == MR && nr == NR) {
-#pragma GCC unroll 8
-		for (int r = 0; r < MR; r++) {
-#pragma GCC unroll 4
-			for (int v = 0; v < NV; v++) {
-				vf cv = acc[r][v];
-				float *at = c + r * ldc + v * VLEN;
-
-				if (accumulate) {
-					vf old;
-
-					memcpy(&old, at, sizeof(old));
-					cv += old;
-				}
-				memcpy(at, &cv, sizeof(cv));
-			}
-		}
-		return;
-	}
-	float tile[MR][NR];
-
-#pragma GCC unroll 8
-	for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < NV; v++)
-			memcpy(&tile[r][v * VLEN], &acc[r][v], sizeof(acc[r][v]));
-	for (int r = 0; r < mr; r++)
-		for (int j = 0; j < nr; j++)
-			c[r * ldc + j] = accumulate ? c[r * ldc + j] + tile[r][j] : tile[r][j];
+	STORE_TILE_BODY(float, vf, float);
 }
 
 /* acc = the MR×NR product of a packed strip of A and one of B, kc deep. */
@@ -80,37 +82,7 @@ static inline __attribute__((always_inline)) void kernel_f32_body(int64_t kc, co
 static inline __attribute__((always_inline)) void
 store_tile_i32(int32_t *c, int64_t ldc, vu acc[MR][NV], int mr, int nr, int accumulate)
 {
-	if (mr == MR && nr == NR) {
-#pragma GCC unroll 8
-		for (int r = 0; r < MR; r++) {
-#pragma GCC unroll 4
-			for (int v = 0; v < NV; v++) {
-				vu cv = acc[r][v];
-				int32_t *at = c + r * ldc + v * VLEN;
-
-				if (accumulate) {
-					vu old;
-
-					memcpy(&old, at, sizeof(old));
-					cv += old;
-				}
-				memcpy(at, &cv, sizeof(cv));
-			}
-		}
-		return;
-	}
-	uint32_t tile[MR][NR];
-
-#pragma GCC unroll 8
-	for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < NV; v++)
-			memcpy(&tile[r][v * VLEN], &acc[r][v], sizeof(acc[r][v]));
-	for (int r = 0; r < mr; r++)
-		for (int j = 0; j < nr; j++)
-			c[r * ldc + j] =
-			    (int32_t)(accumulate ? (uint32_t)c[r * ldc + j] + tile[r][j]
-						 : tile[r][j]);
+	STORE_TILE_BODY(int32_t, vu, uint32_t);
 }
 
 /* int8 on the fp32 FMA units, which have twice the throughput of int32 multiply-adds on
