@@ -73,7 +73,7 @@
 #include "numeric/inputs.h"
 #include "numeric/layout.h"
 #include "numeric/ref.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "run/engine.h"
 

@@ -88,8 +88,12 @@ if [ -n "$OBJDIR" ]; then
 		echo "deps-check: $OBJDIR/src: no objects to check at link level (build first)" >&2
 		exit 1
 	}
-	# One nm for all objects: "DIR/src/run/x.o: SYMBOL TYPE ..." (-P: portable format).
-	(cd "$OBJDIR/src" && find . -name '*.o' | sed 's#^\./##' | sort | xargs nm -A -P) |
+	# One nm for all objects whose source still exists (a moved file leaves its old
+	# object behind): "DIR/src/run/x.o: SYMBOL TYPE ..." (-P: portable format).
+	(cd "$OBJDIR/src" && find . -name '*.o' | sed 's#^\./##' | sort) | while read -r o; do
+		[ -f "$ROOT/src/${o%.o}.c" ] && echo "$o"
+	done >"$TMPD/objects"
+	(cd "$OBJDIR/src" && xargs nm -A -P <"$TMPD/objects") |
 		awk '{
 			src = $1; sub(/:$/, "", src); sub(/\.o$/, ".c", src)
 			if ($3 == "U") print "use", src, $2

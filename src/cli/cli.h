@@ -11,7 +11,7 @@
 #include <cJSON.h>
 
 #include "numeric/inputs.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/table.h"
 
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */

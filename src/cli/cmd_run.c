@@ -18,7 +18,7 @@
 #include "numeric/inputs.h"
 #include "numeric/ref.h"
 #include "core/progress.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "rknn_bench/shape.h"
 #include "hw/soc.h"

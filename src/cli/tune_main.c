@@ -12,7 +12,7 @@
 #include "numeric/ref.h"
 #include "core/progress.h"
 #include "hw/soc.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/table.h"
 #include "core/version.h"
 

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/table.h"
 #include "core/text.h"
 
 #define PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"

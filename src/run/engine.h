@@ -15,10 +15,10 @@
 
 #include <cJSON.h>
 
-#include "numeric/inputs.h"
 #include "host/perfctr.h"
-#include "core/report.h"
+#include "numeric/inputs.h"
 #include "numeric/verify.h"
+#include "results/report.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"

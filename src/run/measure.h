@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "numeric/inputs.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "numeric/verify.h"
 #include "run/engine.h"

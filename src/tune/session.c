@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "numeric/ref.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/version.h"
 #include "tune/search.h"
 

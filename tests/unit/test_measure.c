@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "numeric/inputs.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "run/engine.h"
 #include "run/measure.h"
 

@@ -3,7 +3,7 @@
 
 #include <cJSON.h>
 
-#include "core/compare.h"
+#include "results/compare.h"
 
 /* Undefined numbers are null (README "Output"). */
 static void add_number(cJSON *obj, const char *key, double v)

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "hw/soc.h"
-#include "report/page_internal.h"
+#include "page/page_internal.h"
 #include "rknn_bench/tuned.h"
 
 /* The ceilings of the whole SoC (every core), computed as the engines compute those of

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "report/page_internal.h"
+#include "page/page_internal.h"
 #include "tune/tune.h"
 
 /* The header line as the cache reader wants it to compare with: the file's own. */

@@ -1,5 +1,5 @@
 /* Per-model totals (totals.h). */
-#include "core/totals.h"
+#include "results/totals.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* Helpers shared by the files of src/report/ (not part of the report's interface). */
-#ifndef RB_REPORT_PAGE_INTERNAL_H
-#define RB_REPORT_PAGE_INTERNAL_H
+#ifndef RB_PAGE_PAGE_INTERNAL_H
+#define RB_PAGE_PAGE_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <cJSON.h>
 
-#include "report/page.h"
+#include "page/page.h"
 #include "rknn_bench/shape.h"
 
 /* Each adds one element to the page (zeroed, then filled) and returns it, or NULL

@@ -9,9 +9,9 @@
 
 #include "core/error.h"
 #include "core/json.h"
-#include "core/report_format.h"
-#include "core/totals.h"
 #include "core/util.h"
+#include "results/report_format.h"
+#include "results/totals.h"
 
 /* ---- JSON -------------------------------------------------------------------- */
 
@@ -223,7 +223,7 @@ static bool json_result(cJSON *results, const struct rb_result *r)
 	       (!r->phase || add_str(o, "phase", r->phase)) && json_perf(o, r->perf);
 }
 
-/* "totals": per model, the sum over every pair per M (core/totals.h). */
+/* "totals": per model, the sum over every pair per M (results/totals.h). */
 static bool json_totals(cJSON *doc, const struct rb_result *results, size_t n)
 {
 	struct rb_total t[RB_TOTALS_MAX];

@@ -3,7 +3,7 @@
  * (inline CSS and SVG, no script, no network).
  *
  * Inputs, told apart by their schema: run reports ("rknn-bench/1", read through
- * core/compare's reader), tuned JSON files ("rknn-bench-tuned/1", read through the
+ * results/compare's reader), tuned JSON files ("rknn-bench-tuned/1", read through the
  * tuned reader of include/rknn_bench/tuned.h) and tune caches (JSON Lines whose first
  * line is a "rknn-bench-tune-cache/1" header, read through tune/cache.c). What each
  * gives:
@@ -29,14 +29,14 @@
  * rb_page_write_html, rb_page_release (also after an error). The page copies what it
  * keeps. Functions are silent: 0 or a negative errno with rb_last_error() naming the
  * file and what is wrong (-EINVAL for bad content, -ENOMEM, or the read error). */
-#ifndef RB_REPORT_PAGE_H
-#define RB_REPORT_PAGE_H
+#ifndef RB_PAGE_PAGE_H
+#define RB_PAGE_PAGE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/compare.h"
+#include "results/compare.h"
 
 #define RB_PAGE_TEXT 192
 #define RB_PAGE_GRID 16 /* most rows or columns of a heatmap */

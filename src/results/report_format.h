@@ -1,12 +1,12 @@
 /* The writers of the report formats, one file each (report.c dispatches), and what
  * they share. Internal to src/core/. */
-#ifndef RB_CORE_REPORT_FORMAT_H
-#define RB_CORE_REPORT_FORMAT_H
+#ifndef RB_RESULTS_REPORT_FORMAT_H
+#define RB_RESULTS_REPORT_FORMAT_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/report.h"
+#include "results/report.h"
 #include "core/table.h"
 
 typedef int (*rb_report_writer)(FILE *out, const struct rb_context *ctx,

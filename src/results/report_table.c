@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/report_format.h"
+#include "results/report_format.h"
 #include "core/table.h"
-#include "core/totals.h"
+#include "results/totals.h"
 
 #define MODELED_NOTE "modeled: times come from the emulator's timing model, not a clock"
 

@@ -1,5 +1,5 @@
 /* The report page model: inputs told apart by schema, run reports and comparisons. */
-#include "report/page.h"
+#include "page/page.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "report/page_internal.h"
+#include "page/page_internal.h"
 #include "tune/tune.h"
 
 void rb_page_init(struct rb_page *page, const char *title)

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "report/page_internal.h"
+#include "page/page_internal.h"
 
 #define RL_W      720.0
 #define RL_H      400.0

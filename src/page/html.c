@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/version.h"
-#include "report/page_internal.h"
+#include "page/page_internal.h"
 
 static const char style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1240px}"

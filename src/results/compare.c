@@ -1,6 +1,6 @@
 /* Comparing two JSON reports: loading, the Mann-Whitney U test, pairing and verdicts
  * (see compare.h). */
-#include "core/compare.h"
+#include "results/compare.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "core/report.h"
+#include "results/report.h"
 
 /* ---- loading ---- */
 

@@ -12,8 +12,8 @@
  * decode pairs of the same names too), so the totals of named pairs
  * (rb_totals_sum_pairs) count them in every prompt that has no pair of the same name
  * at its own M (with every token's logits, --all-logits, the prompt lists them at M). */
-#ifndef RB_CORE_TOTALS_H
-#define RB_CORE_TOTALS_H
+#ifndef RB_RESULTS_TOTALS_H
+#define RB_RESULTS_TOTALS_H
 
 #include <stdbool.h>
 #include <stddef.h>

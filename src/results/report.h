@@ -25,8 +25,8 @@
  *
  * Markdown (md): the table as a Markdown table ("| name | ... |", numbers aligned
  * right), with the context line above it and the notes below. */
-#ifndef RB_CORE_REPORT_H
-#define RB_CORE_REPORT_H
+#ifndef RB_RESULTS_REPORT_H
+#define RB_RESULTS_REPORT_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -109,7 +109,7 @@ int rb_report_write(FILE *out, enum rb_format format, const struct rb_context *c
 /* The JSON document (caller frees with cJSON_Delete); NULL on allocation failure. */
 cJSON *rb_report_json(const struct rb_context *ctx, const struct rb_result *results, size_t n);
 
-/* Per-model totals of the results (core/totals.h): each result's median once per pair
+/* Per-model totals of the results (results/totals.h): each result's median once per pair
  * that has its shape (its names), summed per M, a prompt with the M = 1 pairs of its
  * output row (rb_totals_sum_pairs). Fills at most RB_TOTALS_MAX groups;
  * none for results of one phase alone (run --phase). */

@@ -1,7 +1,7 @@
 /* Results and their metrics (report.h), and rb_report_write, which hands a report to
  * the writer of its format: one file per format (report_table.c, report_csv.c,
  * report_json.c, report_md.c). A new format is one more file and one more row of `writers`. */
-#include "core/report.h"
+#include "results/report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/report_format.h"
-#include "core/totals.h"
+#include "results/report_format.h"
+#include "results/totals.h"
 
 /* ---- results ----------------------------------------------------------------- */
 

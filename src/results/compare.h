@@ -24,8 +24,8 @@
  * struct rb_compare is filled by rb_compare_rows and freed with rb_compare_release;
  * its rows point into both reports, which must outlive it. Functions are silent: on
  * error they return a negative errno and rb_last_error() names the file and problem. */
-#ifndef RB_CORE_COMPARE_H
-#define RB_CORE_COMPARE_H
+#ifndef RB_RESULTS_COMPARE_H
+#define RB_RESULTS_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>

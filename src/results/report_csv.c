@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/report_format.h"
 #include "core/util.h"
+#include "results/report_format.h"
 
 /* ---- CSV --------------------------------------------------------------------- */
 
