@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "run/measure.h"
-#include "run/tuned_run.h"
+#include "tune/tuned_opts.h"
 #include "core/debug.h"
 #include "run/engine.h"
 #include "core/error.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/util.h"
 #include "host/limits.h"
 
 #define BANK  RB_NPU_CBUF_BANK_BYTES
@@ -40,14 +41,9 @@
 /* Channel padding of A and B (§b.5). */
 #define K_ALIGN 32
 
-static uint64_t div_up(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 static uint64_t round_up(uint64_t a, uint64_t b)
 {
-	return div_up(a, b) * b;
+	return DIV_UP(a, b) * b;
 }
 
 static uint64_t round_down(uint64_t a, uint64_t b)
@@ -94,8 +90,6 @@ static const char *const out_names[] = {
     [RB_PLAN_OUT_FP16] = "fp16",
     [RB_PLAN_OUT_INT32] = "int32",
 };
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *name_of(const char *const *names, size_t n, unsigned i)
 {
@@ -696,8 +690,8 @@ static void auto_k_slice(const struct rb_plan *p, struct geom *g)
 	cap = min_u64(cap, round_down((uint64_t)g->d * BANK / p->bpe, K_ALIGN));
 	if (p->config.residency == RB_PLAN_RESIDENT)
 		cap = min_u64(cap, round_down((uint64_t)g->w * BANK / kg_bytes, K_ALIGN));
-	n = div_up(p->k_pad, cap);
-	g->k_slice = (uint32_t)round_up(div_up(p->k_pad, n), K_ALIGN);
+	n = DIV_UP(p->k_pad, cap);
+	g->k_slice = (uint32_t)round_up(DIV_UP(p->k_pad, n), K_ALIGN);
 }
 
 /* One row of the widest K-slice must fit the data banks; resident, one kernel group
@@ -729,18 +723,18 @@ static int geom_fits(const struct rb_plan *p, const struct geom *g)
  * allows: count tiles, all of size *size but the last. */
 static uint32_t tile(uint32_t extent, uint32_t cap, uint32_t unit, uint32_t *size)
 {
-	uint64_t count = div_up(extent, cap);
+	uint64_t count = DIV_UP(extent, cap);
 	uint64_t t;
 
 	if (count == 0) {
 		*size = 0;
 		return 0;
 	}
-	t = div_up(extent, count);
+	t = DIV_UP(extent, count);
 	if (cap >= unit)
 		t = min_u64(round_up(t, unit), cap);
 	*size = (uint32_t)t;
-	return (uint32_t)div_up(extent, t);
+	return (uint32_t)DIV_UP(extent, t);
 }
 
 /* Tasks of a geometry over all cores. */
@@ -795,7 +789,7 @@ static int geom_for(const struct rb_plan *p, uint32_t d, uint32_t w, struct geom
 		g->k_slice = (uint32_t)min_u64(p->requested.k_slice, p->k_pad);
 	else
 		auto_k_slice(p, g);
-	g->n_slices = (uint32_t)div_up(p->k_pad, g->k_slice);
+	g->n_slices = (uint32_t)DIV_UP(p->k_pad, g->k_slice);
 	ret = geom_fits(p, g);
 	if (ret)
 		return ret;
@@ -826,8 +820,8 @@ static double geom_cost(const struct rb_plan *p, const struct geom *g)
 		double nm, nn, cost;
 
 		core_extent(p, i, &rows, &cols);
-		nm = (double)div_up(rows, g->m_cap);
-		nn = (double)div_up(cols, g->n_cap);
+		nm = (double)DIV_UP(rows, g->m_cap);
+		nn = (double)DIV_UP(cols, g->n_cap);
 		cost = nn * rows * kb + (reuse ? 1 : nm) * cols * kb + out * rows * cols +
 		       nm * nn * g->n_slices * TASK_COST_BYTES;
 		worst = cost > worst ? cost : worst;
@@ -994,7 +988,7 @@ static void sum_core(struct rb_plan *p, struct rb_plan_core *c)
 		p->streamed |= c->tasks[t].streamed;
 		p->weight_reuse |= c->tasks[t].npu.weight_reuse;
 	}
-	c->n_submits = p->config.chain ? div_up(c->n_tasks, RB_PLAN_TASKS_PER_SUBMIT) : c->n_tasks;
+	c->n_submits = p->config.chain ? DIV_UP(c->n_tasks, RB_PLAN_TASKS_PER_SUBMIT) : c->n_tasks;
 	p->n_tasks += c->n_tasks;
 	p->n_submits += c->n_submits;
 	p->feature_bytes += c->feature_bytes;

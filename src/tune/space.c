@@ -12,8 +12,7 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/rng.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "core/util.h"
 
 static const char *const knob_names[RB_KNOB_COUNT] = {
     "mask", "split", "weights", "align", "banks", "kslice", "res", "chain", "wreuse", "launch",
