@@ -351,14 +351,15 @@ static int build_core(struct rb_plan *p, unsigned i)
 	uint32_t m_base = p->config.axis == RB_PLAN_AXIS_M ? c->begin : 0;
 	uint32_t n_base = p->config.axis == RB_PLAN_AXIS_M ? 0 : c->begin;
 	size_t n = (size_t)core_tiles(p, i, &mt, &nt, &nm, &nn);
+	size_t listed = p->head && n > p->head ? p->head : n;
 
 	core_extent(p, i, &rows, &cols);
-	c->tasks = n ? calloc(n, sizeof(*c->tasks)) : NULL;
-	if (n && !c->tasks)
-		return rb_set_error(-ENOMEM, "out of memory for %zu tasks", n);
-	for (uint32_t s = 0; s < p->n_kslices; s++) {
-		for (uint32_t j = 0; j < nn; j++) {
-			for (uint32_t k = 0; k < nm; k++) {
+	c->tasks = listed ? calloc(listed, sizeof(*c->tasks)) : NULL;
+	if (listed && !c->tasks)
+		return rb_set_error(-ENOMEM, "out of memory for %zu tasks", listed);
+	for (uint32_t s = 0; s < p->n_kslices && c->n_listed < listed; s++) {
+		for (uint32_t j = 0; j < nn && c->n_listed < listed; j++) {
+			for (uint32_t k = 0; k < nm && c->n_listed < listed; k++) {
 				struct tile_pos t = {
 				    .m0 = m_base + k * mt,
 				    .m = (uint32_t)min_u64(mt, rows - k * mt),
@@ -366,10 +367,11 @@ static int build_core(struct rb_plan *p, unsigned i)
 				    .n = (uint32_t)min_u64(nt, cols - j * nt),
 				};
 
-				make_task(p, &t, s, &c->tasks[c->n_tasks++]);
+				make_task(p, &t, s, &c->tasks[c->n_listed++]);
 			}
 		}
 	}
+	c->n_tasks = n;
 	return 0;
 }
 
@@ -392,7 +394,7 @@ static void mark_weight_reuse(const struct rb_plan *p, struct rb_plan_core *c)
 {
 	if (!p->config.weight_reuse || !p->config.chain)
 		return;
-	for (size_t t = 1; t < c->n_tasks; t++) {
+	for (size_t t = 1; t < c->n_listed; t++) {
 		struct rb_plan_task *task = &c->tasks[t];
 
 		if (t % RB_PLAN_TASKS_PER_SUBMIT == 0 || !keeps_weights(&c->tasks[t - 1], task))
@@ -406,7 +408,7 @@ static void sum_core(struct rb_plan *p, struct rb_plan_core *c)
 {
 	uint64_t bytes;
 
-	for (size_t t = 0; t < c->n_tasks; t++) {
+	for (size_t t = 0; t < c->n_listed; t++) {
 		c->feature_bytes += c->tasks[t].feature_bytes;
 		c->weight_bytes += c->tasks[t].weight_bytes;
 		c->output_bytes += c->tasks[t].output_bytes;
@@ -440,6 +442,12 @@ static int build_tasks(struct rb_plan *p)
 int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 		 const struct rb_plan_config *cfg)
 {
+	return rb_plan_init_head(plan, shape, cfg, 0);
+}
+
+int rb_plan_init_head(struct rb_plan *plan, const struct rb_shape *shape,
+		      const struct rb_plan_config *cfg, size_t head)
+{
 	struct geom g = {0};
 	int ret;
 
@@ -447,6 +455,7 @@ int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 	ret = rb_plan_config_check(cfg, shape);
 	if (ret)
 		return ret;
+	plan->head = head;
 	resolve_basics(plan, shape, cfg);
 	ret = choose_geom(plan, &g);
 	if (!ret) {
