@@ -17,6 +17,7 @@
 #include "core/fp16.h"
 #include "core/inputs.h"
 #include "core/layout.h"
+#include "core/stats.h"
 #include "npu/job.h"
 #include "run/engine.h"
 #include "run/npu_time.h"
@@ -615,6 +616,7 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 	const struct rb_shape *s;
 	struct rb_npu_job_times t;
 	const void *a_job = NULL;
+	double t0, convert_us;
 	int ret;
 
 	if (!mm || !a || !c)
@@ -626,16 +628,23 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 				    "rb_matmul_set_weights first",
 				    (long long)s->m, (long long)s->k, (long long)s->n);
 	ret = check_c_type(s, c_type);
+	t0 = rb_now_us();
 	if (ret == 0)
 		ret = features(mm, a, a_type, &a_job);
 	if (ret < 0)
 		return ret;
+	convert_us = rb_now_us() - t0;
 	rb_npu_job_set_features(mm->job, a_job);
 	ret = rb_npu_job_run(mm->job, c_type == RB_MATMUL_FP16 ? (void *)mm->c32 : c, &t);
 	if (ret < 0)
 		return ret;
+	t0 = rb_now_us();
 	if (c_type == RB_MATMUL_FP16)
 		rb_fp16_from_f32_array(c, mm->c32, (size_t)s->m * (size_t)s->n);
+	mm->stats.convert_us = convert_us + (rb_now_us() - t0);
+	mm->stats.pack_us = t.pack_us;
+	mm->stats.submit_us = t.submit_us;
+	mm->stats.unpack_us = t.unpack_us;
 	mm->stats.device_us = t.device_us;
 	mm->stats.runs++;
 	rb_npu_time_add(&mm->dev->time, t.device_begin_ns, t.device_end_ns, mm->tuned);
