@@ -269,7 +269,8 @@ static void entry_config(const struct plan_opts *o, size_t i, struct rb_plan_con
 			*cfg = r->items[r->best].config;
 			return;
 		}
-	if (rb_plan_model_default(s, &o->config, false, NULL, cfg, &launch, r) < 0)
+	if (rb_plan_model_default(s, &o->config, false, RB_PLAN_RANK_ALL_LAUNCHES, NULL, cfg,
+				  &launch, r) < 0)
 		*cfg = o->config; /* planning it says why */
 }
 

@@ -311,7 +311,7 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 	}
 	/* no config at all: the model-guided default (a refusal is reported by the run) */
 	if (!entry->config && !tuned && !e->opts.config_given && !e->ops->is_reference)
-		rb_engine_opts_model_default(&e->opts, &entry->shape);
+		rb_engine_opts_model_default(&e->opts, e->ops, &entry->shape);
 	ret = run_shape(o, e, entry, r, progress);
 	e->opts.plan = saved;
 	e->opts.launch = saved_launch;

@@ -55,6 +55,7 @@ static const uint32_t kslice_choices[] = {0, 2048, 4096, 1024};
 struct ranker {
 	const struct rb_shape *shape;
 	bool native_b;
+	unsigned launches;
 	rb_plan_model_fn model;
 	void *ctx;
 	struct rb_plan_ranking *out;
@@ -192,7 +193,8 @@ static int every_launch(struct ranker *r)
 		ret = rb_plan_init_head(&plan, r->shape, &out->items[i].config, RB_PLAN_RANK_HEAD);
 		if (ret < 0)
 			return ret;
-		ret = model_candidate(r, &plan, (1u << RB_PLAN_RANK_LAUNCHES) - 1, &out->items[i]);
+		ret =
+		    model_candidate(r, &plan, r->launches | 1u << RB_LAUNCH_FENCES, &out->items[i]);
 		rb_plan_release(&plan);
 		if (ret < 0)
 			return ret;
@@ -215,10 +217,14 @@ static size_t axis_values(const struct rb_plan_config *base, const struct rb_sha
 }
 
 int rb_plan_rank(const struct rb_shape *shape, const struct rb_plan_config *base, bool native_b,
-		 rb_plan_model_fn model, void *ctx, struct rb_plan_ranking *out)
+		 unsigned launches, rb_plan_model_fn model, void *ctx, struct rb_plan_ranking *out)
 {
-	struct ranker r = {
-	    .shape = shape, .native_b = native_b, .model = model, .ctx = ctx, .out = out};
+	struct ranker r = {.shape = shape,
+			   .native_b = native_b,
+			   .launches = launches,
+			   .model = model,
+			   .ctx = ctx,
+			   .out = out};
 	bool auto_banks = !base->data_banks && !base->weight_banks, auto_ks = !base->k_slice;
 	uint64_t k_pad = round_up((uint64_t)shape->k, K_ALIGN);
 	enum rb_plan_axis axes[2];

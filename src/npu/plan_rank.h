@@ -79,10 +79,13 @@ struct rb_plan_ranking {
  * K-slice varied) and fills out. native_b: only candidates whose packed B is the
  * native layout (rb_plan_native_b) besides base itself, for a caller that reads B in
  * place (the executor, the shim: another layout would be a second copy of the
- * weights). 0, -EINVAL when the planner refuses even base (with its message), or the
+ * weights). launches: the launch modes the device runs (bit l: launch l; fences always
+ * counts). 0, -EINVAL when the planner refuses even base (with its message), or the
  * model's error. */
 int rb_plan_rank(const struct rb_shape *shape, const struct rb_plan_config *base, bool native_b,
-		 rb_plan_model_fn model, void *ctx, struct rb_plan_ranking *out);
+		 unsigned launches, rb_plan_model_fn model, void *ctx, struct rb_plan_ranking *out);
+/* Every launch mode: RB_PLAN_RANK_LAUNCHES bits. */
+#define RB_PLAN_RANK_ALL_LAUNCHES ((1u << RB_PLAN_RANK_LAUNCHES) - 1)
 
 /* The one-line description of candidate i, e.g. "n 2:10 kslice=auto fences
  * 827.7+12.3 us". */

@@ -223,8 +223,8 @@ static void model_default(const struct rb_matmul_desc *desc, const struct rb_mat
 	enum rb_npu_launch chosen;
 
 	/* B native: the caller's weights may be read in place (a buffer, the shim) */
-	if (rb_plan_model_default(&desc->shape, &base, true, d->opts.sim.soc, cfg, &chosen, NULL) <
-	    0)
+	if (rb_plan_model_default(&desc->shape, &base, true, rb_plan_model_launches_of(d->dev.name),
+				  d->opts.sim.soc, cfg, &chosen, NULL) < 0)
 		*cfg = base;
 	else if (!desc->launch)
 		*launch = chosen;

@@ -161,14 +161,22 @@ int rb_plan_model_launches(void *ctx, const struct rb_plan *plan, unsigned launc
 	return ret;
 }
 
+unsigned rb_plan_model_launches_of(const char *device_name)
+{
+	if (device_name && strstr(device_name, "rocket"))
+		return 1u << RB_LAUNCH_FENCES | 1u << RB_LAUNCH_THREADS;
+	return RB_PLAN_RANK_ALL_LAUNCHES;
+}
+
 int rb_plan_model_default(const struct rb_shape *shape, const struct rb_plan_config *base,
-			  bool native_b, const struct rb_soc_profile *soc,
+			  bool native_b, unsigned launches, const struct rb_soc_profile *soc,
 			  struct rb_plan_config *cfg, enum rb_npu_launch *launch,
 			  struct rb_plan_ranking *ranking)
 {
 	struct rb_plan_ranking own;
 	struct rb_plan_ranking *r = ranking ? ranking : &own;
-	int ret = rb_plan_rank(shape, base, native_b, rb_plan_model_launches, (void *)soc, r);
+	int ret =
+	    rb_plan_rank(shape, base, native_b, launches, rb_plan_model_launches, (void *)soc, r);
 
 	if (ret < 0)
 		return ret;
@@ -177,10 +185,11 @@ int rb_plan_model_default(const struct rb_shape *shape, const struct rb_plan_con
 	return 0;
 }
 
-int rb_engine_opts_model_default(struct rb_engine_opts *opts, const struct rb_shape *shape)
+int rb_engine_opts_model_default(struct rb_engine_opts *opts, const struct rb_engine_ops *ops,
+				 const struct rb_shape *shape)
 {
 	struct rb_plan_config base = opts->plan;
 
-	return rb_plan_model_default(shape, &base, false, opts->sim.soc, &opts->plan, &opts->launch,
-				     NULL);
+	return rb_plan_model_default(shape, &base, false, rb_plan_model_launches_of(ops->name),
+				     opts->sim.soc, &opts->plan, &opts->launch, NULL);
 }

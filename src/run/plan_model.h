@@ -34,15 +34,21 @@ int rb_plan_model_launches(void *ctx, const struct rb_plan *plan, unsigned launc
 			   double device_us[RB_PLAN_RANK_LAUNCHES]);
 
 /* Ranks the candidates over base for shape on soc (NULL: the default profile) and sets
- * *cfg and *launch to the best; native_b as rb_plan_rank's. ranking may be NULL. 0 or as
- * rb_plan_rank. */
+ * *cfg and *launch to the best; native_b and launches as rb_plan_rank's. ranking may be
+ * NULL. 0 or as rb_plan_rank. */
 int rb_plan_model_default(const struct rb_shape *shape, const struct rb_plan_config *base,
-			  bool native_b, const struct rb_soc_profile *soc,
+			  bool native_b, unsigned launches, const struct rb_soc_profile *soc,
 			  struct rb_plan_config *cfg, enum rb_npu_launch *launch,
 			  struct rb_plan_ranking *ranking);
 
+/* The launch modes a device of that name runs (rb_plan_rank's mask): rocket has no
+ * multi-core submit. */
+unsigned rb_plan_model_launches_of(const char *device_name);
+
 /* opts' plan (as base) and launch become the model's choice for shape, on opts'
- * hardware profile: what `run` does for a pair without a config. 0 or as above. */
-int rb_engine_opts_model_default(struct rb_engine_opts *opts, const struct rb_shape *shape);
+ * hardware profile, among the launch modes of the device `ops`: what `run` does for a
+ * pair without a config. 0 or as above. */
+int rb_engine_opts_model_default(struct rb_engine_opts *opts, const struct rb_engine_ops *ops,
+				 const struct rb_shape *shape);
 
 #endif

@@ -623,6 +623,7 @@ static void default_point(const struct shape_ctx *c, struct rb_tune_point *p, si
 	p->plan = base;
 	p->launch = RB_LAUNCH_FENCES;
 	if (rb_plan_model_default(c->shape, &base, c->t->o->space.native_b_only,
+				  rb_plan_model_launches_of(c->t->o->device->name),
 				  c->t->o->engine.sim.soc, &p->plan, &p->launch, NULL) < 0)
 		p->plan = base;
 	rb_plan_config_format(&p->plan, p->text, sizeof(p->text));

@@ -100,7 +100,9 @@ static void test_rank_keeps_fixed(void **state)
 	rb_plan_config_init(&base);
 	base.axis = RB_PLAN_AXIS_M;
 	base.k_slice = 1024;
-	assert_int_equal(rb_plan_model_default(&s, &base, false, NULL, &cfg, &launch, &r), 0);
+	assert_int_equal(rb_plan_model_default(&s, &base, false, RB_PLAN_RANK_ALL_LAUNCHES, NULL,
+					       &cfg, &launch, &r),
+			 0);
 	assert_true(r.count >= 2);
 	for (size_t i = 0; i < r.count; i++) {
 		assert_int_equal(r.items[i].config.axis, RB_PLAN_AXIS_M);
@@ -125,7 +127,9 @@ static void test_default_beats_auto(void **state)
 
 	(void)state;
 	rb_plan_config_init(&base);
-	assert_int_equal(rb_plan_model_default(&s, &base, false, NULL, &cfg, &launch, NULL), 0);
+	assert_int_equal(rb_plan_model_default(&s, &base, false, RB_PLAN_RANK_ALL_LAUNCHES, NULL,
+					       &cfg, &launch, NULL),
+			 0);
 	auto_us = emulated_us(&s, &base, RB_LAUNCH_FENCES);
 	chosen_us = emulated_us(&s, &cfg, launch);
 	assert_true(chosen_us * 2 < auto_us);
