@@ -173,7 +173,7 @@ int rb_plan_model_default(const struct rb_shape *shape, const struct rb_plan_con
 			  struct rb_plan_config *cfg, enum rb_npu_launch *launch,
 			  struct rb_plan_ranking *ranking)
 {
-	struct rb_plan_ranking own;
+	struct rb_plan_ranking own = {0};
 	struct rb_plan_ranking *r = ranking ? ranking : &own;
 	int ret =
 	    rb_plan_rank(shape, base, native_b, launches, rb_plan_model_launches, (void *)soc, r);
