@@ -242,6 +242,7 @@ $(BUILD)/bench-summary: LDLIBS += $(BLAS_LIBS)
 
 bench: $(BENCHES)
 	$(RUNNER) $(BUILD)/bench-summary $(BENCH_ARGS) -o bench/results.md
+	$(RUNNER) $(BUILD)/bench-host -o bench/host.md
 
 calibrate: $(BUILD)/bench-calibrate
 	$(BUILD)/bench-calibrate -o bench/calibration.md

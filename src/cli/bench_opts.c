@@ -320,8 +320,10 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		cli_unsafe_skip_validation(b->engine);
 		return 0;
 	default:
-		if (code >= CLI_PLAN_OPT_BASE)
+		if (code >= CLI_PLAN_OPT_BASE) {
+			b->engine->config_given = true; /* no model-guided default then */
 			return cli_plan_option(&b->engine->plan, code, arg);
+		}
 		return parse_measure(b, code, arg);
 	}
 }
