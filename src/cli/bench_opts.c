@@ -247,14 +247,20 @@ static int parse_soc(struct rb_engine_opts *engine, const char *path)
 
 /* Without --soc: the built-in profile of the board's memory type, else the default
  * (rb_soc_choose); named in every report through chosen_by. */
-static int choose_soc(struct rb_engine_opts *engine)
+static int choose_soc(struct rb_engine_opts *engine, const char *device)
 {
 	static struct rb_soc_profile soc;
+	const char *dev = device ? device : "auto", *sysfs = getenv("RKNN_BENCH_SYSFS");
 
 	if (engine->sim.soc)
 		return 0;
 	if (rb_soc_choose(&soc, rb_board_dt_root()) < 0)
 		return rb_error("%s", rb_last_error());
+	/* the clock the driver runs the NPU at: a board's kernel's, or mainline's */
+	rb_soc_for_driver(&soc, strstr(dev, "rocket") != NULL,
+			  strncmp(dev, "sim", 3) == 0 ? NULL
+			  : sysfs                     ? sysfs
+						      : "/sys");
 	engine->sim.soc = &soc;
 	return 0;
 }
@@ -348,6 +354,6 @@ int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
 	}
 	free(opts);
 	if (ret == 0)
-		ret = choose_soc(b->engine);
+		ret = choose_soc(b->engine, *b->device_name);
 	return ret;
 }

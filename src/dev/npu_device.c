@@ -4,26 +4,32 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "dev/transport.h"
-
-/* Per submit: generous for the largest plans on a board, and the emulator's virtual
- * time never comes near it. */
-#define DEFAULT_TIMEOUT_MS 6000
+#include "sim/sim.h"
 
 /* ---- devices ---- */
 
 static int device_init(struct rb_npu_device *dev, struct rb_transport *tr, const char *name,
-		       enum rb_npu_driver driver)
+		       enum rb_npu_driver driver, const struct rb_soc_profile *soc)
 {
 	memset(dev, 0, sizeof(*dev));
 	dev->name = name;
 	dev->driver = driver;
 	dev->modeled = strcmp(tr->ops->name, "sim") == 0;
-	dev->timeout_ms = DEFAULT_TIMEOUT_MS;
+	dev->timeout_ms = RB_NPU_DEFAULT_TIMEOUT_MS;
 	dev->ops = driver == RB_DRIVER_ROCKET ? &rb_rocket_ops : &rb_rknpu_ops;
+	if (soc) {
+		dev->soc = *soc;
+	} else { /* a board: its kernel's NPU clock */
+		const char *sysfs = getenv("RKNN_BENCH_SYSFS");
+
+		dev->soc = *rb_soc_default();
+		rb_soc_for_driver(&dev->soc, driver == RB_DRIVER_ROCKET, sysfs ? sysfs : "/sys");
+	}
 	if (driver == RB_DRIVER_ROCKET)
 		return rb_rocket_open(&dev->rocket, tr, RB_ROCKET_MAX_FILES);
 	return rb_rknpu_open(&dev->drv, tr);
@@ -36,7 +42,8 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 	bool model_only = tr.model_only; /* device_init takes tr over */
 
 	if (ret == 0)
-		ret = device_init(dev, &tr, "sim", RB_DRIVER_RKNPU);
+		ret = device_init(dev, &tr, "sim", RB_DRIVER_RKNPU,
+				  cfg && cfg->soc ? cfg->soc : rb_soc_default());
 	if (ret == 0)
 		dev->model_only = model_only;
 	return ret;
@@ -52,18 +59,33 @@ int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
 	if (ret == 0)
 		ret = rb_transport_open_host(&tr, node.path);
 	if (ret == 0)
-		ret = device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU);
+		ret = device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU, NULL);
 	return ret;
 }
 
+/* Without a profile, the emulated rocket kernel runs the NPU at the mainline clock
+ * (rb_soc_for_driver), as a mainline board does. */
 int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg)
 {
+	struct rb_sim_config mainline;
+	struct rb_soc_profile soc;
 	struct rb_transport tr;
-	int ret = rb_transport_open_sim_rocket(&tr, cfg);
-	bool model_only = tr.model_only; /* device_init takes tr over */
+	int ret;
+	bool model_only;
 
+	if (cfg)
+		mainline = *cfg;
+	else
+		rb_sim_config_init(&mainline);
+	if (!mainline.soc) {
+		soc = *rb_soc_default();
+		rb_soc_for_driver(&soc, true, NULL);
+		mainline.soc = &soc;
+	}
+	ret = rb_transport_open_sim_rocket(&tr, &mainline);
+	model_only = tr.model_only; /* device_init takes tr over */
 	if (ret == 0)
-		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET);
+		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET, mainline.soc);
 	if (ret == 0)
 		dev->model_only = model_only;
 	return ret;
@@ -79,7 +101,7 @@ int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
 	if (ret == 0)
 		ret = rb_transport_open_host(&tr, node.path);
 	if (ret == 0)
-		ret = device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET);
+		ret = device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET, NULL);
 	return ret;
 }
 
@@ -95,6 +117,13 @@ void rb_npu_device_close(struct rb_npu_device *dev)
 struct rb_transport *rb_npu_device_transport(struct rb_npu_device *dev)
 {
 	return dev->driver == RB_DRIVER_ROCKET ? &dev->rocket.tr : &dev->drv.tr;
+}
+
+unsigned rb_npu_device_job_timeout_ms(const struct rb_npu_device *dev)
+{
+	if (dev->ops->job_timeout_ms)
+		return dev->ops->job_timeout_ms;
+	return dev->timeout_ms > 0 ? (unsigned)dev->timeout_ms : 0;
 }
 
 uint32_t rb_dev_bo_addr(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,

@@ -1069,8 +1069,10 @@ bool rb_plan_native_b(const struct rb_plan *p)
 
 void rb_plan_release(struct rb_plan *plan)
 {
-	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++)
+	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++) {
 		free(plan->cores[i].tasks);
+		free(plan->cores[i].submit_ends); /* rb_plan_fit_timeout's */
+	}
 	memset(plan, 0, sizeof(*plan));
 }
 

@@ -794,6 +794,11 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *k)
 	return atomic_load(&k->now);
 }
 
+uint64_t rb_sim_kmod_longest_job_ns(const struct rb_sim_kmod *k)
+{
+	return k->longest_job_ns;
+}
+
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *k)
 {
 	return k->last_fault;

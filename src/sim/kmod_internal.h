@@ -143,6 +143,7 @@ struct rb_sim_kmod {
 	uint64_t next_token, next_offset;
 	_Atomic uint64_t now; /* the latest time any thread reached */
 	struct kmod_group group;
+	uint64_t longest_job_ns; /* the longest job from its first kick to its end */
 	char last_fault[512];
 	char log[8192]; /* every fault and reset, a line each (oldest dropped) */
 	size_t log_len;

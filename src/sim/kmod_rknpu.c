@@ -449,7 +449,7 @@ static bool complete_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart
 	return false;
 }
 
-static void finish_job(struct kjob *job)
+static void finish_job(struct rb_sim_kmod *k, struct kjob *job)
 {
 	uint64_t first = UINT64_MAX;
 
@@ -464,6 +464,8 @@ static void finish_job(struct kjob *job)
 	}
 	if (!job->status && job->nparts)
 		job->hw_elapse_ns = job->done_ns - first;
+	if (job->nparts && job->done_ns - first > k->longest_job_ns)
+		k->longest_job_ns = job->done_ns - first;
 }
 
 static void finish_jobs(struct rb_sim_kmod *k)
@@ -474,7 +476,7 @@ static void finish_jobs(struct rb_sim_kmod *k)
 		for (int i = 0; i < job->nparts; i++)
 			all = all && job->part[i].finished;
 		if (all)
-			finish_job(job);
+			finish_job(k, job);
 	}
 	dequeue_done(k);
 }

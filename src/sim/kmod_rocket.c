@@ -398,6 +398,8 @@ static void job_end(struct rb_sim_kmod *k, struct rjob *job, uint64_t end_ns)
 {
 	job->finished = true;
 	rt(k)->core_free[job->core] = end_ns;
+	if (job->first_kick_ns && end_ns - job->first_kick_ns > k->longest_job_ns)
+		k->longest_job_ns = end_ns - job->first_kick_ns;
 	for (uint32_t i = 0; i < job->n_bos; i++)
 		job->bos[i]->fence_ns = kmod_max(job->bos[i]->fence_ns, end_ns);
 }

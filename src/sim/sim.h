@@ -134,6 +134,9 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
 int rb_sim_kmod_group_begin(struct rb_sim_kmod *kmod, unsigned threads);
 void rb_sim_kmod_group_leave(struct rb_sim_kmod *kmod);
 void rb_sim_kmod_group_end(struct rb_sim_kmod *kmod);
+/* The longest any job of this kernel ran, from its first kick (commit) to its end,
+ * modeled: what the kernel's job timeout is measured against. */
+uint64_t rb_sim_kmod_longest_job_ns(const struct rb_sim_kmod *kmod);
 /* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
  * kernel log (dmesg) on a board. */
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *kmod);
