@@ -121,7 +121,7 @@ expect_grep 'drm driver +rocket' "$TMP/out" "info shows the rocket driver"
 # 250 ms and says so; the vendor plan (6000 ms, 1 GHz) is not cut.
 expect_exit 0 "plan 4096^3 mainline on one core" -- \
 	$RKNN_BENCH plan --shape 4096x4096x4096 --mainline --core-mask 0x1 --tasks 1
-expect_grep 'submits split into [0-9]* submits (from 1) for rocket.s 500 ms job timeout.*at 200 MHz' \
+expect_grep 'submits split into [0-9]* submits \(from 1\) for rocket.s 500 ms job timeout.*at 200 MHz' \
 	"$TMP/out" "plan says it split the rocket job for the timeout at 200 MHz"
 expect_exit 0 "plan 4096^3 vendor on one core" -- \
 	$RKNN_BENCH plan --shape 4096x4096x4096 --core-mask 0x1 --tasks 1
