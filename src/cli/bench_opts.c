@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/verify.h"
+#include "dev/npu_device.h"
 #include "hw/board.h"
 #include "hw/soc.h"
 #include "run/engine.h"
@@ -77,6 +78,9 @@ static const struct cli_bench_option {
      "(default: the built-in profile of the board's memory,\n"
      "configs/soc/rk3588-lpddr4x.json or rk3588-lpddr5.json, for\n"
      "a board the device tree names; else configs/soc/rk3588.json)"},
+    {"wait-device", no_argument, CLI_OPT_WAIT_DEVICE, BOTH, "device", "--wait-device",
+     "NPU: wait while another rknn-bench process holds the device\n"
+     "(default: fail, exit 3; $RKNN_BENCH_SIM_NODE: a sim's node)"},
     {"threads", required_argument, CLI_OPT_THREADS, BOTH, "device", "--threads N",
      "CPU threads for the reference, and for tune's timing model\n"
      "(one engine per thread, at most 16; default: one per CPU)"},
@@ -241,6 +245,7 @@ static int parse_soc(struct rb_engine_opts *engine, const char *path)
 	if (ret < 0)
 		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(path, ret));
 	snprintf(soc.chosen_by, sizeof(soc.chosen_by), "--soc %.180s", path);
+	soc.pinned = true; /* its clock, whatever the driver */
 	engine->sim.soc = &soc;
 	return 0;
 }
@@ -304,6 +309,9 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 	case CLI_OPT_SOC:
 		b->soc_path = cli_data_path(arg, "soc");
 		return parse_soc(b->engine, b->soc_path);
+	case CLI_OPT_WAIT_DEVICE:
+		rb_npu_device_set_wait(true); /* dev/npu_device.h: the lock on the node */
+		return 0;
 	case CLI_OPT_VERIFY:
 		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &b->verify->mode));
 	case CLI_OPT_SEED:

@@ -3,13 +3,63 @@
 #include "dev/npu_device.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "dev/transport.h"
 #include "sim/sim.h"
+
+/* ---- the lock on the node ---- */
+
+static bool wait_for_device;
+
+void rb_npu_device_set_wait(bool wait)
+{
+	wait_for_device = wait;
+}
+
+/* The exclusive flock on path (an NPU node, or the file standing for an emulated one,
+ * made if missing), held by an fd of its own until rb_npu_device_close. */
+static int lock_node(struct rb_npu_device *dev, const char *path, bool create)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+
+	if (fd < 0)
+		return rb_set_error(-errno, "cannot open '%s' to lock the device: %s", path,
+				    strerror(errno));
+	while (flock(fd, LOCK_EX | (wait_for_device ? 0 : LOCK_NB)) < 0) {
+		int err = errno;
+
+		if (err == EINTR)
+			continue;
+		close(fd);
+		if (err == EWOULDBLOCK)
+			return rb_set_error(
+			    -EBUSY,
+			    "device '%s' is in use by another rknn-bench process: it runs alone "
+			    "on an NPU (the vendor driver drops other users' jobs older than their "
+			    "timeout in µs on every non-blocking submit, and two users spoil each "
+			    "other's times); wait for it with --wait-device",
+			    path);
+		return rb_set_error(-err, "cannot lock '%s': %s", path, strerror(err));
+	}
+	dev->lock_fd = fd;
+	dev->locked = true;
+	return 0;
+}
+
+/* An emulated device locks the file $RKNN_BENCH_SIM_NODE names, if any. */
+static int lock_sim(struct rb_npu_device *dev)
+{
+	const char *node = getenv("RKNN_BENCH_SIM_NODE");
+
+	return node && *node ? lock_node(dev, node, true) : 0;
+}
 
 /* ---- devices ---- */
 
@@ -46,6 +96,8 @@ int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config
 				  cfg && cfg->soc ? cfg->soc : rb_soc_default());
 	if (ret == 0)
 		dev->model_only = model_only;
+	if (ret == 0 && (ret = lock_sim(dev)) < 0)
+		rb_npu_device_close(dev);
 	return ret;
 }
 
@@ -60,6 +112,8 @@ int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path)
 		ret = rb_transport_open_host(&tr, node.path);
 	if (ret == 0)
 		ret = device_init(dev, &tr, "rknpu", RB_DRIVER_RKNPU, NULL);
+	if (ret == 0 && (ret = lock_node(dev, node.path, false)) < 0)
+		rb_npu_device_close(dev);
 	return ret;
 }
 
@@ -88,6 +142,8 @@ int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim
 		ret = device_init(dev, &tr, "sim:rocket", RB_DRIVER_ROCKET, mainline.soc);
 	if (ret == 0)
 		dev->model_only = model_only;
+	if (ret == 0 && (ret = lock_sim(dev)) < 0)
+		rb_npu_device_close(dev);
 	return ret;
 }
 
@@ -102,11 +158,15 @@ int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path)
 		ret = rb_transport_open_host(&tr, node.path);
 	if (ret == 0)
 		ret = device_init(dev, &tr, "rocket", RB_DRIVER_ROCKET, NULL);
+	if (ret == 0 && (ret = lock_node(dev, node.path, false)) < 0)
+		rb_npu_device_close(dev);
 	return ret;
 }
 
 void rb_npu_device_close(struct rb_npu_device *dev)
 {
+	if (dev->locked)
+		close(dev->lock_fd); /* drops the flock */
 	if (dev->driver == RB_DRIVER_ROCKET)
 		rb_rocket_close(&dev->rocket);
 	else

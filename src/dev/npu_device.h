@@ -179,6 +179,9 @@ struct rb_npu_device {
 	 * default with the NPU clock the kernel set (rb_soc_for_driver); the planner cuts
 	 * submits to the kernel's timeout at its clock (rb_npu_fit_plan). */
 	struct rb_soc_profile soc;
+	/* The advisory lock on the device node (flock): rknn-bench runs alone on an NPU */
+	bool locked;
+	int lock_fd;
 	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
 	rb_npu_phase_fn on_phase;
 	void *phase_ctx;
@@ -186,6 +189,17 @@ struct rb_npu_device {
 	 * for reverse-engineering work; the emulator still enforces its rules */
 	bool unsafe_skip_validation;
 };
+
+/* Every open of an NPU device takes an exclusive advisory lock (flock) on its node, so
+ * that no two rknn-bench processes (tunes, shards, the shim under llama.cpp) use one
+ * NPU at once: the vendor driver drops the jobs of another user whose age in µs
+ * passed their timeout in ms on every non-blocking submit (issue 32), and any two
+ * users share the cores and DDR, which spoils both measurements. An emulated device has
+ * a node of its own in each process, so it locks only when $RKNN_BENCH_SIM_NODE names a
+ * file standing for the emulated node (processes given the same file see each other).
+ * A device in use fails with -EBUSY and a message saying so, unless
+ * rb_npu_device_set_wait(true) (--wait-device) made the open wait for it. */
+void rb_npu_device_set_wait(bool wait);
 
 int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
 /* path NULL: the first rknpu node discovery finds (dev/discover.h, which also checks an

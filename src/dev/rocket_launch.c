@@ -259,9 +259,19 @@ static int bo_to_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
 	return rb_rocket_bo_fini(&dev->rocket, &bo->rocket);
 }
 
+/* PREP_BO in every file of bo (the jobs writing it are done, the CPU's cache
+ * invalidated), then what the other files' jobs wrote gathered into file 0's view: the
+ * runner fills C, the one buffer the NPU writes, with RB_DEV_OUT_FILL before (arm_output
+ * in npu/job.c), except under model_only where nothing writes it. The gather comes after
+ * every PREP_BO: a later one invalidates file 0's cache lines, dropping what the CPU
+ * wrote into them (the emulated CPU cache, rb_sim_config.cpu_cache, showed it). */
 static int bo_from_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
 {
-	return rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
+	int ret = rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
+
+	if (ret == 0 && !dev->model_only && !bo->parts)
+		rb_rocket_bo_gather(&dev->rocket, &bo->rocket, RB_DEV_OUT_FILL);
+	return ret;
 }
 
 static int check_launch(enum rb_npu_launch launch)
@@ -273,10 +283,8 @@ static int check_launch(enum rb_npu_launch launch)
 	return 0;
 }
 
-/* The jobs of every core, then PREP_BO on C in every file (the end of every job that
- * writes it), then what the other files' jobs wrote into file 0's C: the runner filled C
- * with RB_DEV_OUT_FILL before (drops_timed_out_jobs), except under model_only where
- * nothing writes it. */
+/* The jobs of every core, then C from the device (bo_from_device: the end of every job
+ * that writes it, and the other files' shares gathered). */
 static int launch(struct rb_npu_device *dev, enum rb_npu_launch mode, struct rb_dev_job *job)
 {
 	int ret = mode == RB_LAUNCH_THREADS ? submit_threads(dev, job)
@@ -284,8 +292,6 @@ static int launch(struct rb_npu_device *dev, enum rb_npu_launch mode, struct rb_
 
 	if (ret == 0)
 		ret = bo_from_device(dev, job->out);
-	if (ret == 0 && !dev->model_only)
-		rb_rocket_bo_gather(&dev->rocket, &job->out->rocket, RB_DEV_OUT_FILL);
 	return ret;
 }
 

@@ -377,8 +377,6 @@ int rb_soc_load_file(struct rb_soc_profile *out, const char *path)
 		return ret;
 	ret = rb_soc_load_string(out, data, len, path);
 	free(data);
-	if (ret == 0)
-		out->pinned = true;
 	return ret;
 }
 

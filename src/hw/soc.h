@@ -34,8 +34,8 @@ struct rb_soc_profile {
 	/* how it was chosen: "--soc FILE", "board 'Orange Pi 5' (LPDDR4x)", "built-in
 	 * default: ...", or "" when it was loaded without a choice (rb_soc_load_*) */
 	char chosen_by[320];
-	/* Loaded from a file the user named (rb_soc_load_file: --soc): no driver's clock
-	 * replaces its clock_mhz (rb_soc_for_driver). */
+	/* The user named it (--soc): no driver's clock replaces its clock_mhz
+	 * (rb_soc_for_driver). The loaders leave it false. */
 	bool pinned;
 	int64_t cores;    /* NPU cores, 1..RB_SIM_MAX_CORES */
 	double clock_mhz; /* NPU clock */

@@ -101,3 +101,8 @@ int rb_fault_no_rdma(void)
 {
 	return rb_debug("fault_no_rdma");
 }
+
+int rb_fault_no_sync(void)
+{
+	return rb_debug("fault_no_sync");
+}

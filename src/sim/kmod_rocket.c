@@ -6,8 +6,10 @@
  * What it reproduces:
  *  - CREATE_BO (handle, NPU address, mmap offset), DRM_IOCTL_GEM_CLOSE, PREP_BO (wait
  *    for the jobs using the BO until an absolute deadline on the clock: -ETIMEDOUT, or
- *    -EBUSY when the deadline has already passed) and FINI_BO (a handle check: emulated
- *    memory is coherent), DRM_IOCTL_VERSION with the name "rocket";
+ *    -EBUSY when the deadline has already passed), then the CPU cache's sync for the
+ *    CPU, and FINI_BO (the sync for the device; rb_sim_config.cpu_cache); both check
+ *    the reserved field before the handle, as upstream; DRM_IOCTL_VERSION with the
+ *    name "rocket";
  *  - SUBMIT of jobs, each a list of tasks {regcmd address, regcmd_count with the tail}
  *    and in/out BO handles, with upstream's checks (ioctl_submit): no jobs is success,
  *    and a bad job is dropped while SUBMIT returns 0; a job's tasks run in order on one
@@ -117,9 +119,15 @@ static int ioctl_fini_bo(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_fini_bo *a = arg;
 
+	struct kbo *bo;
+
 	if (a->reserved)
 		return -EINVAL;
-	return rb_kmod_bo_by_handle(k, a->handle) ? 0 : -ENOENT;
+	bo = rb_kmod_bo_by_handle(k, a->handle);
+	if (!bo)
+		return -ENOENT;
+	rb_kmod_bo_sync(bo, 0, bo->size, true); /* dma_sync for the device */
+	return 0;
 }
 
 static void run_pending(struct rb_sim_kmod *k);
@@ -128,17 +136,20 @@ static void run_pending(struct rb_sim_kmod *k);
 static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_prep_bo *a = arg;
-	struct kbo *bo = rb_kmod_bo_by_handle(k, a->handle);
+	struct kbo *bo;
 	uint64_t ready, deadline;
 
+	if (a->reserved) /* upstream checks it before the handle */
+		return -EINVAL;
+	bo = rb_kmod_bo_by_handle(k, a->handle);
 	if (!bo)
 		return -ENOENT;
-	if (a->reserved)
-		return -EINVAL;
 	run_pending(k);
 	ready = bo->fence_ns ? bo->fence_ns + k->cost.wake : 0;
-	if (ready <= now(k))
+	if (ready <= now(k)) {
+		rb_kmod_bo_sync(bo, 0, bo->size, false); /* dma_sync for the CPU */
 		return 0;
+	}
 	deadline = a->timeout_ns > 0 ? (uint64_t)a->timeout_ns : 0;
 	if (deadline <= now(k))
 		return -EBUSY;
@@ -147,6 +158,7 @@ static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 		return -ETIMEDOUT;
 	}
 	rb_kmod_advance_to(k, ready);
+	rb_kmod_bo_sync(bo, 0, bo->size, false); /* dma_sync for the CPU */
 	return 0;
 }
 
