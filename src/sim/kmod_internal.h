@@ -94,6 +94,9 @@ struct kmod_ops {
 	const struct kmod_ioctl *(*find_ioctl)(unsigned nr);
 	struct kmod_version version; /* DRM_IOCTL_VERSION, served by the DRM core */
 	bool space_per_file;         /* an NPU address space per fd (rocket), else one per device */
+	/* BOs placed bottom-up from address 0 (rocket: drm_mm from the aperture start, where
+	 * 0 is a valid address); else top-down below 4 GiB, page 0 never handed out */
+	bool iova_from_zero;
 	/* The BO flag that makes a BO cached (rknpu RKNPU_MEM_CACHEABLE); 0: every BO is
 	 * (rocket's shmem pages) */
 	uint32_t cached_flag;
@@ -185,8 +188,8 @@ uint32_t rb_kmod_s_pointer(int core);
 uint32_t rb_kmod_task_con(bool pingpong, uint32_t tasks);
 
 /* Buffer objects of the file whose ioctl runs (cur_file): a page-aligned object placed
- * top-down in the file's NPU address space (0 is never an address), with the file's
- * lowest free handle; -EINVAL/-ENOMEM. */
+ * in the file's NPU address space (kmod_ops.iova_from_zero), with the file's lowest
+ * free handle; -EINVAL/-ENOMEM. */
 int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out);
 /* The CPU's view of the object: what mmap gives and the kernel's own mapping reads. */
 void *rb_kmod_bo_cpu(const struct kbo *bo);

@@ -376,6 +376,8 @@ static void job_fail(struct rb_sim_kmod *k, struct kjob *job, const struct kpart
 	}
 }
 
+static uint64_t first_commit_ns(const struct rb_sim_kmod *k, const struct kjob *job);
+
 /* Commits the next chunk (at most 4095 tasks) of part p; false if the job failed. */
 static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *p,
 			 uint64_t *kick_ns)
@@ -384,6 +386,9 @@ static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *
 	uint32_t first_index = p->start + p->done_tasks;
 	uint64_t start = kmod_max(job_ready_ns(job), rk(k)->core_free[p->core]);
 	struct rknpu_task first, last;
+
+	if (!p->done_tasks && job->nparts > 1)
+		start = first_commit_ns(k, job); /* all its cores together */
 
 	if (n > MAX_SUBMIT_TASKS)
 		n = MAX_SUBMIT_TASKS;
@@ -509,6 +514,32 @@ static struct kpart *head_part(struct rb_sim_kmod *k, int core, struct kjob **jo
 	return NULL;
 }
 
+/* A multi-core job is committed as the driver does it: only once every core of its
+ * mask has taken it (each core's queue has reached it), then kicked on all of them
+ * together; so its first commit waits for the busiest of its cores. */
+static bool all_cores_ready(struct rb_sim_kmod *k, const struct kjob *job)
+{
+	for (int i = 0; i < job->nparts; i++) {
+		const struct kpart *q = &job->part[i];
+		struct kjob *head = NULL;
+
+		if (!q->done_tasks && !q->finished &&
+		    (!head_part(k, q->core, &head) || head != job))
+			return false;
+	}
+	return true;
+}
+
+/* When the job's first commit can start: when it and its cores are ready. */
+static uint64_t first_commit_ns(const struct rb_sim_kmod *k, const struct kjob *job)
+{
+	uint64_t t = job_ready_ns(job);
+
+	for (int i = 0; i < job->nparts; i++)
+		t = kmod_max(t, rk(k)->core_free[job->part[i].core]);
+	return t;
+}
+
 static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
 {
 	struct inflight *fl = &rk(k)->fl[core];
@@ -518,6 +549,8 @@ static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
 	memset(fl, 0, sizeof(*fl));
 	if (!p)
 		return -1;
+	if (job->nparts > 1 && !p->done_tasks && !all_cores_ready(k, job))
+		return -1; /* its other cores are still busy with earlier jobs */
 	if (!commit_chunk(k, job, p, kick_ns))
 		return 0;
 	fl->job = job;

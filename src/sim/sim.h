@@ -39,7 +39,9 @@ struct rb_sim_config {
 	 * NPU reaches. CPU writes reach the NPU only through the sync the driver asks for
 	 * (rknpu MEM_SYNC to the device, rocket FINI_BO) and NPU writes reach the CPU only
 	 * through the matching one (MEM_SYNC from the device, PREP_BO), so a program that
-	 * misses one reads stale data, as on a board. The kernels' own reads of a buffer
+	 * misses one reads stale data, as on a board. Objects of 16 MiB or more stay
+	 * coherent (a second copy of them would double the emulator's memory; the
+	 * runner's syncs do not depend on the size). The kernels' own reads of a buffer
 	 * (rknpu's task descriptors) go through the CPU's view, as a kernel mapping shares
 	 * the CPU's caches. */
 	bool cpu_cache;

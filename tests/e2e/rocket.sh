@@ -126,3 +126,10 @@ expect_grep 'submits split into [0-9]* submits \(from 1\) for rocket.s 500 ms jo
 expect_exit 0 "plan 4096^3 vendor on one core" -- \
 	$RKNN_BENCH plan --shape 4096x4096x4096 --core-mask 0x1 --tasks 1
 expect_grep "within half of rknpu's 6000 ms job timeout" "$TMP/out" "the vendor plan is not cut"
+# Mainline tiles in fours (issue 32): M padded to a multiple of 4 as rocket-userspace
+# takes it; 5x64x64 and the 394-row shape run and verify.
+for s in 5x64x64 394x394x394; do
+	expect_exit 0 "sim:rocket $s (M padded to a multiple of 4)" -- \
+		$RUN --device sim:rocket --shape $s
+	expect_grep "verified" "$TMP/out" "sim:rocket $s verified"
+done

@@ -209,6 +209,45 @@ static void test_note(void **state)
 	rb_plan_release(&plan);
 }
 
+/* Mainline tiles come in fours (issue 32, item 2): rocket-userspace, validated on
+ * silicon, takes M % 4 == 0 only, so a mainline plan pads M (5 -> 8, 394 -> 396) and
+ * every task, every cube its rows sit in, is a multiple of 4 rows, whichever axis is
+ * split; both run and verify on sim:rocket. The vendor plan keeps M. */
+static void test_mainline_rows_in_fours(void **state)
+{
+	static const struct rb_shape shapes[] = {{5, 64, 64, RB_DTYPE_FP16},
+						 {394, 394, 394, RB_DTYPE_FP16},
+						 {394, 394, 394, RB_DTYPE_INT8}};
+	static const enum rb_plan_axis axes[] = {RB_PLAN_AXIS_N, RB_PLAN_AXIS_M};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		for (size_t x = 0; x < 2; x++) {
+			struct rb_plan_config cfg;
+			struct rb_plan plan;
+
+			rb_plan_config_default(&cfg, &shapes[i], 0x7);
+			cfg.axis = axes[x];
+			cfg.mainline = true;
+			assert_int_equal(rb_plan_init(&plan, &shapes[i], &cfg), 0);
+			assert_int_equal(plan.m % 4, 0);
+			assert_true(plan.m >= shapes[i].m && plan.m < shapes[i].m + 4);
+			for (unsigned c = 0; c < plan.n_cores; c++)
+				for (size_t t = 0; t < plan.cores[c].n_tasks; t++) {
+					const struct rb_npu_task *n = &plan.cores[c].tasks[t].npu;
+
+					assert_int_equal(n->m % 4, 0);
+					assert_int_equal(n->a_height % 4, 0);
+					assert_int_equal(n->c_height % 4, 0);
+				}
+			rb_plan_release(&plan);
+			cfg.mainline = false;
+			assert_int_equal(rb_plan_init(&plan, &shapes[i], &cfg), 0);
+			assert_int_equal(plan.m, shapes[i].m);
+			rb_plan_release(&plan);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +255,7 @@ int main(void)
 	    cmocka_unit_test(test_board_clock),
 	    cmocka_unit_test(test_split_4096),
 	    cmocka_unit_test(test_note),
+	    cmocka_unit_test(test_mainline_rows_in_fours),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
