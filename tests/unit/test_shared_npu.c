@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "dev/npu_device.h"
 #include "dev/rknpu.h"
+#include "dev/rocket.h"
 #include "npu/regcmd.h"
 #include "sim/sim.h"
 
@@ -156,6 +157,112 @@ static void test_cleanup_drops_other_users_job(void **state)
 	assert_null(strstr(log, "dropped the job"));
 }
 
+/* A vendor multi-core job is committed once every core of its mask has taken it, and
+ * kicked on all together: behind a ~9 ms job on core 1, a job for cores 0+1 starts on
+ * neither core before that job ends, so its hardware time (commit to done) is its own
+ * (~22 us), not the wait for core 1. */
+static void test_multicore_commits_together(void **state)
+{
+	struct rb_sim_config cfg;
+	struct rb_transport tr;
+	struct user u = {0}, two = {0};
+	struct rknpu_submit busy, both;
+
+	(void)state;
+	rb_sim_config_init(&cfg);
+	cfg.model_only = true;
+	assert_int_equal(rb_transport_open_sim_rknpu(&tr, &cfg), 0);
+	assert_int_equal(rb_rknpu_open(&u.dev, &tr), 0);
+	make_job(&u, LONG_TASKS);
+	busy = submit_of(&u, 1, true);
+	assert_int_equal(rb_rknpu_submit(&u.dev, &busy), 0);
+	two.dev = u.dev; /* the same file: a one-task job for cores 0 and 1 */
+	make_job(&two, 1);
+	both = submit_of(&two, 0, false);
+	both.core_mask = 0x3;
+	both.subcore_task[0] = both.subcore_task[1] = (struct rknpu_subcore_task){0, 1};
+	assert_int_equal(rb_rknpu_submit(&u.dev, &both), 0);
+	print_message("multicore job behind a %.1f ms job on one of its cores: hw time %.1f us "
+		      "(modeled)\n",
+		      (double)rb_sim_kmod_longest_job_ns(rb_transport_sim_kmod(&u.dev.tr)) / 1e6,
+		      (double)both.hw_elapse_time / 1e3);
+	assert_true(both.hw_elapse_time > 0 && both.hw_elapse_time < 1000000);
+	assert_int_equal(rb_rknpu_fence_wait(&u.dev, busy.fence_fd, 6000), 0);
+	rb_rknpu_bo_destroy(&u.dev, &two.regcmd);
+	rb_rknpu_bo_destroy(&u.dev, &two.tasks);
+	rb_rknpu_bo_destroy(&u.dev, &two.a);
+	rb_rknpu_bo_destroy(&u.dev, &two.b);
+	rb_rknpu_bo_destroy(&u.dev, &two.c);
+	user_free(&u);
+}
+
+/* Rocket as upstream: BOs placed bottom-up from address 0; a job's fence on its output
+ * BOs only, so PREP_BO of a BO it only reads does not wait for it (a program that waits
+ * on A before rewriting it races the NPU), while PREP_BO of C does. */
+static void test_rocket_fences_and_addresses(void **state)
+{
+	struct rb_shape s = {64, 256, 64, RB_DTYPE_FP16};
+	struct rb_sim_config cfg;
+	struct rb_transport tr;
+	struct rb_rocket dev;
+	struct rb_rocket_bo a, b, c, prog;
+	struct rb_npu_task t;
+	struct rb_regcmd rc;
+	struct rb_regcmd_layout lay;
+	struct drm_rocket_task task;
+	uint32_t in[3], out[1], addr[3];
+	struct rb_rocket_job job;
+	struct drm_rocket_prep_bo prep;
+
+	(void)state;
+	rb_sim_config_init(&cfg);
+	assert_int_equal(rb_transport_open_sim_rocket(&tr, &cfg), 0);
+	assert_int_equal(rb_rocket_open(&dev, &tr, 1), 0);
+	assert_int_equal(rb_rocket_bo_create(&dev, 65536, &a), 0);
+	assert_int_equal(rb_rocket_bo_create(&dev, 65536, &b), 0);
+	assert_int_equal(rb_rocket_bo_create(&dev, 65536, &c), 0);
+	assert_int_equal(rb_rocket_bo_create(&dev, 4096, &prog), 0);
+	assert_int_equal(a.dma_addr, 0); /* 0 is a valid NPU address */
+	assert_int_equal(b.dma_addr, 65536);
+	addr[0] = a.dma_addr;
+	addr[1] = b.dma_addr;
+	addr[2] = c.dma_addr;
+	assert_int_equal(rb_regcmd_one_task(&s, NULL, addr, true, &t), 0);
+	rb_regcmd_init(&rc);
+	assert_int_equal(rb_regcmd_build_chain(&rc, &t, 1, prog.dma_addr, &lay), 0);
+	memcpy(prog.map, rc.words, rc.count * 8);
+	rb_regcmd_release(&rc);
+	assert_int_equal(rb_rocket_bo_fini(&dev, &prog), 0);
+	task = (struct drm_rocket_task){lay.addr, lay.words};
+	in[0] = a.handle;
+	in[1] = b.handle;
+	in[2] = prog.handle;
+	out[0] = c.handle;
+	job = (struct rb_rocket_job){.tasks = &task,
+				     .n_tasks = 1,
+				     .in_handles = in,
+				     .n_in = 3,
+				     .out_handles = out,
+				     .n_out = 1};
+	assert_int_equal(rb_rocket_submit(&dev, 0, &job, 1), 0);
+	memset(&prep, 0, sizeof(prep));
+	prep.timeout_ns = (int64_t)rb_sim_kmod_now_ns(rb_transport_sim_kmod(&dev.tr)) + 1;
+	prep.handle = a.handle; /* read only: no fence to wait for */
+	assert_int_equal(rb_transport_ioctl(&dev.tr, DRM_IOCTL_ROCKET_PREP_BO, &prep), 0);
+	prep.handle = c.handle; /* written: the job's fence, not done by the deadline */
+	assert_int_equal(rb_transport_ioctl(&dev.tr, DRM_IOCTL_ROCKET_PREP_BO, &prep), -ETIMEDOUT);
+	assert_int_equal(rb_rocket_bo_prep(&dev, &c, 1000), 0);
+	/* the reserved field is checked before the handle, as upstream */
+	prep.handle = 999;
+	prep.reserved = 1;
+	assert_int_equal(rb_transport_ioctl(&dev.tr, DRM_IOCTL_ROCKET_PREP_BO, &prep), -EINVAL);
+	rb_rocket_bo_destroy(&dev, &a);
+	rb_rocket_bo_destroy(&dev, &b);
+	rb_rocket_bo_destroy(&dev, &c);
+	rb_rocket_bo_destroy(&dev, &prog);
+	rb_rocket_close(&dev);
+}
+
 /* rknn-bench takes the node's lock: a second device on the same (emulated) node fails
  * with -EBUSY and a message, and gets it once the first is closed. */
 static void test_lock_keeps_second_user_off(void **state)
@@ -191,6 +298,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cleanup_drops_other_users_job),
 	    cmocka_unit_test(test_lock_keeps_second_user_off),
+	    cmocka_unit_test(test_multicore_commits_together),
+	    cmocka_unit_test(test_rocket_fences_and_addresses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
