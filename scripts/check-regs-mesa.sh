@@ -10,8 +10,9 @@
 # Every row whose source is "mesa" must name a register Mesa has at that offset, with
 # that name, and a field of that name at those bits. Names as the table's header says:
 # DPU_RDMA registers drop Mesa's RDMA_ prefix, GLOBAL.OPERATION_ENABLE's bits drop _OP_EN.
-# Prints each disagreement, then a summary line; exit 0 when there is none, 1 when
-# there is one, 2 on bad usage.
+# Rows of a block (domain) the copy lacks are counted apart, so a copy of part of the
+# file checks that part. Prints each disagreement, then a summary line; exit 0 when
+# there is none, 1 when there is one, 2 on bad usage.
 set -eu
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 	echo "usage: $0 PATH/TO/registers.xml [regs-facts.tsv]" >&2
@@ -22,8 +23,8 @@ FACTS=${2:-$(dirname "$0")/../tests/golden/regs-facts.tsv}
 for f in "$XML" "$FACTS"; do
 	[ -r "$f" ] || { echo "$0: cannot read '$f'" >&2; exit 2; }
 done
-grep -q '<domain name="CNA"' "$XML" ||
-	{ echo "$0: '$XML' is not Mesa's rocket registers.xml (no CNA domain)" >&2; exit 2; }
+grep -q "<domain name=" "$XML" ||
+	{ echo "$0: '$XML' has no <domain>: not Mesa's rocket registers.xml" >&2; exit 2; }
 
 # Mesa's fields as "DOMAIN OFFSET REGISTER FIELD BITS".
 mesa=$(mktemp)
@@ -50,6 +51,7 @@ awk -F'\t' -v mesa="$mesa" "$NORM"'
 BEGIN {
 	while ((getline line < mesa) > 0) {
 		split(line, f, " ")
+		domains[f[1]] = 1
 		key = f[1] SUBSEP f[2]
 		regname[key] = f[3]
 		field[key, f[4]] = f[5]
@@ -58,6 +60,7 @@ BEGIN {
 }
 /^#/ || $1 == "block" || NF < 6 { next }
 $6 != "mesa" { other++; next }
+!($1 in domains) { absent++; next }
 {
 	blk = $1; off = norm($2); reg = $3; fld = $4; bits = $5
 	mreg = reg; mfld = fld
@@ -84,6 +87,6 @@ $6 != "mesa" { other++; next }
 	}
 }
 END {
-	printf "check-regs-mesa: %d rows from Mesa checked against %d Mesa fields: %d disagree; %d rows from other sources not checked\n", checked, nm, bad, other
+	printf "check-regs-mesa: %d rows from Mesa checked against %d Mesa fields: %d disagree; %d rows from other sources not checked; %d rows of blocks this copy lacks\n", checked, nm, bad, other, absent
 	exit bad ? 1 : 0
 }' "$FACTS"
