@@ -272,6 +272,11 @@ static cJSON *npu_config(const struct rb_engine *e)
 		cJSON_AddStringToObject(config, "plan", text);
 		cJSON_AddNumberToObject(config, "tasks", (double)ne->plan.n_tasks);
 		cJSON_AddNumberToObject(config, "submits", (double)ne->plan.n_submits);
+		/* the DDR traffic the plan moves (features, weights, outputs per task), which
+		 * the minimum A + B + C of the GB/s column leaves out (issue 32) */
+		cJSON_AddNumberToObject(config, "moved_bytes",
+					(double)(ne->plan.feature_bytes + ne->plan.weight_bytes +
+						 ne->plan.output_bytes));
 		cJSON_AddBoolToObject(config, "unproven_on_silicon", rb_plan_unproven(&ne->plan));
 	}
 	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));
