@@ -10,8 +10,8 @@
 
 #include <cJSON.h>
 
-#include "core/inputs.h"
-#include "core/report.h"
+#include "numeric/inputs.h"
+#include "results/report.h"
 #include "core/table.h"
 
 /* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
@@ -25,6 +25,12 @@ int cmd_info(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
+int cmd_bugreport(int argc, char **argv);
+/* Where a file kept between commands goes (the last selftest report, cmd_selftest.c):
+ * $RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench
+ * (made as needed). 0, or -ENOENT when there is no such directory. */
+int cli_state_path(const char *name, char *buf, size_t size);
 
 /* An HTML report page (report/page.h) to out_path, written atomically, or to stdout
  * when out_path is NULL (cmd_report.c): an exit code. */

@@ -8,13 +8,13 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/compare.h"
+#include "results/compare.h"
 #include "core/error.h"
 #include "core/table.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "report/page.h"
+#include "page/page.h"
 
 struct compare_args {
 	const char *base_path, *new_path;

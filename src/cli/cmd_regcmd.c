@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "cli/cli.h"
 #include "core/error.h"
 #include "npu/regcmd.h"

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "report/page.h"
+#include "page/page.h"
 
 static const char report_usage[] =
     "usage: rknn-bench report [options] FILE...\n"

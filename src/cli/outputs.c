@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/report.h"
+#include "results/report.h"
 
 static bool same_file(const struct stat *a, const char *path)
 {

@@ -9,10 +9,10 @@
 #include "cli/cli.h"
 #include "tune/search.h"
 #include "core/error.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "core/progress.h"
 #include "hw/soc.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/table.h"
 #include "core/version.h"
 

@@ -18,8 +18,8 @@
 
 #include "core/debug.h"
 #include "core/error.h"
-#include "core/inputs.h"
-#include "core/ref.h"
+#include "numeric/inputs.h"
+#include "numeric/ref.h"
 #include "dev/rknpu.h"
 #include "dev/transport.h"
 #include "npu/job.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "dev/transport.h"
 #include "npu/job.h"
 #include "sim/sim.h"
