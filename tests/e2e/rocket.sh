@@ -133,3 +133,11 @@ for s in 5x64x64 394x394x394; do
 		$RUN --device sim:rocket --shape $s
 	expect_grep "verified" "$TMP/out" "sim:rocket $s verified"
 done
+# On a board the profile follows the NPU clock its kernel set: info reads it from
+# devfreq (here a fake sysfs at 600 MHz).
+mkdir -p "$TMP/sys/class/devfreq/fdab0000.npu"
+echo 600000000 >"$TMP/sys/class/devfreq/fdab0000.npu/cur_freq"
+expect_exit 0 "info with the NPU at 600 MHz" -- env RKNN_BENCH_SYSFS="$TMP/sys" \
+	$RKNN_BENCH info --device cpu
+expect_grep 'hardware profile .* at 600 MHz.*NPU clock 600 MHz read from' "$TMP/out" \
+	"info's hardware profile follows the NPU clock the kernel set"
