@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/report.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "rknn_bench/matmul.h"
 

@@ -10,6 +10,8 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/version.h"
+#include "hw/board.h"
+#include "hw/soc.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "run/plan_model.h"
@@ -215,6 +217,7 @@ static void print_ranking(const struct rb_plan_ranking *r)
 static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, long shown,
 		       const struct rb_plan_ranking *r)
 {
+	char note[320];
 	uint64_t moved = p->feature_bytes + p->weight_bytes + p->output_bytes;
 
 	print_head(p, e);
@@ -235,6 +238,8 @@ static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, 
 		printf(
 		    "  note    WEIGHT_REUSE (a chained task keeps the weights of the task before "
 		    "in the CBUF) is unproven on silicon\n");
+	rb_plan_timeout_note(p, p->config.mainline ? "rocket" : "rknpu", note, sizeof(note));
+	printf("  submits %s (modeled)\n", note);
 }
 
 static int print_json(const struct rb_plan *plans, const struct plan_opts *o)
@@ -276,6 +281,11 @@ static void entry_config(const struct plan_opts *o, size_t i, struct rb_plan_con
 
 static int plan_all(const struct plan_opts *o, struct rb_plan *plans)
 {
+	struct rb_soc_profile soc; /* the driver's clock: rocket's for a mainline plan */
+
+	if (rb_soc_choose(&soc, rb_board_dt_root()) < 0)
+		return rb_error("%s", rb_last_error());
+	rb_soc_for_driver(&soc, o->config.mainline, NULL);
 	for (size_t i = 0; i < o->shapes.count; i++) {
 		const struct rb_shape_entry *e = &o->shapes.entries[i];
 		struct rb_npu_job_bytes bytes;
@@ -285,7 +295,8 @@ static int plan_all(const struct plan_opts *o, struct rb_plan *plans)
 		entry_config(o, i, &cfg);
 		/* the buffers a job allocates must fit too, as run and tune would find */
 		if (rb_plan_init(&plans[i], &e->shape, &cfg) == 0 &&
-		    rb_npu_job_check_limits(&plans[i], 0, &bytes) == 0)
+		    rb_npu_job_check_limits(&plans[i], 0, &bytes) == 0 &&
+		    rb_plan_fit_driver(&plans[i], &soc) == 0)
 			continue;
 		if (spec_of(e, spec, sizeof(spec)))
 			return rb_error("%s (%s %s): %s", e->names[0], spec,

@@ -37,14 +37,18 @@ static int plan_submits(struct rb_npu_job *job)
 	for (unsigned i = 0; i < plan->n_cores; i++) {
 		const struct rb_plan_core *core = &plan->cores[i];
 
-		for (size_t t = 0; t < core->n_tasks; t += per) {
+		for (size_t t = 0, j = 0; t < core->n_tasks; j++) {
 			struct rb_dev_submit *s = &job->submits[n++];
+			/* rb_plan_fit_timeout's cuts, where it ran */
+			size_t end = core->submit_ends
+					 ? core->submit_ends[j]
+					 : (core->n_tasks - t < per ? core->n_tasks : t + per);
 
 			s->core = core->core;
 			s->plan_core = i;
 			s->task_start = start + (uint32_t)t;
-			s->task_number =
-			    (uint32_t)(core->n_tasks - t < per ? core->n_tasks - t : per);
+			s->task_number = (uint32_t)(end - t);
+			t = end;
 		}
 		start += (uint32_t)core->n_tasks;
 	}

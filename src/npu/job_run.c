@@ -279,7 +279,7 @@ static int pack_features(struct rb_npu_job *job)
 
 	if (!job->dev->model_only)
 		ret = pack_a(job);
-	if (ret == 0)
+	if (ret == 0 && !rb_fault_no_sync())
 		ret = bo_to_device(job->dev, &job->a);
 	return ret < 0 ? ret : arm_output(job);
 }

@@ -73,11 +73,13 @@ static void resolve_basics(struct rb_plan *p, const struct rb_shape *s,
 	p->c2_in = 16 / p->bpe;
 	p->c2_out = 16 / p->out_bpe;
 	p->m = (uint32_t)s->m;
-	/* The mainline variant computes at least 4 rows (hw/task.h): rows past M are zero
-	 * in A and ignored in C. The vendor variant keeps MTX's M = 1 cube and its
+	/* The mainline variant computes rows in fours (hw/task.h): rocket-userspace, the
+	 * mainline matmul validated on silicon, takes M % 4 == 0 only, so M is padded to
+	 * it (rows past M are zero in A and ignored in C) and every tile is then a
+	 * multiple of 4 rows. The vendor variant keeps MTX's M = 1 cube and its
 	 * SURF_STRIDE of -3, which runs on the vendor kernel. */
-	if (c->mainline && p->m < RB_NPU_MAINLINE_MIN_ROWS)
-		p->m = RB_NPU_MAINLINE_MIN_ROWS;
+	if (c->mainline)
+		p->m = (uint32_t)round_up(p->m, RB_NPU_MAINLINE_MIN_ROWS);
 	p->k_pad = (uint32_t)round_up((uint64_t)s->k, K_ALIGN);
 	p->n_pad = (uint32_t)round_up((uint64_t)s->n, p->kernel_group);
 	/* saturated: the 4 GiB check refuses what does not fit 64 bits either */
@@ -497,8 +499,10 @@ bool rb_plan_native_b(const struct rb_plan *p)
 
 void rb_plan_release(struct rb_plan *plan)
 {
-	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++)
+	for (unsigned i = 0; i < RB_PLAN_MAX_CORES; i++) {
 		free(plan->cores[i].tasks);
+		free(plan->cores[i].submit_ends); /* rb_plan_fit_timeout's */
+	}
 	memset(plan, 0, sizeof(*plan));
 }
 

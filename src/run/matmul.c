@@ -267,6 +267,9 @@ static int plan_matmul(struct rb_matmul *mm, const struct rb_matmul_desc *desc)
 	if (rb_plan_init(&mm->plan, &desc->shape, &cfg) < 0)
 		return -EINVAL;
 	mm->planned = true;
+	ret = rb_npu_fit_plan(&mm->plan, &mm->dev->dev);
+	if (ret < 0)
+		return ret;
 	rb_plan_config_format(&mm->plan.config, mm->config, sizeof(mm->config));
 	return rb_npu_job_check_limits(&mm->plan, mm->dev->opts.sim.mem_budget, &bytes);
 }

@@ -18,7 +18,7 @@
  * a kernel that differs from what rknn-bench believes would act on it):
  *   `hang`      word 1 of each submitted task gets an unknown target: the core stops,
  *               the job times out, the output stays unwritten
- *   `iommu`     CNA.FEATURE_DATA_ADDR of each task points at 0x1000, outside every
+ *   `iommu`     CNA.FEATURE_DATA_ADDR of each task points at 0x80000000, outside every
  *               buffer: an IOMMU fault, the job times out
  *   `noirq`     each task's int_mask is 0: the NPU finishes and writes the output, but
  *               no interrupt reaches the kernel, whose wait times out
@@ -492,7 +492,7 @@ static void break_program(struct kfile *f, unsigned inject, uint64_t addr, size_
 	if ((inject & INJ_HANG) && n > 1) /* an unknown target code (0x0003) */
 		words[1] = (words[1] & ~(UINT64_C(0xffff) << 48)) | (UINT64_C(0x0003) << 48);
 	if ((inject & INJ_IOMMU) && (w = find_word(words, n, RB_REG_CNA_FEATURE_DATA_ADDR)))
-		*w = rb_word_reg(RB_REG_CNA_FEATURE_DATA_ADDR, 0x1000);
+		*w = rb_word_reg(RB_REG_CNA_FEATURE_DATA_ADDR, 0x80000000u);
 	if ((inject & INJ_BADFIELD) && (w = find_word(words, n, RB_REG_DPU_BS_OW_CFG))) {
 		uint32_t v = rb_word_value(*w);
 
@@ -754,6 +754,9 @@ static struct kfile *create_node(struct node *n)
 	struct kfile *f = calloc(1, sizeof(*f));
 
 	rb_sim_config_init(&cfg);
+	/* the injections rewrite programs through the node's own mapping, standing for
+	 * what memory holds: no emulated CPU cache between (tests/unit/test_cache.c) */
+	cfg.cpu_cache = false;
 	cfg.mem_budget = n->mem_budget;
 	if (f)
 		f->kmod = n->kind->create(&cfg);
