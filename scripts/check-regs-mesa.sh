@@ -9,10 +9,15 @@
 #
 # Every row whose source is "mesa" must name a register Mesa has at that offset, with
 # that name, and a field of that name at those bits. Names as the table's header says:
-# DPU_RDMA registers drop Mesa's RDMA_ prefix, GLOBAL.OPERATION_ENABLE's bits drop _OP_EN.
+# DPU_RDMA and PPU_RDMA registers drop Mesa's RDMA_ prefix, GLOBAL.OPERATION_ENABLE's bits drop _OP_EN.
 # Rows of a block (domain) the copy lacks are counted apart, so a copy of part of the
 # file checks that part. Prints each disagreement, then a summary line; exit 0 when
 # there is none, 1 when there is one, 2 on bad usage.
+#
+# Last run (2026-11-29) on Mesa's registers.xml at bminor/mesa-mesa 5b829658f74f (60,076
+# bytes, 711 fields): 406 rows checked, 0 disagree, 12 rows from other sources (vendor
+# kernel, TRM) not checked. The first run found the PPU_RDMA rows dropping RDMA_ as the
+# DPU_RDMA ones do, which the header did not say; names only, no offset or bit differed.
 set -eu
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
 	echo "usage: $0 PATH/TO/registers.xml [regs-facts.tsv]" >&2
@@ -64,7 +69,7 @@ $6 != "mesa" { other++; next }
 {
 	blk = $1; off = norm($2); reg = $3; fld = $4; bits = $5
 	mreg = reg; mfld = fld
-	if (blk == "DPU_RDMA") mreg = "RDMA_" reg
+	if (blk == "DPU_RDMA" || blk == "PPU_RDMA") mreg = "RDMA_" reg
 	if (blk == "GLOBAL" && reg == "OPERATION_ENABLE") mfld = fld "_OP_EN"
 	key = blk SUBSEP off
 	checked++
