@@ -1,6 +1,5 @@
 /* rknn-bench info: the NPU as its driver reports it, and the host settings that decide
  * whether numbers taken on this machine can be trusted. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,7 @@
 
 struct info_args {
 	const char *device;
-	bool json;
+	int json; /* --format: text 0, json 1 */
 };
 
 struct info_data {
@@ -31,72 +30,6 @@ struct info_data {
 	struct rb_host_info host;
 	struct rb_info_warnings warnings;
 };
-
-static const char info_usage[] =
-    "usage: rknn-bench info [options]\n"
-    "\n"
-    "Show the NPU as its driver reports it (DRM name, version, date and description;\n"
-    "driver and hardware version, frequency, voltage, IOMMU, SRAM, cores) and the host\n"
-    "settings benchmark numbers depend on: CPU model, governors and frequencies per\n"
-    "cpufreq policy, DDR (devfreq dmc) and NPU devfreq. Warns when the CPU governor is\n"
-    "not 'performance', the DDR is not pinned at its top frequency (numbers halve with\n"
-    "an unpinned DDR) or the NPU is below its top frequency.\n"
-    "\n"
-    "  --device NAME        auto (default), sim, sim:rocket, rknpu[:PATH],\n"
-    "                       rocket[:PATH] or cpu (host only)\n"
-    "  --format FMT         text (default) or json on stdout\n"
-    "\n"
-    "RKNN_BENCH_SYSFS replaces /sys as the root the host settings are read from,\n"
-    "RKNN_BENCH_DEVROOT /dev as the root NPU nodes are discovered under.\n"
-    "Unreadable values are 'unknown'. Text warnings go to stderr, JSON ones to the\n"
-    "\"warnings\" array.\n"
-    "\n"
-    "Exit codes: 0 ok, 2 usage error, 3 the device cannot be opened.\n";
-
-enum { OPT_DEVICE = 256, OPT_FORMAT };
-
-static const struct option info_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {NULL, 0, NULL, 0},
-};
-
-static int parse_option(struct info_args *a, int c, const char *arg)
-{
-	if (c == OPT_DEVICE) {
-		a->device = arg;
-		return 0;
-	}
-	if (strcmp(arg, "text") != 0 && strcmp(arg, "json") != 0)
-		return rb_error("--format '%s' must be text or json", arg);
-	a->json = strcmp(arg, "json") == 0;
-	return 0;
-}
-
-/* Returns 0, or an exit code (help printed: RB_EXIT_OK + 100). */
-static int parse_args(struct info_args *a, int argc, char **argv)
-{
-	int c;
-
-	memset(a, 0, sizeof(*a));
-	a->device = "auto";
-	while ((c = getopt_long(argc, argv, "h", info_options, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(info_usage, stdout);
-			return 100 + RB_EXIT_OK;
-		}
-		if (c == '?' || parse_option(a, c, optarg) < 0) {
-			fputs("see 'rknn-bench info --help'\n", stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		rb_error("info takes no arguments; see 'rknn-bench info --help'");
-		return RB_EXIT_USAGE;
-	}
-	return 0;
-}
 
 static int collect(struct info_data *d, const char *device_arg)
 {
@@ -270,28 +203,63 @@ static int print_json(const struct info_data *d)
 	text = cJSON_Print(doc);
 	cJSON_Delete(doc);
 	if (!text)
-		return cli_fail(RB_EXIT_DEVICE, "out of memory");
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
 	puts(text);
 	free(text);
 	return RB_EXIT_OK;
 }
 
-int cmd_info(int argc, char **argv)
+static int info_run(void *opts, const struct cli_args *a)
 {
-	struct info_args args;
-	struct info_data *d;
-	int ret = parse_args(&args, argc, argv);
+	const struct info_args *args = opts;
+	struct info_data *d = calloc(1, sizeof(*d));
+	int ret;
 
-	if (ret)
-		return ret >= 100 ? ret - 100 : ret;
-	d = calloc(1, sizeof(*d));
+	(void)a;
 	if (!d)
-		return cli_fail(RB_EXIT_DEVICE, "out of memory");
-	ret = collect(d, args.device);
-	if (ret == RB_EXIT_OK && args.json)
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
+	ret = collect(d, args->device);
+	if (ret == RB_EXIT_OK && args->json)
 		ret = print_json(d);
 	else if (ret == RB_EXIT_OK)
 		print_text(d);
 	free(d);
 	return ret;
 }
+
+static void info_init(void *o)
+{
+	((struct info_args *)o)->device = "auto";
+}
+
+static const struct cli_opt info_opts[] = {
+    {"device", 0, CLI_STR, "NAME", "auto|sim|sim:rknpu|sim:rocket|rknpu|rocket|cpu",
+     offsetof(struct info_args, device),
+     .help = "auto (default), sim, sim:rocket, rknpu[:PATH],\n"
+	     "rocket[:PATH] or cpu (host only)"},
+    {"format", 0, CLI_ENUM, "FMT", "text|json", offsetof(struct info_args, json),
+     .help = "text (default) or json on stdout"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_info = {
+    .name = "info",
+    .summary = "show the NPU driver, hardware and host settings numbers depend on",
+    .synopsis = "[options]",
+    .about = "Show the NPU as its driver reports it (DRM name, version, date and description;\n"
+	     "driver and hardware version, frequency, voltage, IOMMU, SRAM, cores) and the host\n"
+	     "settings benchmark numbers depend on: CPU model, governors and frequencies per\n"
+	     "cpufreq policy, DDR (devfreq dmc) and NPU devfreq. Warns when the CPU governor is\n"
+	     "not 'performance', the DDR is not pinned at its top frequency (numbers halve with\n"
+	     "an unpinned DDR) or the NPU is below its top frequency.\n",
+    .notes = "RKNN_BENCH_SYSFS replaces /sys as the root the host settings are read from,\n"
+	     "RKNN_BENCH_DEVROOT /dev as the root NPU nodes are discovered under.\n"
+	     "Unreadable values are 'unknown'. Text warnings go to stderr, JSON ones to the\n"
+	     "\"warnings\" array.\n"
+	     "\n"
+	     "Exit codes: 0 ok, 2 usage error, 3 the device cannot be opened.\n",
+    .groups = {CLI_GROUP(info_opts, 0)},
+    .size = sizeof(struct info_args),
+    .init = info_init,
+    .run = info_run,
+};

@@ -1,6 +1,5 @@
 /* rknn-bench plan: print how a matmul is cut into NPU tasks per core. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/version.h"
 #include "npu/job.h"
 #include "npu/plan.h"
@@ -16,106 +16,14 @@
 
 #define DEFAULT_SHOWN_TASKS 16
 
-static const char plan_usage[] =
-    "usage: rknn-bench plan [options] [config flags] [SHAPES.json ...]\n"
-    "\n"
-    "Print the plan of C = A·B for every shape: the config as planned, the buffers, and\n"
-    "per NPU core its range of the split axis and its tasks (rows, channels and kernels,\n"
-    "CBUF banks, buffer offsets, bytes moved), then totals.\n"
-    "\n"
-    "shapes:\n"
-    "  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
-    "  --dtype fp16|int8    dtype of --shape shapes (default fp16)\n"
-    "output:\n"
-    "  --format text|json   text (default) or JSON on stdout\n"
-    "  --tasks N            text: tasks shown per core (default 16, 0 = all)\n"
-    "\n";
-
-enum {
-	OPT_SHAPE = 256,
-	OPT_DTYPE,
-	OPT_FORMAT,
-	OPT_TASKS,
-};
-
-static const struct option plan_own_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"shape", required_argument, NULL, OPT_SHAPE},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"tasks", required_argument, NULL, OPT_TASKS},
-    {NULL, 0, NULL, 0},
-};
-
 struct plan_opts {
+	struct cli_list specs;
 	struct rb_shape_list shapes;
 	struct rb_plan_config config;
 	enum rb_dtype dtype;
-	bool json;
+	int json; /* --format: text 0, json 1 */
 	long shown_tasks;
 };
-
-static int parse_format(struct plan_opts *o, const char *arg)
-{
-	if (strcmp(arg, "text") == 0 || strcmp(arg, "json") == 0) {
-		o->json = arg[0] == 'j';
-		return 0;
-	}
-	return rb_error("--format '%s' must be text or json", arg);
-}
-
-static int parse_option(struct plan_opts *o, int c, const char *arg, const char **specs,
-			size_t *n_specs)
-{
-	long v;
-
-	switch (c) {
-	case OPT_SHAPE:
-		specs[(*n_specs)++] = arg;
-		return 0;
-	case OPT_DTYPE:
-		if (rb_dtype_parse(arg, &o->dtype) < 0)
-			return rb_error("--dtype '%s' must be fp16 or int8", arg);
-		return 0;
-	case OPT_FORMAT:
-		return parse_format(o, arg);
-	case OPT_TASKS:
-		if (cli_parse_int("--tasks", arg, 0, 1L << 30, &v) < 0)
-			return -1;
-		o->shown_tasks = v;
-		return 0;
-	default:
-		return cli_plan_option(&o->config, c, arg);
-	}
-}
-
-/* 0 to go on, -1 on a usage error, 1 when help was printed. */
-static int parse_args(struct plan_opts *o, int argc, char **argv)
-{
-	struct option *opts = cli_plan_options_join(plan_own_options);
-	const char **specs = calloc((size_t)argc + 1, sizeof(*specs));
-	size_t n_specs = 0;
-	int c, ret = opts && specs ? 0 : rb_error("out of memory");
-
-	while (ret == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(plan_usage, stdout);
-			fputs(cli_plan_usage, stdout);
-			ret = 1;
-		} else if (c == '?') {
-			fputs("see 'rknn-bench plan --help'\n", stderr);
-			ret = -1;
-		} else {
-			ret = parse_option(o, c, optarg, specs, &n_specs);
-		}
-	}
-	if (ret == 0)
-		ret = cli_load_shapes(&o->shapes, argv + optind, argc - optind, specs, n_specs,
-				      o->dtype, "plan", false);
-	free(specs);
-	free(opts);
-	return ret;
-}
 
 /* ---- text ----------------------------------------------------------------------- */
 
@@ -216,14 +124,11 @@ static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, 
 static int print_json(const struct rb_plan *plans, const struct plan_opts *o)
 {
 	cJSON *doc = rb_plans_json(plans, &o->shapes);
-	char *text = doc ? cJSON_Print(doc) : NULL;
+	int ret = doc ? cli_write_file("-", rb_json_write, doc)
+		      : cli_fail(RB_EXIT_USAGE, "out of memory for the JSON plan");
 
 	cJSON_Delete(doc);
-	if (!text)
-		return rb_error("out of memory for the JSON plan");
-	puts(text);
-	free(text);
-	return 0;
+	return ret;
 }
 
 /* ---- command -------------------------------------------------------------------- */
@@ -240,9 +145,10 @@ static int plan_all(const struct plan_opts *o, struct rb_plan *plans)
 		    rb_npu_job_check_limits(&plans[i], 0, &bytes) == 0)
 			continue;
 		if (spec_of(e, spec, sizeof(spec)))
-			return rb_error("%s (%s %s): %s", e->names[0], spec,
+			return cli_fail(RB_EXIT_USAGE, "%s (%s %s): %s", e->names[0], spec,
 					rb_dtype_name(e->shape.dtype), rb_last_error());
-		return rb_error("%s %s: %s", spec, rb_dtype_name(e->shape.dtype), rb_last_error());
+		return cli_fail(RB_EXIT_USAGE, "%s %s: %s", spec, rb_dtype_name(e->shape.dtype),
+				rb_last_error());
 	}
 	return 0;
 }
@@ -256,29 +162,70 @@ static int print_all(const struct plan_opts *o, const struct rb_plan *plans)
 			putchar('\n');
 		print_plan(&plans[i], &o->shapes.entries[i], o->shown_tasks);
 	}
-	return 0;
+	return RB_EXIT_OK;
 }
 
-int cmd_plan(int argc, char **argv)
+static int plan_run(void *opts, const struct cli_args *a)
 {
-	struct plan_opts o = {.dtype = RB_DTYPE_FP16, .shown_tasks = DEFAULT_SHOWN_TASKS};
+	struct plan_opts *o = opts;
 	struct rb_plan *plans = NULL;
-	int ret;
+	int ret = cli_load_shapes(&o->shapes, a->v, a->n, NULL, &o->specs, o->dtype, "plan", false);
 
-	rb_shape_list_init(&o.shapes);
-	rb_plan_config_init(&o.config);
-	ret = parse_args(&o, argc, argv);
-	if (ret == 0) {
-		plans = calloc(o.shapes.count, sizeof(*plans));
-		ret = plans ? plan_all(&o, plans) : rb_error("out of memory");
-	}
+	if (ret < 0)
+		return RB_EXIT_USAGE;
+	plans = calloc(o->shapes.count, sizeof(*plans));
+	ret = plans ? plan_all(o, plans) : cli_fail(RB_EXIT_USAGE, "out of memory");
 	if (ret == 0)
-		ret = print_all(&o, plans);
-	for (size_t i = 0; plans && i < o.shapes.count; i++)
+		ret = print_all(o, plans);
+	for (size_t i = 0; plans && i < o->shapes.count; i++)
 		rb_plan_release(&plans[i]);
 	free(plans);
-	rb_shape_list_release(&o.shapes);
-	if (ret == 1)
-		return RB_EXIT_OK;
-	return ret < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+	return ret;
 }
+
+static void plan_init(void *opts)
+{
+	struct plan_opts *o = opts;
+
+	o->dtype = RB_DTYPE_FP16;
+	o->shown_tasks = DEFAULT_SHOWN_TASKS;
+	rb_shape_list_init(&o->shapes);
+	rb_plan_config_init(&o->config);
+}
+
+static void plan_release(void *opts)
+{
+	struct plan_opts *o = opts;
+
+	rb_shape_list_release(&o->shapes);
+	free(o->specs.items);
+}
+
+#define P(field) offsetof(struct plan_opts, field)
+
+static const struct cli_opt plan_opts[] = {
+    {"shape", 0, CLI_LIST, "MxKxN", .offset = P(specs), .section = CLI_SEC_SHAPES,
+     .help = "a shape on the command line, e.g. 1x2048x8192 (repeatable)"},
+    {"dtype", 0, CLI_ENUM, "fp16|int8", "fp16|int8", P(dtype), .set = cli_set_dtype,
+     .section = CLI_SEC_SHAPES, .help = "dtype of --shape shapes (default fp16)"},
+    {"format", 0, CLI_ENUM, "text|json", "text|json", P(json), .section = CLI_SEC_OUTPUT,
+     .help = "text (default) or JSON on stdout"},
+    {"tasks", 0, CLI_LONG, "N", .offset = P(shown_tasks), .max = 1L << 30,
+     .section = CLI_SEC_OUTPUT, .help = "text: tasks shown per core (default 16, 0 = all)"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_plan = {
+    .name = "plan",
+    .summary = "show how a matmul is cut into NPU tasks per core",
+    .synopsis = "[options] [config flags] [SHAPES.json ...]",
+    .about = "Print the plan of C = A·B for every shape: the config as planned, the buffers, and\n"
+	     "per NPU core its range of the split axis and its tasks (rows, channels and kernels,\n"
+	     "CBUF banks, buffer offsets, bytes moved), then totals.\n",
+    .groups = {CLI_GROUP(plan_opts, 0), CLI_PLAN_GROUP(struct plan_opts, config)},
+    .pos = {{"SHAPES.json", CLI_IN, 0, -1}},
+    .size = sizeof(struct plan_opts),
+    .init = plan_init,
+    .run = plan_run,
+    .release = plan_release,
+};

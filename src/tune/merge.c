@@ -772,6 +772,17 @@ static void cache_path(const struct input *in, char *buf, size_t size)
 		snprintf(buf, size, "%.*s/%s", (int)(slash - in->path), in->path, where);
 }
 
+int rb_merge_shard_cache(const char *shard_path, char *buf, size_t size)
+{
+	struct input in = {.path = shard_path};
+	int ret = load_input(&in);
+
+	if (ret == 0)
+		cache_path(&in, buf, size);
+	cJSON_Delete(in.root);
+	return ret < 0 ? ret : buf[0] ? 0 : -ENOENT;
+}
+
 struct tagged {
 	struct rb_tune_record r;
 	size_t board, order;
