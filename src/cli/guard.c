@@ -135,8 +135,11 @@ bool cli_is_new(const char *path)
 
 /* ---- writes ---- */
 
+static bool stdout_reported; /* said once: the exit's check stays quiet */
+
 int cli_stdout_failed(void)
 {
+	stdout_reported = true;
 	if (errno == EPIPE) /* the reader went away (| head): as a program killed by SIGPIPE */
 		return 128 + 13;
 	return cli_fail(CLI_EXIT_OUTPUT, "cannot write to standard output: %s",
@@ -151,7 +154,7 @@ int cli_finish_stdout(int ret)
 	failed = fflush(stdout) != 0 || ferror(stdout);
 	if (fclose(stdout) != 0)
 		failed = 1;
-	if (!failed)
+	if (!failed || stdout_reported) /* the command said so, with its exit code */
 		return ret;
 	failed = cli_stdout_failed();
 	return ret == RB_EXIT_OK || ret == RB_EXIT_FAIL ? failed : ret;
