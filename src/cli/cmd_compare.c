@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "core/compare.h"
+#include "core/compare_table.h"
 #include "core/error.h"
 #include "core/table.h"
 #include "core/report.h"
@@ -23,131 +24,6 @@ struct compare_args {
 };
 
 #define FORMAT_HTML 4 /* after the rb_format values of "table|csv|json|md" */
-
-/* ---- table ---- */
-
-enum {
-	COL_NAME,
-	COL_SHAPE,
-	COL_DEVICE,
-	COL_BASE,
-	COL_NEW,
-	COL_CHANGE,
-	COL_VERDICT,
-	COL_TEST,
-	N_COLS
-};
-
-static const struct rb_table_column columns[N_COLS] = {
-    [COL_NAME] = {"name", false},       [COL_SHAPE] = {"shape", false},
-    [COL_DEVICE] = {"device", false},   [COL_BASE] = {"base µs", true},
-    [COL_NEW] = {"new µs", true},       [COL_CHANGE] = {"change", true},
-    [COL_VERDICT] = {"verdict", false}, [COL_TEST] = {"test", false},
-};
-
-#define CELL_SIZE 128
-typedef char row_cells[N_COLS][CELL_SIZE];
-
-static void fmt_us(char *buf, const struct rb_compare_entry *e)
-{
-	if (e)
-		snprintf(buf, CELL_SIZE, "%.2f", e->median_us);
-	else
-		snprintf(buf, CELL_SIZE, "-");
-}
-
-static void fmt_device(char *buf, const struct rb_compare_row *row)
-{
-	const struct rb_compare_entry *b = row->base, *n = row->new_;
-
-	if (b && n && (strcmp(b->device, n->device) != 0 || b->modeled != n->modeled))
-		snprintf(buf, CELL_SIZE, "%s%s -> %s%s", b->device, b->modeled ? " (modeled)" : "",
-			 n->device, n->modeled ? " (modeled)" : "");
-	else
-		snprintf(buf, CELL_SIZE, "%s%s", (b ? b : n)->device,
-			 (b ? b : n)->modeled ? " (modeled)" : "");
-}
-
-/* How the verdict was reached, in words. */
-static void fmt_test(char *buf, const struct rb_compare_row *row, double threshold_pct)
-{
-	if (row->verify_failed) {
-		snprintf(buf, CELL_SIZE, "verification failed in new");
-		return;
-	}
-	switch (row->test) {
-	case RB_TEST_EXACT:
-		snprintf(buf, CELL_SIZE, "exact (modeled)");
-		break;
-	case RB_TEST_MWU:
-		snprintf(buf, CELL_SIZE, "U=%g p=%.2g%s", row->u, row->p,
-			 !row->significant && fabs(row->change) * 100 > threshold_pct
-			     ? " (not significant)"
-			     : "");
-		break;
-	case RB_TEST_THRESHOLD:
-		snprintf(buf, CELL_SIZE, "no significance test (fewer than %d samples)",
-			 RB_COMPARE_MIN_SAMPLES);
-		break;
-	default:
-		buf[0] = '\0';
-	}
-}
-
-static void fill_row(row_cells cells, const struct rb_compare_row *row, double threshold_pct)
-{
-	const struct rb_compare_entry *e = row->base ? row->base : row->new_;
-
-	snprintf(cells[COL_NAME], CELL_SIZE, "%s", row->name);
-	snprintf(cells[COL_SHAPE], CELL_SIZE, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s", e->shape.m,
-		 e->shape.k, e->shape.n, rb_dtype_name(e->shape.dtype));
-	fmt_device(cells[COL_DEVICE], row);
-	fmt_us(cells[COL_BASE], row->base);
-	fmt_us(cells[COL_NEW], row->new_);
-	if (isfinite(row->change))
-		snprintf(cells[COL_CHANGE], CELL_SIZE, "%+.2f%%", row->change * 100);
-	else
-		snprintf(cells[COL_CHANGE], CELL_SIZE, "-");
-	snprintf(cells[COL_VERDICT], CELL_SIZE, "%s", rb_verdict_name(row->verdict));
-	fmt_test(cells[COL_TEST], row, threshold_pct);
-}
-
-static void print_grid(row_cells *rows, size_t n, enum rb_format format)
-{
-	rb_table_print_cells_style(stdout,
-				   format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
-				   columns, N_COLS, (const char *)rows, CELL_SIZE, n);
-}
-
-/* The last line: the geometric mean, with the counts. */
-static void print_geomean(const struct rb_compare *cmp)
-{
-	if (cmp->matched)
-		printf("geomean: %+.2f%% over %zu matched row%s (new/base median)",
-		       cmp->geomean_change * 100, cmp->matched, cmp->matched == 1 ? "" : "s");
-	else
-		printf("geomean: - (no matched rows)");
-	printf("; %zu regression%s, %zu improvement%s\n", cmp->regressions,
-	       cmp->regressions == 1 ? "" : "s", cmp->improvements,
-	       cmp->improvements == 1 ? "" : "s");
-}
-
-static int print_table(const struct compare_args *a, const struct rb_compare *cmp)
-{
-	row_cells *rows = calloc(cmp->n_rows + 1, sizeof(*rows));
-
-	if (!rows)
-		return rb_error("out of memory for %zu rows", cmp->n_rows);
-	printf("base: %s\nnew:  %s\nthreshold %g%%, alpha %g\n\n", a->base_path, a->new_path,
-	       a->opts.threshold_pct, a->opts.alpha);
-	for (size_t i = 0; i < cmp->n_rows; i++)
-		fill_row(rows[i], &cmp->rows[i], a->opts.threshold_pct);
-	print_grid(rows, cmp->n_rows, a->format);
-	free(rows);
-	printf("\n");
-	print_geomean(cmp);
-	return 0;
-}
 
 static int print_json(const struct compare_args *a, const struct rb_compare *cmp)
 {
@@ -214,7 +90,11 @@ static int print_all(const struct compare_args *a, const struct rb_compare *cmp)
 	else if (a->format == RB_FORMAT_JSON)
 		ret = print_json(a, cmp);
 	else
-		ret = print_table(a, cmp) < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+		ret = rb_compare_print(
+			  stdout, a->format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
+			  cmp, a->base_path, a->new_path, &a->opts) < 0
+			  ? cli_fail(RB_EXIT_USAGE, "%s", rb_last_error())
+			  : RB_EXIT_OK;
 	if (ret == RB_EXIT_OK && a->out_path)
 		ret = write_output(a, cmp);
 	return ret;

@@ -10,13 +10,12 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "dev/info.h"
+#include "dev/info_text.h"
 #include "hw/board.h"
 #include "hw/soc.h"
 #include "run/engine.h"
 
 #define INFO_SCHEMA "rknn-bench-info/1"
-#define SIM_NOTE    "emulated rknpu 0.9.8 kernel; values are the emulator's"
-#define ROCKET_NOTE "emulated mainline rocket kernel; values are the emulator's"
 
 struct info_args {
 	const char *device;
@@ -51,135 +50,13 @@ static int collect(struct info_data *d, const char *device_arg)
 	return RB_EXIT_OK;
 }
 
-/* ---- text ---- */
-
-static void print_num(const char *label, int64_t v, const char *unit)
-{
-	if (v < 0)
-		printf("  %-18s unknown\n", label);
-	else
-		printf("  %-18s %" PRId64 "%s\n", label, v, unit);
-}
-
-static void print_version(const char *label, int64_t v)
-{
-	if (v < 0)
-		printf("  %-18s unknown\n", label);
-	else
-		printf("  %-18s %" PRId64 ".%" PRId64 ".%" PRId64 "\n", label, v / 10000,
-		       v / 100 % 100, v % 100);
-}
-
-static const char *sim_note(const struct rb_npu_info *n)
-{
-	return strcmp(n->drm_name, "rocket") == 0 ? ROCKET_NOTE : SIM_NOTE;
-}
-
-static void print_npu(const struct rb_npu_info *n)
-{
-	printf("npu:\n");
-	if (n->emulated)
-		printf("  %-18s %s\n", "note", sim_note(n));
-	printf("  %-18s %s\n", "node", n->path);
-	printf("  %-18s %s %d.%d.%d (%s, %s)\n", "drm driver", n->drm_name, n->drm_major,
-	       n->drm_minor, n->drm_patch, n->drm_date, n->drm_desc);
-	print_version("driver version", n->drv_version);
-	if (n->hw_version < 0)
-		printf("  %-18s unknown\n", "hardware version");
-	else
-		printf("  %-18s 0x%08" PRIx64 "\n", "hardware version", n->hw_version);
-	print_num("frequency", n->freq_hz, " Hz");
-	print_num("voltage", n->volt_uv, " uV");
-	printf("  %-18s %s\n", "iommu", n->iommu_en < 0 ? "unknown" : n->iommu_en ? "yes" : "no");
-	print_num("sram total", n->sram_total, " bytes");
-	print_num("sram free", n->sram_free, " bytes");
-	printf("  %-18s %d\n", "cores", n->cores);
-}
-
-static void print_devfreq(const char *label, const struct rb_devfreq_info *d)
-{
-	char cur[32] = "unknown", max[32] = "unknown";
-
-	if (d->cur_hz >= 0)
-		snprintf(cur, sizeof(cur), "%" PRId64 " Hz", d->cur_hz);
-	if (d->max_hz >= 0)
-		snprintf(max, sizeof(max), "%" PRId64 " Hz", d->max_hz);
-	printf("  %-18s governor %s, cur %s, max %s\n", label, d->governor, cur, max);
-}
-
-static void print_host(const struct rb_host_info *h)
-{
-	printf("host:\n");
-	printf("  %-18s %s\n", "cpu", h->ctx.cpu);
-	printf("  %-18s %d\n", "cpus", h->ctx.cpu_count);
-	printf("  %-18s %s\n", "kernel", h->ctx.kernel);
-	if (!h->n_policies)
-		printf("  %-18s unknown\n", "cpufreq");
-	for (size_t i = 0; i < h->n_policies; i++) {
-		const struct rb_cpufreq_policy *p = &h->policies[i];
-
-		printf("  %-18s governor %s, cur ", p->name, p->governor);
-		if (p->cur_khz < 0)
-			printf("unknown, max ");
-		else
-			printf("%" PRId64 " kHz, max ", p->cur_khz);
-		if (p->max_khz < 0)
-			printf("unknown\n");
-		else
-			printf("%" PRId64 " kHz\n", p->max_khz);
-	}
-	print_devfreq("ddr (dmc)", &h->ddr);
-	print_devfreq("npu devfreq", &h->npu);
-}
-
-/* The board the device tree names, its memory and the hardware profile run and tune
- * use without --soc (hw/board.h, rb_soc_choose). */
-static void print_board(void)
-{
-	struct rb_board b;
-	struct rb_soc_profile p;
-
-	rb_board_detect(&b, rb_board_dt_root());
-	printf("board:\n");
-	printf("  %-18s %s\n", "model", b.model[0] ? b.model : "unknown");
-	printf("  %-18s %s", "memory", rb_ddr_type_name(b.ddr));
-	printf(b.source ? " (%s)\n" : " (not a board whose memory is known)\n", b.source);
-	if (rb_soc_choose(&p, rb_board_dt_root()) == 0)
-		printf("  %-18s %s, chosen by %s\n", "hardware profile", p.label, p.chosen_by);
-}
-
-static cJSON *board_json(void)
-{
-	struct rb_board b;
-	struct rb_soc_profile p;
-	cJSON *o = cJSON_CreateObject(), *prof;
-
-	rb_board_detect(&b, rb_board_dt_root());
-	if (!o)
-		return NULL;
-	cJSON_AddStringToObject(o, "model", b.model);
-	cJSON_AddStringToObject(o, "compatible", b.compatible);
-	cJSON_AddStringToObject(o, "memory",
-				rb_ddr_type_key(b.ddr) ? rb_ddr_type_key(b.ddr) : "unknown");
-	if (b.source)
-		cJSON_AddStringToObject(o, "memory_source", b.source);
-	else
-		cJSON_AddNullToObject(o, "memory_source");
-	prof = cJSON_AddObjectToObject(o, "hw_profile");
-	if (prof && rb_soc_choose(&p, rb_board_dt_root()) == 0) {
-		cJSON_AddStringToObject(prof, "label", p.label);
-		cJSON_AddStringToObject(prof, "chosen_by", p.chosen_by);
-	}
-	return o;
-}
-
 static void print_text(const struct info_data *d)
 {
 	printf("device: %s\n", d->device);
 	if (d->has_npu)
-		print_npu(&d->npu);
-	print_board();
-	print_host(&d->host);
+		rb_npu_info_print(stdout, &d->npu);
+	rb_board_print(stdout);
+	rb_host_info_print(stdout, &d->host);
 	for (size_t i = 0; i < d->warnings.n; i++)
 		rb_warn("%s", d->warnings.text[i]);
 }
@@ -192,10 +69,11 @@ static int print_json(const struct info_data *d)
 	cJSON_AddStringToObject(doc, "schema", INFO_SCHEMA);
 	cJSON_AddStringToObject(doc, "device", d->device);
 	if (d->has_npu)
-		cJSON_AddItemToObject(doc, "npu", rb_npu_info_json(&d->npu, sim_note(&d->npu)));
+		cJSON_AddItemToObject(doc, "npu",
+				      rb_npu_info_json(&d->npu, rb_npu_info_note(&d->npu)));
 	else
 		cJSON_AddNullToObject(doc, "npu");
-	cJSON_AddItemToObject(doc, "board", board_json());
+	cJSON_AddItemToObject(doc, "board", rb_board_json());
 	cJSON_AddItemToObject(doc, "host", rb_host_info_json(&d->host));
 	warn = cJSON_AddArrayToObject(doc, "warnings");
 	for (size_t i = 0; warn && i < d->warnings.n; i++)
