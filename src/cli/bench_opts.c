@@ -4,8 +4,6 @@
 
 #include "cli/cli.h"
 #include "hw/board.h"
-#include "hw/soc.h"
-#include "npu/plan.h"
 
 #define B(field) offsetof(struct cli_bench, field)
 

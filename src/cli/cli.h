@@ -187,9 +187,7 @@ int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, struc
  * without one leaves. NULL keeps all; -1 with a message for a bad expression or none. */
 int cli_filter_shapes(struct rb_shape_list *list, const char *regex);
 
-/* The driver an engine runs on ("rknpu 0.9.8 (emulated)", "none (cpu)"), and one
- * warning line (unless --quiet) for what info flags in the host settings. */
-void cli_driver_text(const struct rb_engine *e, char *buf, size_t size);
+/* One warning line (unless --quiet) for what info flags in the host settings. */
 void cli_warn_host_settings(const cJSON *settings, bool modeled);
 
 /* The shipped data of an installed binary (datadir.c): PREFIX/share/rknn-bench, or

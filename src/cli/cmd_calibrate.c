@@ -1,16 +1,11 @@
 /* rknn-bench calibrate: a hardware profile fitted to a board's `run` reports. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "core/table.h"
-#include "hw/soc.h"
-#include "tune/calibrate.h"
 #include "tune/calibrate_table.h"
 
 struct calibrate_args {

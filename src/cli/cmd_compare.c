@@ -1,18 +1,8 @@
 /* rknn-bench compare: the regression gate between two JSON reports. */
-#include <errno.h>
-#include <inttypes.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/compare.h"
 #include "core/compare_table.h"
-#include "core/error.h"
-#include "core/table.h"
-#include "core/report.h"
-#include "core/fileio.h"
 #include "core/json.h"
 #include "report/page.h"
 

@@ -1,19 +1,10 @@
 /* rknn-bench info: the NPU as its driver reports it, and the host settings that decide
  * whether numbers taken on this machine can be trusted. */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "cli/cli.h"
-#include "core/error.h"
-#include "dev/info.h"
 #include "dev/info_text.h"
-#include "hw/board.h"
-#include "hw/soc.h"
-#include "run/engine.h"
 
 #define INFO_SCHEMA "rknn-bench-info/1"
 

@@ -1,19 +1,9 @@
 /* rknn-bench plan: print how a matmul is cut into NPU tasks per core. */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include <cJSON.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 #include "core/json.h"
-#include "core/version.h"
-#include "npu/job.h"
-#include "npu/plan.h"
 #include "npu/plan_text.h"
-#include "rknn_bench/shape.h"
 
 #define DEFAULT_SHOWN_TASKS 16
 

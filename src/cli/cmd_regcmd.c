@@ -3,7 +3,6 @@
 
 #include "cli/cli.h"
 #include "npu/regcmd.h"
-#include "rknn_bench/shape.h"
 
 struct regcmd_opts {
 	const char *shape;

@@ -1,26 +1,13 @@
 /* rknn-bench run: benchmark and verify the matmuls of shapes files on a device. */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
+#include "run/run_text.h"
 #include "run/measure.h"
 #include "run/tuned_run.h"
-#include "core/debug.h"
-#include "run/engine.h"
-#include "core/error.h"
 #include "dev/info.h"
-#include "core/json.h"
-#include "core/fileio.h"
-#include "core/inputs.h"
-#include "core/ref.h"
 #include "core/progress.h"
-#include "core/report.h"
-#include "core/stats.h"
-#include "rknn_bench/shape.h"
-#include "hw/soc.h"
 
 struct run_opts {
 	struct cli_bench b; /* the options run shares with tune */
@@ -179,47 +166,6 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 	return ret < 0 ? cli_fail(cli_exit_code(ret), "%s", m.reason) : 0;
 }
 
-/* ---- progress: a shape is an item, its work 2·M·N·K plus a fixed cost ---- */
-
-#define SHAPE_FIXED_WORK 1e7 /* planning, buffers, a few runs of a tiny shape */
-
-static double shape_work(const struct rb_shape *s)
-{
-	return 2.0 * (double)s->m * (double)s->k * (double)s->n + SHAPE_FIXED_WORK;
-}
-
-static void progress_start(struct rb_progress *p, const struct rb_shape_list *l)
-{
-	double work = 0;
-
-	for (size_t i = 0; i < l->count; i++)
-		work += shape_work(&l->entries[i].shape);
-	rb_progress_init(p, stderr, isatty(STDERR_FILENO) != 0, l->count, work, rb_now_us() / 1e6);
-}
-
-static void progress_shape(struct rb_progress *p, const struct rb_shape_entry *entry,
-			   const char *device)
-{
-	char label[160];
-
-	snprintf(label, sizeof(label), "%s (%lldx%lldx%lld %s) on %s", entry->names[0],
-		 (long long)entry->shape.m, (long long)entry->shape.k, (long long)entry->shape.n,
-		 rb_dtype_name(entry->shape.dtype), device);
-	rb_progress_item(p, label, shape_work(&entry->shape), rb_now_us() / 1e6);
-}
-
-static void progress_result(struct rb_progress *p, const struct rb_result *r)
-{
-	char text[160];
-
-	snprintf(text, sizeof(text), "%.1f µs%s, %s", r->stats.median_us,
-		 r->phase     ? " (one phase, host)"
-		 : r->modeled ? " (modeled)"
-			      : "",
-		 rb_verify_status_name(r->verify.status));
-	rb_progress_item_done(p, text, rb_now_us() / 1e6);
-}
-
 /* A pair pinned to a config ("config" in the shapes file) runs with it on top of the
  * command line's plan flags, unless a tuned config (run --tuned) applies: that one is
  * complete and wins, as it was tuned for the pair. */
@@ -258,21 +204,21 @@ static int run_all(const struct run_opts *o, struct rb_result **out, char *drive
 		ret = RB_EXIT_DEVICE;
 		goto err_close_perf;
 	}
-	cli_driver_text(&engine, driver, driver_size);
+	rb_engine_driver_text(&engine, driver, driver_size);
 	engine.perf = o->perf ? &perf : NULL;
 	*out = calloc(o->shapes.count, sizeof(**out));
 	ret = *out ? 0 : RB_EXIT_DEVICE;
-	progress_start(&progress, &o->shapes);
+	rb_run_progress_start(&progress, stderr, &o->shapes);
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
 		const struct rb_shape_entry *entry = &o->shapes.entries[i];
 
 		ret = tuned_apply(o->tuned, entry, &o->b.engine, &engine.opts);
 		if (!cli_quiet)
-			progress_shape(&progress, entry, o->device->name);
+			rb_run_progress_shape(&progress, entry, o->device->name);
 		ret = ret < 0 ? RB_EXIT_USAGE
 			      : run_entry(o, &engine, entry, ret == 1, &(*out)[i], &progress);
 		if (ret == 0 && !cli_quiet)
-			progress_result(&progress, &(*out)[i]);
+			rb_run_progress_result(&progress, &(*out)[i]);
 	}
 	if (!cli_quiet)
 		rb_progress_end(&progress);

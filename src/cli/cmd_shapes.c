@@ -1,19 +1,10 @@
 /* rknn-bench shapes: a shapes file from a model (its GGUF header, or its numbers). */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <stdbool.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "cli/cli.h"
-#include "core/error.h"
-#include "core/fileio.h"
 #include "model/ggml_rknn.h"
 #include "model/gguf.h"
-#include "model/graph.h"
 #include "model/shapes_doc.h"
 
 #define MAX_TOKENS 16
@@ -80,39 +71,6 @@ static int set_option(const struct cli_opt *opt, void *group, const char *arg)
 		   : 0;
 }
 
-/* The GGUF's numbers, then each flag given over them. */
-static int model_numbers(const struct shapes_args *a, struct rb_graph_model *m)
-{
-	const struct rb_graph_model *f = &a->given;
-	struct rb_gguf_model g;
-
-	memset(m, 0, sizeof(*m));
-	if (a->gguf) {
-		if (rb_gguf_read(a->gguf, &g) < 0)
-			return rb_error("%s", rb_last_error());
-		*m = (struct rb_graph_model){.embd = g.embd,
-					     .ff = g.ff,
-					     .layers = g.layers,
-					     .heads = g.heads,
-					     .heads_kv = g.heads_kv,
-					     .head_dim = g.head_dim,
-					     .vocab = g.vocab};
-		snprintf(m->arch, sizeof(m->arch), "%s", g.arch);
-	}
-	if (f->arch[0])
-		snprintf(m->arch, sizeof(m->arch), "%s", f->arch);
-	m->embd = f->embd ? f->embd : m->embd;
-	m->ff = f->ff ? f->ff : m->ff;
-	m->layers = f->layers ? f->layers : m->layers;
-	m->heads = f->heads ? f->heads : m->heads;
-	m->heads_kv = f->heads_kv ? f->heads_kv : m->heads_kv;
-	m->head_dim = f->head_dim ? f->head_dim : m->head_dim;
-	m->vocab = f->vocab ? f->vocab : m->vocab;
-	if (!m->arch[0])
-		return rb_error("give --gguf MODEL.gguf, or --arch and the numbers (see --help)");
-	return 0;
-}
-
 static void warn(void *ctx, const char *text)
 {
 	(void)ctx;
@@ -134,8 +92,8 @@ static int shapes_run(void *o, const struct cli_args *args)
 				"--for ggml-rknn --dtype %s: the backend creates every context as "
 				"fp16 (RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32); leave --dtype out",
 				rb_dtype_name(a->opts.dtype));
-	if (model_numbers(a, &m) < 0)
-		return RB_EXIT_USAGE;
+	if (rb_shapes_model(a->gguf, &a->given, &m) < 0)
+		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	if (rb_graph_pairs(&m, &a->opts, &pairs, &n) < 0)
 		return cli_fail(RB_EXIT_USAGE, "%s%s%s", a->gguf ? a->gguf : "",
 				a->gguf ? ": " : "", rb_last_error());

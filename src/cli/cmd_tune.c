@@ -1,17 +1,11 @@
 /* rknn-bench tune: search planner configs per shape, write the tuned kernel JSON. */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/progress.h"
-#include "core/ref.h"
 #include "dev/info.h"
-#include "hw/soc.h"
 #include "tune/display.h"
-#include "tune/search.h"
 
 /* Modeled times are deterministic and measured ones are medians: a few samples per
  * config are enough to rank them (run measures the winner at length). */
@@ -143,33 +137,6 @@ static int tune_prepare(void *opts, const struct cli_args *a, struct cli_paths *
 	return ret < 0 ? RB_EXIT_USAGE : 0;
 }
 
-/* ---- --list-space ---- */
-
-static int list_space(const struct rb_tune_opts *o)
-{
-	char desc[8192];
-
-	rb_tune_space_describe(&o->space, desc, sizeof(desc));
-	printf("space %016llx: %s\n", (unsigned long long)rb_tune_space_hash(&o->space), desc);
-	for (size_t i = 0; i < o->shapes.count; i++) {
-		const struct rb_shape_entry *e = &o->shapes.entries[i];
-		struct rb_tune_points pts;
-		char key[64];
-
-		rb_tune_shape_key(&e->shape, key, sizeof(key));
-		if (rb_tune_space_enumerate(&o->space, &e->shape, &pts) < 0)
-			return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-		printf("\n%s (%s): %zu configs (%zu rejected by the planner, %zu duplicate "
-		       "programs)\n",
-		       e->names[0], key, pts.count, pts.rejected, pts.duplicates);
-		for (size_t j = 0; j < pts.count; j++)
-			printf("  %-7s %s\n", rb_npu_launch_name(pts.items[j].launch),
-			       pts.items[j].text);
-		rb_tune_points_release(&pts);
-	}
-	return RB_EXIT_OK;
-}
-
 static int open_session(struct rb_tune_run *t)
 {
 	int ret = rb_tune_open(t);
@@ -252,7 +219,9 @@ static int tune_run(void *opts, const struct cli_args *a)
 
 	(void)a;
 	if (c->t.list_space)
-		return list_space(&c->t);
+		return rb_tune_space_print(stdout, &c->t) < 0
+			   ? cli_fail(RB_EXIT_USAGE, "%s", rb_last_error())
+			   : RB_EXIT_OK;
 	settings = rb_host_settings_json();
 	cli_warn_host_settings(settings, c->t.device->modeled);
 	cJSON_Delete(settings);

@@ -1,6 +1,5 @@
 /* rknn-bench [global options] <command> [options] [args] */
 #include <getopt.h>
-#include <signal.h>
 #include <string.h>
 
 #include "cli/cli.h"

@@ -23,17 +23,20 @@ static const char *const section_names[CLI_N_SECTIONS] = {
     "the ggml-rknn backend (the seed revision's split rule)",
     "plan config (defaults: auto)"};
 
-/* Every option of a command in order, with where its group lives. */
+/* Every option of a command in order, with where its group lives and its getopt code. */
 struct opt_ref {
 	const struct cli_opt *opt;
 	size_t group;
+	int code;
 };
 
 static bool next_opt(const struct cli_command *cmd, size_t *g, size_t *i, struct opt_ref *r)
 {
 	while (*g < CLI_MAX_GROUPS && cmd->groups[*g].opts) {
 		if (cmd->groups[*g].opts[*i].name) {
-			*r = (struct opt_ref){&cmd->groups[*g].opts[(*i)++], *g};
+			*r = (struct opt_ref){&cmd->groups[*g].opts[*i], *g,
+					      CODE_BASE + 0x100 * (int)*g + (int)*i};
+			++*i;
 			return true;
 		}
 		(*g)++;
@@ -50,44 +53,39 @@ static void *group_of(const struct cli_command *cmd, void *o, size_t g)
 
 /* ---- values ---- */
 
-/* The index of `arg` in "a|b|c", or -1. */
-static int value_index(const char *values, const char *arg)
+/* "a|b|c" split into names (at most 16, in copy): their count. */
+static size_t split_values(const char *values, char *copy, size_t size, const char **names)
 {
-	size_t len = strlen(arg);
-	int i = 0;
+	size_t n = 0;
 
-	for (const char *p = values; p; i++) {
-		const char *bar = strchr(p, '|');
-		size_t n = bar ? (size_t)(bar - p) : strlen(p);
-
-		if (n == len && strncmp(p, arg, n) == 0)
-			return i;
-		p = bar ? bar + 1 : NULL;
-	}
-	return -1;
-}
-
-/* "--format 'xml' must be table, csv, json or md (did you mean md?)" */
-static int bad_value(const struct cli_opt *opt, const char *arg)
-{
-	char copy[256], list[300] = "";
-	const char *names[16];
-	size_t n = 0, used = 0;
-
-	snprintf(copy, sizeof(copy), "%s", opt->values);
+	snprintf(copy, size, "%s", values);
 	for (char *p = copy, *bar; p && n < 16; p = bar ? bar + 1 : NULL) {
 		bar = strchr(p, '|');
 		if (bar)
 			*bar = '\0';
 		names[n++] = p;
 	}
-	for (size_t i = 0; i < n; i++)
+	return n;
+}
+
+/* The index of arg among the values, or -1 after "--format 'xml' must be table, csv,
+ * json or md" (with the nearest value when one is). */
+static int value_index(const struct cli_opt *opt, const char *arg)
+{
+	char copy[256], list[300] = "";
+	const char *names[16], *near;
+	size_t n = split_values(opt->values, copy, sizeof(copy), names), used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], arg) == 0)
+			return (int)i;
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 					 i == 0       ? ""
 					 : i + 1 == n ? " or "
 						      : ", ",
 					 names[i]);
-	const char *near = rb_name_nearest(arg, names, n);
+	}
+	near = rb_name_nearest(arg, names, n);
 	return rb_error("--%s '%s' must be %s%s%s%s", opt->name, arg, list,
 			near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
 }
@@ -137,9 +135,9 @@ static int apply(const struct cli_opt *opt, void *group, const char *arg, int ma
 		list->items[list->n++] = arg;
 		return 0;
 	case CLI_ENUM:
-		i = value_index(opt->values, arg);
+		i = value_index(opt, arg);
 		if (i < 0)
-			return bad_value(opt, arg);
+			return -1;
 		if (opt->set)
 			return opt->set(opt, group, arg);
 		*(int *)field = i;
@@ -164,11 +162,8 @@ static struct option *getopt_table(const struct cli_command *cmd, char *shorts, 
 	t[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	FOR_EACH_OPT(cmd, r)
 	{
-		int code =
-		    CODE_BASE + 0x100 * (int)r.group + (int)(r.opt - cmd->groups[r.group].opts);
-
 		t[n++] = (struct option){r.opt->name, r.opt->arg ? required_argument : no_argument,
-					 NULL, code};
+					 NULL, r.code};
 		if (r.opt->short_name && len + 3 < size)
 			len += (size_t)snprintf(shorts + len, size - len, "%c%s", r.opt->short_name,
 						r.opt->arg ? ":" : "");
@@ -182,10 +177,7 @@ static bool find_code(const struct cli_command *cmd, int code, struct opt_ref *o
 
 	FOR_EACH_OPT(cmd, r)
 	{
-		int own =
-		    CODE_BASE + 0x100 * (int)r.group + (int)(r.opt - cmd->groups[r.group].opts);
-
-		if (code == own || (code < CODE_BASE && code == r.opt->short_name)) {
+		if (code == r.code || (code < CODE_BASE && code == r.opt->short_name)) {
 			*out = r;
 			return true;
 		}
@@ -325,18 +317,13 @@ static int check_positionals(const struct cli_command *cmd, const struct cli_arg
 			cmd->name);
 }
 
-static size_t seen_index(const struct cli_command *cmd, const struct opt_ref *r)
-{
-	return 256 * r->group + (size_t)(r->opt - cmd->groups[r->group].opts);
-}
-
 static int check_required(const struct cli_command *cmd, const bool *seen)
 {
 	struct opt_ref r;
 	char label[64];
 
 	FOR_EACH_OPT(cmd, r)
-	if (r.opt->required && !seen[seen_index(cmd, &r)])
+	if (r.opt->required && !seen[r.code - CODE_BASE])
 		return rb_error("%s is required: %s needs %s %s", label_of(r.opt, label), cmd->name,
 				label, r.opt->arg);
 	return 0;
@@ -360,7 +347,7 @@ static int parse(const struct cli_command *cmd, void *o, int argc, char **argv, 
 			ret = getopt_error(cmd, c, argv);
 		} else {
 			ret = apply(r.opt, group_of(cmd, o, r.group), optarg, argc);
-			seen[seen_index(cmd, &r)] = true;
+			seen[r.code - CODE_BASE] = true;
 		}
 	}
 	free(table);

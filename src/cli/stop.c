@@ -1,11 +1,9 @@
 /* SIGINT and SIGTERM as a request to stop (cli.h): run and tune finish what is safe to
  * finish, release the device and write nothing. */
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 
 volatile sig_atomic_t cli_stop_signal;
 

@@ -1,16 +1,11 @@
 /* Option values, messages, and what several commands do alike. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 #include "core/fileio.h"
-#include "run/engine.h"
-#include "rknn_bench/shape.h"
 
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out)
 {
@@ -171,23 +166,6 @@ int cli_filter_shapes(struct rb_shape_list *list, const char *regex)
 }
 
 /* ---- provenance ---- */
-
-void cli_driver_text(const struct rb_engine *e, char *buf, size_t size)
-{
-	cJSON *config = e->ops->config ? e->ops->config(e) : NULL;
-	const cJSON *name = cJSON_GetObjectItemCaseSensitive(config, "driver");
-	const cJSON *version = cJSON_GetObjectItemCaseSensitive(config, "driver_version");
-
-	if (cJSON_IsString(name) && cJSON_IsNumber(version)) {
-		long v = (long)version->valuedouble; /* major·10000 + minor·100 + patch */
-
-		snprintf(buf, size, "%s %ld.%ld.%ld%s", name->valuestring, v / 10000, v / 100 % 100,
-			 v % 100, e->ops->modeled ? " (emulated)" : "");
-	} else {
-		snprintf(buf, size, "none (%s)", e->ops->name);
-	}
-	cJSON_Delete(config);
-}
 
 void cli_warn_host_settings(const cJSON *settings, bool modeled)
 {

@@ -3,9 +3,11 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "model/ggml_rknn.h"
+#include "model/gguf.h"
 #include "model/shapes_doc.h"
 
 /* The seed backend's kernel table holds its contexts, three per pair at init. */
@@ -199,4 +201,38 @@ int rb_shapes_doc_write(FILE *f, void *ctx)
 	}
 	ok = ok && fputs("]}\n", f) >= 0;
 	return ok ? 0 : rb_set_error(-EIO, "cannot write the shapes file");
+}
+
+int rb_shapes_model(const char *gguf, const struct rb_graph_model *f, struct rb_graph_model *m)
+{
+	struct rb_gguf_model g;
+
+	memset(m, 0, sizeof(*m));
+	if (gguf) {
+		int ret = rb_gguf_read(gguf, &g);
+
+		if (ret < 0)
+			return ret;
+		*m = (struct rb_graph_model){.embd = g.embd,
+					     .ff = g.ff,
+					     .layers = g.layers,
+					     .heads = g.heads,
+					     .heads_kv = g.heads_kv,
+					     .head_dim = g.head_dim,
+					     .vocab = g.vocab};
+		snprintf(m->arch, sizeof(m->arch), "%s", g.arch);
+	}
+	if (f->arch[0])
+		snprintf(m->arch, sizeof(m->arch), "%s", f->arch);
+	m->embd = f->embd ? f->embd : m->embd;
+	m->ff = f->ff ? f->ff : m->ff;
+	m->layers = f->layers ? f->layers : m->layers;
+	m->heads = f->heads ? f->heads : m->heads;
+	m->heads_kv = f->heads_kv ? f->heads_kv : m->heads_kv;
+	m->head_dim = f->head_dim ? f->head_dim : m->head_dim;
+	m->vocab = f->vocab ? f->vocab : m->vocab;
+	if (!m->arch[0])
+		return rb_set_error(
+		    -EINVAL, "give --gguf MODEL.gguf, or --arch and the numbers (see --help)");
+	return 0;
 }

@@ -21,6 +21,9 @@ struct rb_shapes_doc_opts {
 	void *note_ctx;
 };
 
+/* The model's numbers: the GGUF header's (gguf not NULL), each one `given` (not 0 or
+ * "") over them. 0, or a negative errno (a bad GGUF, no architecture). */
+int rb_shapes_model(const char *gguf, const struct rb_graph_model *given, struct rb_graph_model *m);
 /* The document (NULL: out of memory); *unusable: the pairs the backend cannot create. */
 cJSON *rb_shapes_doc(const struct rb_shapes_doc_opts *a, const struct rb_graph_model *m,
 		     const struct rb_graph_pair *pairs, size_t n, size_t *unusable);

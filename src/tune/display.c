@@ -198,3 +198,32 @@ void rb_tune_display_end(struct rb_tune_display *d, int ret)
 }
 
 /* stdout: one row per unique shape, through the one table printer. */
+
+int rb_tune_space_print(FILE *out, const struct rb_tune_opts *o)
+{
+	char desc[8192];
+
+	rb_tune_space_describe(&o->space, desc, sizeof(desc));
+	fprintf(out, "space %016llx: %s\n", (unsigned long long)rb_tune_space_hash(&o->space),
+		desc);
+	for (size_t i = 0; i < o->shapes.count; i++) {
+		const struct rb_shape_entry *e = &o->shapes.entries[i];
+		struct rb_tune_points pts;
+		char key[64];
+
+		rb_tune_shape_key(&e->shape, key, sizeof(key));
+		int ret = rb_tune_space_enumerate(&o->space, &e->shape, &pts);
+
+		if (ret < 0)
+			return ret;
+		fprintf(out,
+			"\n%s (%s): %zu configs (%zu rejected by the planner, %zu duplicate "
+			"programs)\n",
+			e->names[0], key, pts.count, pts.rejected, pts.duplicates);
+		for (size_t j = 0; j < pts.count; j++)
+			fprintf(out, "  %-7s %s\n", rb_npu_launch_name(pts.items[j].launch),
+				pts.items[j].text);
+		rb_tune_points_release(&pts);
+	}
+	return 0;
+}

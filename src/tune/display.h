@@ -30,6 +30,8 @@ void rb_tune_display_start(struct rb_tune_display *d, struct rb_tune_run *t,
 void rb_tune_display_end(struct rb_tune_display *d, int ret);
 /* What the search will do, before it starts: configs per shape and what runs where. */
 void rb_tune_print_estimate(FILE *out, struct rb_tune_run *t);
+/* tune --list-space: the space, then per shape its configs: 0 or a negative errno. */
+int rb_tune_space_print(FILE *out, const struct rb_tune_opts *o);
 /* One row per unique shape (the config the tuned JSON holds for it), then the totals
  * per model from what the backend does to what rknn-bench does, with why. */
 void rb_tune_summary_print(FILE *out, enum rb_table_style style, const struct rb_tune_run *t,
