@@ -106,13 +106,14 @@ struct cli_args {
 
 /* Paths for the output guard beyond the table's (derived ones: tune's default cache). */
 struct cli_paths {
-	struct {
+	struct cli_path_item {
 		const char *label, *path;
 		enum cli_path kind;
-	} items[64];
-	size_t n;
+	} * items;
+	size_t n, cap;
 };
-void cli_paths_add(struct cli_paths *p, const char *label, const char *path, enum cli_path kind);
+/* -1 with a message when out of memory. */
+int cli_paths_add(struct cli_paths *p, const char *label, const char *path, enum cli_path kind);
 
 #define CLI_MAX_GROUPS 3
 #define CLI_MAX_POS    2
@@ -159,7 +160,6 @@ int cli_write_file(const char *path, int (*write)(FILE *f, void *ctx), void *ctx
 struct rb_page;
 int cli_write_page(const struct rb_page *page, const char *out_path);
 bool cli_is_regular_or_new(const char *path);
-bool cli_is_new(const char *path);
 
 /* ---- values and messages (util.c) ---- */
 

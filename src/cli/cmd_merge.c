@@ -1,10 +1,15 @@
 /* rknn-bench merge: join the tuned JSONs (and caches) of tune --shard I/N. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
 #include "tune/merge.h"
 
 struct merge_args {
 	struct rb_merge_opts opts;
 	bool quiet;
+	char **caches; /* the shards' caches --cache reads (for the output guard) */
+	int n_caches;
 };
 
 /* Boards of one kind whose medians differ by more than this are reported: above the
@@ -26,15 +31,30 @@ static void print_note(void *ctx, const char *text)
 static int merge_prepare(void *o, const struct cli_args *a, struct cli_paths *p)
 {
 	struct merge_args *m = o;
-	static char caches[32][4096];
+	char path[4096];
 
 	m->opts.out_path = a->v[0];
 	m->opts.inputs = (const char *const *)a->v + 1;
 	m->opts.n_inputs = (size_t)a->n - 1;
-	for (int i = 1; m->opts.cache_out && i < a->n && i <= 32; i++)
-		if (rb_merge_shard_cache(a->v[i], caches[i - 1], sizeof(caches[0])) == 0)
-			cli_paths_add(p, "a shard's cache", caches[i - 1], CLI_IN);
+	if (m->opts.cache_out && !(m->caches = calloc((size_t)a->n, sizeof(*m->caches))))
+		return cli_fail(RB_EXIT_USAGE, "out of memory");
+	for (int i = 1; m->caches && i < a->n; i++) {
+		if (rb_merge_shard_cache(a->v[i], path, sizeof(path)) < 0)
+			continue; /* the merge says what is wrong with the shard */
+		if (!(m->caches[m->n_caches] = strdup(path)) ||
+		    cli_paths_add(p, "a shard's cache", m->caches[m->n_caches++], CLI_IN) < 0)
+			return cli_fail(RB_EXIT_USAGE, "out of memory");
+	}
 	return 0;
+}
+
+static void merge_release(void *o)
+{
+	struct merge_args *m = o;
+
+	for (int i = 0; i < m->n_caches; i++)
+		free(m->caches[i]);
+	free(m->caches);
 }
 
 static int merge_run(void *o, const struct cli_args *args)
@@ -105,4 +125,5 @@ const struct cli_command cli_cmd_merge = {
     .init = merge_init,
     .prepare = merge_prepare,
     .run = merge_run,
+    .release = merge_release,
 };

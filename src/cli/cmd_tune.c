@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "dev/info.h"
@@ -173,7 +174,7 @@ static int finish(struct rb_tune_run *t, struct rb_tune_best *best, int ret,
 		if (!best[i].found && !best[i].other_shard)
 			ret = RB_EXIT_FAIL;
 	/* A tune that failed a shape does not replace a tuned JSON that may be complete. */
-	if (ret == RB_EXIT_FAIL && !to_stdout && !cli_is_new(o->out_path)) {
+	if (ret == RB_EXIT_FAIL && !to_stdout && access(o->out_path, F_OK) == 0) {
 		rb_error("a shape has no verified config: '%s' (from an earlier tune) is kept; "
 			 "this run's results are in '%s'",
 			 o->out_path, o->cache_path);

@@ -9,13 +9,21 @@
 #include "cli/cli.h"
 #include "core/fileio.h"
 
-void cli_paths_add(struct cli_paths *p, const char *label, const char *path, enum cli_path kind)
+int cli_paths_add(struct cli_paths *p, const char *label, const char *path, enum cli_path kind)
 {
-	if (!path || kind == CLI_NO_PATH || p->n == sizeof(p->items) / sizeof(p->items[0]))
-		return;
-	p->items[p->n].label = label;
-	p->items[p->n].path = path;
-	p->items[p->n++].kind = kind;
+	struct cli_path_item *grown;
+
+	if (!path || kind == CLI_NO_PATH)
+		return 0;
+	if (p->n == p->cap) {
+		grown = realloc(p->items, (p->cap * 2 + 8) * sizeof(*grown));
+		if (!grown)
+			return rb_error("out of memory");
+		p->items = grown;
+		p->cap = p->cap * 2 + 8;
+	}
+	p->items[p->n++] = (struct cli_path_item){label, path, kind};
+	return 0;
 }
 
 /* What a path names, links resolved: the file when it exists, else its directory and
@@ -123,13 +131,6 @@ bool cli_is_regular_or_new(const char *path)
 	struct stat st;
 
 	return stat(path, &st) != 0 || S_ISREG(st.st_mode);
-}
-
-bool cli_is_new(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) != 0;
 }
 
 /* ---- writes ---- */

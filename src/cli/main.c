@@ -114,11 +114,9 @@ static int dispatch(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	optind = 0; /* glibc: full reset so the command's getopt_long starts afresh */
-	if (strcmp(argv[0], "help") == 0 && argc < 2) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
 	if (strcmp(argv[0], "help") == 0) { /* help COMMAND: COMMAND --help */
+		if (argc < 2)
+			return usage(stdout), RB_EXIT_OK;
 		help_argv[0] = argv[1];
 		argv = help_argv;
 		argc = 2;

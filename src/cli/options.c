@@ -311,8 +311,12 @@ static int check_positionals(const struct cli_command *cmd, const struct cli_arg
 	if (max == 0)
 		return rb_error("%s takes no arguments ('%s'); see 'rknn-bench %s --help'",
 				cmd->name, a->v[0], cmd->name);
-	return rb_error("%s needs %s%s%s%s; see 'rknn-bench %s --help'", cmd->name,
-			a->n < min ? "" : "at most ", cmd->pos[0].name,
+	if (a->n > max) /* the first one too many */
+		return rb_error("%s takes %s%d argument%s ('%s' is one too many); see 'rknn-bench "
+				"%s --help'",
+				cmd->name, "at most ", max, max == 1 ? "" : "s", a->v[max],
+				cmd->name);
+	return rb_error("%s needs %s%s%s; see 'rknn-bench %s --help'", cmd->name, cmd->pos[0].name,
 			cmd->pos[1].name ? " and " : "", cmd->pos[1].name ? cmd->pos[1].name : "",
 			cmd->name);
 }
@@ -357,9 +361,9 @@ static int parse(const struct cli_command *cmd, void *o, int argc, char **argv, 
 	return ret == 0 ? check_required(cmd, seen) : ret;
 }
 
-/* Every path of the table and the positionals, then the derived ones. */
-static void collect_paths(const struct cli_command *cmd, void *o, const struct cli_args *a,
-			  struct cli_paths *p)
+/* Every path of the table and the positionals, after the derived ones. */
+static int collect_paths(const struct cli_command *cmd, void *o, const struct cli_args *a,
+			 struct cli_paths *p)
 {
 	static char labels[CLI_MAX_GROUPS * 256][64];
 	struct opt_ref r;
@@ -372,14 +376,17 @@ static void collect_paths(const struct cli_command *cmd, void *o, const struct c
 
 		if (!r.opt->path || !path)
 			continue;
-		cli_paths_add(p, label_of(r.opt, labels[k++]), path, r.opt->path);
+		if (cli_paths_add(p, label_of(r.opt, labels[k++]), path, r.opt->path) < 0)
+			return -1;
 	}
 	for (int i = 0, pos = 0; i < a->n; i++) {
 		if (pos + 1 < CLI_MAX_POS && cmd->pos[pos + 1].name && i >= cmd->pos[pos].max &&
 		    cmd->pos[pos].max >= 0)
 			pos++;
-		cli_paths_add(p, cmd->pos[pos].name, a->v[i], cmd->pos[pos].path);
+		if (cli_paths_add(p, cmd->pos[pos].name, a->v[i], cmd->pos[pos].path) < 0)
+			return -1;
 	}
+	return 0;
 }
 
 int cli_command_main(const struct cli_command *cmd, int argc, char **argv)
@@ -402,14 +409,16 @@ int cli_command_main(const struct cli_command *cmd, int argc, char **argv)
 	if (ret == 0 && cmd->prepare)
 		ret = cmd->prepare(o, &a, paths);
 	if (ret == 0) {
-		collect_paths(cmd, o, &a, paths);
-		ret = cli_guard(paths) < 0 ? RB_EXIT_USAGE : 0;
+		ret = collect_paths(cmd, o, &a, paths) < 0 || cli_guard(paths) < 0 ? RB_EXIT_USAGE
+										   : 0;
 	}
 	if (ret == 0)
 		ret = cmd->run(o, &a);
 out:
 	if (o && cmd->release)
 		cmd->release(o);
+	if (paths)
+		free(paths->items);
 	free(paths);
 	free(o);
 	return ret;
