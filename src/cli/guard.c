@@ -106,8 +106,9 @@ int cli_guard(const struct cli_paths *p)
 		for (size_t j = 0; j < p->n; j++) {
 			struct identity b;
 
-			if (j == i || strcmp(p->items[j].path, "-") == 0 ||
-			    (p->items[j].kind == CLI_OUT && j < i))
+			/* a pair of outputs is compared once */
+			if (j == i || (j < i && p->items[j].kind == CLI_OUT) ||
+			    strcmp(p->items[j].path, "-") == 0)
 				continue;
 			b = identify(p->items[j].path, b_copy, sizeof(b_copy));
 			if (!same(&a, &b))
