@@ -6,17 +6,12 @@
 
 struct regcmd_opts {
 	const char *shape;
-	enum rb_dtype dtype;
+	enum rb_dtype dtype; /* zeroed: RB_DTYPE_FP16 */
 	const char *out;
 	uint64_t addr[3]; /* A, B, C */
 	int text;         /* --format: hex 0, text 1 */
 	bool mainline, weight_reuse;
 };
-
-static void regcmd_init(void *o)
-{
-	((struct regcmd_opts *)o)->dtype = RB_DTYPE_FP16;
-}
 
 /* The one-task plan of the matmul (npu/regcmd.h), its message printed. */
 static int plan_task(const struct regcmd_opts *o, struct rb_npu_task *t)
@@ -102,6 +97,5 @@ const struct cli_command cli_cmd_regcmd = {
     .notes = "Exit codes: 0 ok, 2 usage error or a matmul that does not fit one task.\n",
     .groups = {CLI_GROUP(regcmd_opts, 0)},
     .size = sizeof(struct regcmd_opts),
-    .init = regcmd_init,
     .run = regcmd_run,
 };

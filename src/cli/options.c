@@ -194,16 +194,19 @@ static int unknown_option(const struct cli_command *cmd, const char *typed)
 	size_t n = 0;
 	struct opt_ref r;
 
+	size_t prefixed = 0;
+
 	snprintf(word, sizeof(word), "%.*s", (int)strcspn(bare, "="), bare);
 	names[n++] = "help";
 	FOR_EACH_OPT(cmd, r)
-	names[n++] = r.opt->name;
+	{
+		names[n++] = r.opt->name; /* getopt takes a prefix of one name only */
+		prefixed += typed[1] == '-' && strncmp(r.opt->name, word, strlen(word)) == 0;
+	}
 	near = rb_name_nearest(word, names, n);
-	if (near)
-		return rb_error("unknown option '%s' for %s; did you mean --%s?", typed, cmd->name,
-				near);
-	return rb_error("unknown option '%s' for %s; see 'rknn-bench %s --help'", typed, cmd->name,
-			cmd->name);
+	return rb_error("%s option '%s' for %s; %s%s%s", prefixed > 1 ? "ambiguous" : "unknown",
+			typed, cmd->name, near ? "did you mean --" : "see 'rknn-bench ",
+			near ? near : cmd->name, near ? "?" : " --help'");
 }
 
 static int getopt_error(const struct cli_command *cmd, int c, char **argv)

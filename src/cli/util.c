@@ -191,6 +191,5 @@ void cli_warn_host_settings(const cJSON *settings, bool modeled)
 
 int cli_set_dtype(const struct cli_opt *opt, void *group, const char *arg)
 {
-	(void)opt;
 	return rb_dtype_parse(arg, (enum rb_dtype *)((char *)group + opt->offset));
 }
