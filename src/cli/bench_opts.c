@@ -128,8 +128,8 @@ const struct cli_opt cli_bench_opts[] = {
     {"output", 'o', CLI_STR, "FILE", .offset = B(out_path), .path = CLI_OUT,
      .section = CLI_SEC_OUTPUT,
      .help = "run: also write the report to FILE, in the format its\n"
-	     "extension names (.json, .csv, .md; else json) unless\n"
-	     "--format is given; tune: the tuned JSON (default\n"
+	     "extension names (.json, .csv, .md; else json), or in\n"
+	     "that of --format when given; tune: the tuned JSON (default\n"
 	     "tuned.json); written atomically; - is stdout"},
     {"quiet", 0, CLI_CALL, .set = set_flag, .section = CLI_SEC_OUTPUT,
      .help = "no progress or warnings on stderr (errors stay)"},

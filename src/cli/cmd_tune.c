@@ -244,8 +244,8 @@ static const struct cli_opt tune_opts[] = {
      .section = CLI_SEC_SEARCH,
      .help = "model (default): rank every config by the emulator's timing\n"
 	     "model alone, then verify and time the best --top on the\n"
-	     "device; exhaustive: every config on the device; random:\n"
-	     "--max-evals configs drawn with --seed"},
+	     "device; exhaustive: every config on the device;\n"
+	     "random: --max-evals configs drawn with --seed"},
     {"top", 0, CLI_LONG, "K", .offset = T(top), .min = 1, .max = 1000000, .section = CLI_SEC_SEARCH,
      .help = "configs the model strategy runs on the device (default 8);\n"
 	     "on sim only until none left can beat the best verified"},
