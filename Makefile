@@ -76,7 +76,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD 
 LDLIBS   += $(PKG_LIBS) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/report/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/host/*.c src/numeric/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/selftest/*.c src/page/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -112,7 +112,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: all check check-build check-quick deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
+.PHONY: FORCE all check check-build check-quick deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -169,7 +169,7 @@ $(BUILD)/tests/maxrss: $(BUILD)/obj/tests/tools/maxrss.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/json.c src/core/layout.c src/core/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
+                src/core/fileio.c src/core/fp16.c src/core/json.c src/numeric/layout.c src/numeric/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c
@@ -370,6 +370,9 @@ ZSH_COMP   := $(GEN_SHARE)/_rknn-bench
 PC_FILE    := $(GEN_SHARE)/rknn-bench.pc
 CMAKE_FILE := $(GEN_SHARE)/rknn-bench-config.cmake
 LIB_PIC    := $(BUILD)/librknn-bench_pic.a
+# The scale-out and perf stat helpers, installed under PREFIX/share/rknn-bench/scripts:
+# they run the rknn-bench on PATH when no build/ is beside them.
+INSTALLED_SCRIPTS := scripts/tune-parallel.sh scripts/tune-slurm.sh scripts/perf-stat.sh
 INSTALL_GEN := $(MAN_STAMP) $(BASH_COMP) $(ZSH_COMP) $(PC_FILE) $(CMAKE_FILE)
 
 $(LIB_PIC): $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
@@ -388,15 +391,30 @@ $(GEN_SHARE)/rknn-bench.bash $(GEN_SHARE)/_rknn-bench: $(BIN) scripts/completion
 	$(call quiet,GEN,$@)RUNNER="$(RUNNER)" sh scripts/completions.sh $(BIN) \
 		$(if $(filter %.bash,$@),bash,zsh) >$@.tmp && mv $@.tmp $@
 
-$(PC_FILE) $(CMAKE_FILE): $(GEN_SHARE)/%: contrib/%.in src/core/version.h
+# rknn-bench.pc and the CMake config find the installed tree from their own place, so
+# a tree installed under DESTDIR, or moved, works as is: each holds the way from its own
+# directory to PREFIX, and from PREFIX to LIBDIR and INCLUDEDIR, as the install was given
+# them (Debian's multiarch LIBDIR=/usr/lib/x86_64-linux-gnu is one level deeper). They are
+# made again whenever those directories change (FORCE; replaced only when different).
+relpath = $(shell realpath -m --relative-to='$(2)' '$(1)')
+INSTALL_PATHS = -e 's|@VERSION@|$(VERSION)|' \
+	-e 's|@PC_TO_PREFIX@|$(call relpath,$(PREFIX),$(LIBDIR)/pkgconfig)|' \
+	-e 's|@CMAKE_TO_PREFIX@|$(call relpath,$(PREFIX),$(LIBDIR)/cmake/rknn-bench)|' \
+	-e 's|@PREFIX_TO_LIBDIR@|$(call relpath,$(LIBDIR),$(PREFIX))|' \
+	-e 's|@PREFIX_TO_INCLUDEDIR@|$(call relpath,$(INCLUDEDIR),$(PREFIX))|'
+
+$(PC_FILE) $(CMAKE_FILE): $(GEN_SHARE)/%: contrib/%.in src/core/version.h FORCE
 	@mkdir -p $(@D)
-	$(call quiet,GEN,$@)sed 's/@VERSION@/$(VERSION)/' $< >$@.tmp && mv $@.tmp $@
+	$(Q)sed $(INSTALL_PATHS) $< >$@.tmp && { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
+
+FORCE:
 
 install: $(BIN) $(LIB) $(LIB_PIC) $(SHIM) $(INSTALL_GEN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(LIBDIR)/rknn-bench \
 		$(DESTDIR)$(LIBDIR)/cmake/rknn-bench \
 		$(DESTDIR)$(INCLUDEDIR)/rknn_bench $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(DATADIR)/rknn-bench/soc $(DESTDIR)$(BASH_COMPDIR) $(DESTDIR)$(ZSH_COMPDIR)
+		$(DESTDIR)$(DATADIR)/rknn-bench/soc $(DESTDIR)$(DATADIR)/rknn-bench/scripts \
+		$(DESTDIR)$(BASH_COMPDIR) $(DESTDIR)$(ZSH_COMPDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/rknn-bench
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/librknn-bench.a
 	install -m 644 $(LIB_PIC) $(DESTDIR)$(LIBDIR)/librknn-bench_pic.a
@@ -409,6 +427,7 @@ install: $(BIN) $(LIB) $(LIB_PIC) $(SHIM) $(INSTALL_GEN)
 	install -m 644 $(ZSH_COMP) $(DESTDIR)$(ZSH_COMPDIR)/_rknn-bench
 	install -m 644 configs/*.json $(DESTDIR)$(DATADIR)/rknn-bench/
 	install -m 644 configs/soc/*.json $(DESTDIR)$(DATADIR)/rknn-bench/soc/
+	install -m 755 $(INSTALLED_SCRIPTS) $(DESTDIR)$(DATADIR)/rknn-bench/scripts/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rknn-bench $(DESTDIR)$(LIBDIR)/librknn-bench.a \

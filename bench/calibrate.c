@@ -24,7 +24,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "core/stats.h"
 #include "npu/job.h"
 #include "npu/plan.h"

@@ -1,4 +1,4 @@
-/* bench-layout: speed of the NPU layout conversions (src/core/layout.c).
+/* bench-layout: speed of the NPU layout conversions (src/numeric/layout.c).
  *
  * For each shape it times pack A, pack B and unpack C (fp32/int32 cube -> row-major)
  * and, in the same run, memcpy of the same number of bytes between the same buffers,
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "core/layout.h"
+#include "numeric/layout.h"
 
 #define MAX_SAMPLES 2000
 #define MIN_SAMPLES 5

@@ -1,4 +1,4 @@
-/* bench-ref: speed of the CPU reference GEMM (src/core/ref.c).
+/* bench-ref: speed of the CPU reference GEMM (src/numeric/ref.c).
  *
  * For each shape and dtype: the blocked GEMM's median time and GFLOP/s, the naive
  * triple loop's GFLOP/s in the same run and their ratio; for M = 1 also the GB/s over
@@ -15,7 +15,7 @@
 
 #include "bench.h"
 #include "core/fp16.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "core/stats.h"
 
 struct bench_shape {

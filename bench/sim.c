@@ -1,7 +1,7 @@
 /* bench-sim: host speed of the emulated NPU's execution (src/sim/hw_gemm.c) against the
- * CPU reference GEMM (src/core/ref.c) on the same shapes, in the same run.
+ * CPU reference GEMM (src/numeric/ref.c) on the same shapes, in the same run.
  *
- * For each shape: A and B are packed into the NPU layouts (src/core/layout.h); the
+ * For each shape: A and B are packed into the NPU layouts (src/numeric/layout.h); the
  * matmul is planned as M tiles that fit the CBUF's data banks (N whole; weights that
  * do not fit the weight banks stream, npu-facts §c) and encoded as one chained
  * program (rb_regcmd_build_chain); the program runs on an rb_sim_npu over a bench-local
@@ -21,8 +21,8 @@
 
 #include "bench.h"
 #include "core/fp16.h"
-#include "core/layout.h"
-#include "core/ref.h"
+#include "numeric/layout.h"
+#include "numeric/ref.h"
 #include "core/stats.h"
 #include "npu/regcmd.h"
 #include "hw/regs.h"

@@ -7,7 +7,7 @@
  *   GEMM int8 512x2048x8192  rb_ref_gemm_i8 vs cblas_sgemm (fp32), target >= 1.2
  *   GEMV fp16 1x2048x128256  rb_ref_gemm_f16 (M = 1) vs cblas_sgemv, target >= 1.5
  *   pack B fp16 KxN 2048x8192 and 2048x128256, pack A fp16 MxK 512x2048, unpack C fp32
- *                            MxN 512x8192 (src/core/layout.h) vs memcpy of the same bytes
+ *                            MxN 512x8192 (src/numeric/layout.h) vs memcpy of the same bytes
  *                            between the same buffers, split over as many threads as the
  *                            layout code starts (one per 2 MiB, at most -t); ratio =
  *                            time ours / time memcpy, target <= 1.25. The buffers come
@@ -28,7 +28,7 @@
  *
  * Method: each row is verified before it is timed: ours against the naive loop on its
  * first rows (int8 exactly, fp16 within fp32 summation order), OpenBLAS against ours
- * (the same tolerance; the inputs are the tool's `exact` data, core/inputs.h, on which
+ * (the same tolerance; the inputs are the tool's `exact` data, numeric/inputs.h, on which
  * fp32 sums of fp16 products do not round), a layout by its inverse (bit-exact), the
  * emulator against the reference. Then one warm-up run of each side, then pairs run
  * alternately (ours, baseline, ours, baseline, ...) until there are at least -r pairs
@@ -70,16 +70,16 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/fp16.h"
-#include "core/inputs.h"
-#include "core/layout.h"
-#include "core/ref.h"
-#include "core/report.h"
+#include "numeric/inputs.h"
+#include "numeric/layout.h"
+#include "numeric/ref.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "run/engine.h"
 
 #define MAX_PAIRS   200
 #define MAX_THREADS 64
-/* The layout code's rule (src/core/layout.c): a thread per 2 MiB, at most the asked. */
+/* The layout code's rule (src/numeric/layout.c): a thread per 2 MiB, at most the asked. */
 #define COPY_BYTES_PER_THREAD ((size_t)2 << 20)
 /* The naive loop checks the first rows of M only, about this many multiply-adds. */
 #define NAIVE_MACS (INT64_C(1) << 26)

@@ -10,7 +10,7 @@
 set -eu
 ROOT=${1:-$(dirname "$0")/..}
 # Lowest first.
-FLOORS="core hw model sim dev npu run tune report shim cli"
+FLOORS="core host numeric results hw model sim dev npu run tune selftest page shim cli"
 
 cd "$ROOT/src"
 find . -name '*.[ch]' | sed 's#^\./##' | sort | xargs grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/' /dev/null |

@@ -23,7 +23,8 @@ options:
   -d, --device NAME   rknn-bench --device (default sim)
   -h, --help          this text
 
-environment: RKNN_BENCH (the binary, default build/rknn-bench), PERF (default perf).
+environment: RKNN_BENCH (the binary, default build/rknn-bench, else rknn-bench on PATH),
+PERF (default perf).
 Exit codes: 0 ok, 2 usage error, 3 perf is missing, else perf stat's or rknn-bench's.
 example: scripts/perf-stat.sh --phase submit 1x2048x8192 -e task-clock,page-faults
 EOF
@@ -41,7 +42,11 @@ count() { # option value
 	[ "$2" -ge 1 ] || die "$1 '$2' is not a positive integer; see --help"
 }
 
-BIN=${RKNN_BENCH:-build/rknn-bench}
+# The checkout's build, else (installed under PREFIX/share/rknn-bench/scripts) the
+# rknn-bench on PATH.
+if [ -n "${RKNN_BENCH:-}" ]; then BIN=$RKNN_BENCH
+elif [ -x build/rknn-bench ]; then BIN=build/rknn-bench
+else BIN=$(command -v rknn-bench || echo build/rknn-bench); fi
 PERF=${PERF:-perf}
 phase=all
 iters=100

@@ -15,11 +15,11 @@
 #include <cJSON.h>
 
 #include "core/error.h"
-#include "core/inputs.h"
-#include "core/report.h"
+#include "numeric/inputs.h"
+#include "results/report.h"
 #include "core/stats.h"
 #include "core/table.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 #include "run/engine.h"
 
 /* A failed write of an output (a file or stdout) is exit 2 (README "Exit codes":
@@ -203,7 +203,12 @@ const char *cli_data_hint(const char *path, int err);
 extern volatile sig_atomic_t cli_stop_signal;
 void cli_catch_stop(bool on);
 
-extern bool cli_quiet; /* --quiet, global or a command's */
+extern bool cli_quiet;
+
+/* Where a file kept between commands goes (the last selftest report, cmd_selftest.c):
+ * $RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench
+ * (made as needed). 0, or -ENOENT when there is no such directory. */
+int cli_state_path(const char *name, char *buf, size_t size); /* --quiet, global or a command's */
 
 /* ---- run and tune (bench_opts.c) ---- */
 

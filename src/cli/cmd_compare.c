@@ -2,9 +2,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/compare_table.h"
+#include "results/compare_table.h"
 #include "core/json.h"
-#include "report/page.h"
+#include "page/page.h"
 
 struct compare_args {
 	const char *base_path, *new_path;

@@ -1,7 +1,7 @@
 /* rknn-bench report: one self-contained HTML page from run reports, tuned JSON files
  * and tune caches (src/report/page.h says what each gives). */
 #include "cli/cli.h"
-#include "report/page.h"
+#include "page/page.h"
 
 struct report_opts {
 	const char *out_path; /* "-": stdout */

@@ -11,13 +11,13 @@ bool cli_quiet;
 
 extern const struct cli_command cli_cmd_run, cli_cmd_dump, cli_cmd_regcmd, cli_cmd_plan,
     cli_cmd_tune, cli_cmd_merge, cli_cmd_compare, cli_cmd_shapes, cli_cmd_calibrate, cli_cmd_report,
-    cli_cmd_info;
+    cli_cmd_info, cli_cmd_selftest, cli_cmd_bugreport;
 
 /* Adding a command is a cmd_<name>.c with its struct cli_command and a line here. */
 const struct cli_command *const cli_commands[] = {
-    &cli_cmd_run,       &cli_cmd_dump,   &cli_cmd_regcmd,  &cli_cmd_plan,
-    &cli_cmd_tune,      &cli_cmd_merge,  &cli_cmd_compare, &cli_cmd_shapes,
-    &cli_cmd_calibrate, &cli_cmd_report, &cli_cmd_info,
+    &cli_cmd_run,   &cli_cmd_dump,     &cli_cmd_regcmd,    &cli_cmd_plan,      &cli_cmd_tune,
+    &cli_cmd_merge, &cli_cmd_compare,  &cli_cmd_shapes,    &cli_cmd_calibrate, &cli_cmd_report,
+    &cli_cmd_info,  &cli_cmd_selftest, &cli_cmd_bugreport,
 };
 const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 

@@ -3,16 +3,9 @@
 
 #include <stdlib.h>
 
+#include "core/text.h"
+
 #define MAX_COLS 32
-
-int rb_display_width(const char *s)
-{
-	int w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
 
 /* Width of a cell as drawn: a Markdown cell gains a backslash before each '|'. */
 static int cell_width(const char *s, enum rb_table_style style)

@@ -37,7 +37,4 @@ void rb_table_print_cells_style(FILE *out, enum rb_table_style style,
 				const struct rb_table_column *cols, size_t n_cols,
 				const char *cells, size_t cell_size, size_t n_rows);
 
-/* Terminal columns of a UTF-8 string: one per code point (no wide characters here). */
-int rb_display_width(const char *s);
-
 #endif

@@ -14,7 +14,7 @@
 
 #include <cJSON.h>
 
-#include "core/report.h"
+#include "host/context.h"
 #include "sim/sim.h"
 
 #define RB_INFO_MAX_POLICIES 16

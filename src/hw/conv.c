@@ -1,5 +1,5 @@
 /* The shared rules of a convolution task (conv.h). */
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "hw/conv.h"
 
 #include <stdio.h>

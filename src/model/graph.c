@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/totals.h"
+#include "results/totals.h"
 
 static const char *const node_names[RB_NODE_COUNT] = {
     "Qcur", "Kcur", "Vcur", "ffn_up", "ffn_gate", "ffn_out", "result_output",

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "core/error.h"
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "dev/discover.h"
 #include "npu/fault.h"
 #include "npu/regcmd.h"

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "dev/npu_device.h"
 #include "npu/plan.h"
 

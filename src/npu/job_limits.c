@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "core/limits.h"
+#include "host/limits.h"
 #include "npu/job.h"
 
 #define PAGE_BYTES 4096u

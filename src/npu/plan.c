@@ -1,5 +1,5 @@
 /* The planner (plan.h): cuts a matmul into per-core lists of NPU tasks. */
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "npu/plan.h"
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/limits.h"
+#include "host/limits.h"
 
 #define BANK  RB_NPU_CBUF_BANK_BYTES
 #define BANKS RB_NPU_CBUF_BANKS

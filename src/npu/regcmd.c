@@ -1,7 +1,7 @@
 /* The regcmd encoder: the register program of a matmul task (npu-facts.md §a.5, §a.6)
  * and chains of tasks (§a.1, §a.3). Every offset and bit position comes from regs.def;
  * every value is set through a named field, so an overflow names the field. */
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "npu/regcmd.h"
 
 #include <assert.h>

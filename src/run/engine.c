@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "dev/discover.h"
 
 /* Adding a device is a line here (and its ops in a file of its own). */

@@ -15,10 +15,10 @@
 
 #include <cJSON.h>
 
-#include "core/inputs.h"
-#include "core/perfctr.h"
-#include "core/report.h"
-#include "core/verify.h"
+#include "host/perfctr.h"
+#include "numeric/inputs.h"
+#include "numeric/verify.h"
+#include "results/report.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"

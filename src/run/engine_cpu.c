@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "run/engine.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "core/stats.h"
 
 /* The reference runs on row-major data: there is nothing to prepare. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "core/limits.h"
+#include "host/limits.h"
 #include "run/engine.h"
 #include "npu/fault.h"
 #include "npu/job.h"
@@ -275,7 +275,7 @@ static cJSON *npu_config(const struct rb_engine *e)
 	cJSON_AddNumberToObject(config, "driver_version",
 				ne->dev.driver == RB_DRIVER_ROCKET ? ne->dev.rocket.drv_version
 								   : ne->dev.drv.drv_version);
-	if (ne->b_streamed) /* its setup time includes making B (core/inputs.h) */
+	if (ne->b_streamed) /* its setup time includes making B (numeric/inputs.h) */
 		cJSON_AddBoolToObject(config, "b_streamed", true);
 	if (ne->planned)
 		add_limits(config, e, &ne->plan);

@@ -15,8 +15,8 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "core/inputs.h"
-#include "core/layout.h"
+#include "numeric/inputs.h"
+#include "numeric/layout.h"
 #include "npu/job.h"
 #include "run/engine.h"
 #include "run/npu_time.h"
@@ -528,7 +528,7 @@ void rb_matmul_buffer_free(struct rb_matmul_buffer *buf)
 }
 
 /* The planned B is the rknn native layout: no padding, and one K-slice when K fits
- * one native segment, else slices of exactly one segment (core/layout.h). */
+ * one native segment, else slices of exactly one segment (numeric/layout.h). */
 bool rb_matmul_native_weights(const struct rb_matmul *mm)
 {
 	return rb_plan_native_b(&mm->plan);

@@ -12,7 +12,7 @@
 
 #include "core/debug.h"
 #include "core/error.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 
 /* Bytes after C that must be left alone by the device: catches overruns. */
 #define GUARD_BYTES 256

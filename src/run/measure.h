@@ -18,10 +18,10 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "core/inputs.h"
-#include "core/report.h"
+#include "numeric/inputs.h"
+#include "results/report.h"
 #include "core/stats.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 #include "run/engine.h"
 
 struct rb_shape_measure {

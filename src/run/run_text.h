@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "core/progress.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "run/engine.h"
 
 void rb_run_progress_start(struct rb_progress *p, FILE *out, const struct rb_shape_list *l);

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "core/fp16.h"
 #include "hw/task.h"
 #include "sim/npu_internal.h"

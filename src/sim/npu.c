@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 #include "sim/npu_internal.h"
 
 /* §1: PC VERSION + (VERSION_NUM & 0xffff) read 0x46495245 ("FIRE") on a Rock 5B. How

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/compare.h"
+#include "results/compare.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/lsq.h"

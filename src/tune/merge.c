@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "core/totals.h"
+#include "results/totals.h"
 #include "rknn_bench/shape.h"
 #include "rknn_bench/tuned.h"
 #include "tune/shard.h"
@@ -667,7 +667,7 @@ static double pair_total(const cJSON *p, int w)
 }
 
 /* Per model, as tune sums them: each pair once, a prompt with the M = 1 pairs of its
- * output row (core/totals.h). */
+ * output row (results/totals.h). */
 static cJSON *totals(const cJSON *root, const cJSON *pairs)
 {
 	static const char *const names[] = {"default", "tuned", "rknn_matmul_api", "backend"};

@@ -12,12 +12,12 @@
 #include <stdbool.h>
 
 #include "core/fileio.h"
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "core/stats.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 #include "run/engine.h"
 #include "rknn_bench/shape.h"
-#include "core/totals.h"
+#include "results/totals.h"
 #include "tune/shard.h"
 #include "tune/tune.h"
 
@@ -225,7 +225,7 @@ unsigned rb_tune_point_diff(const struct rb_shape *shape, const struct rb_tune_p
 			    const struct rb_tune_point *b);
 const char *rb_tune_diff_name(unsigned bit_index);
 
-/* Per-model totals (core/totals.h) of one config per shape, every pair of the input
+/* Per-model totals (results/totals.h) of one config per shape, every pair of the input
  * counted. */
 size_t rb_tune_totals(const struct rb_tune_opts *o, const struct rb_tune_best *best,
 		      enum rb_tune_which which, struct rb_total *out);

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ref.h"
-#include "core/report.h"
+#include "numeric/ref.h"
+#include "results/report.h"
 #include "core/version.h"
 #include "tune/search.h"
 

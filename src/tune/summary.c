@@ -1,7 +1,7 @@
 /* A tune's summary: the table of its shapes and the totals per model (tune/display.h). */
 #include <stdlib.h>
 
-#include "core/totals.h"
+#include "results/totals.h"
 #include "dev/npu_device.h"
 #include "hw/soc.h"
 #include "tune/display.h"

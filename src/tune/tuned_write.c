@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "core/report.h"
+#include "results/report.h"
 #include "core/version.h"
 #include "dev/info.h"
 #include "hw/soc.h"

@@ -20,7 +20,7 @@ expect_exit 0 "downward includes pass" -- sh $DEPS "$TMP/good"
 tree "$TMP/up"
 printf '/* x */\n#include "npu/plan.h"\n' >"$TMP/up/src/core/shape.c"
 expect_exit 1 "an upward include fails" -- sh $DEPS "$TMP/up"
-expect_grep 'src/core/shape.c:2: core \(floor 1\) includes npu \(floor 6\), a higher floor' \
+expect_grep 'src/core/shape.c:2: core \(floor 1\) includes npu \(floor [0-9]+\), a higher floor' \
 	"$TMP/out" "names the file, the line and both floors"
 
 tree "$TMP/cycle"

@@ -12,12 +12,15 @@ CROSS=${CROSS:-}
 SANITIZE=${SANITIZE:-}
 case $JSONCHECK in /*) ;; *) JSONCHECK=$TOP/$JSONCHECK ;; esac
 
-# make_tree TARGET: make TARGET of this build into $DEST, output in $TMP/make.log. The
-# outer make's MAKEFLAGS (jobserver, variables) are not this make's.
+# make_tree TARGET [VAR=VALUE...]: make TARGET of this build into $DEST (or DESTDIR=...
+# given), output in $TMP/make.log. The outer make's MAKEFLAGS (jobserver, variables) are
+# not this make's.
 make_tree() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$TOP" "$1" \
+	target=$1
+	shift
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$TOP" "$target" \
 		SANITIZE="$SANITIZE" CROSS="$CROSS" RUNNER="$RUNNER" DESTDIR="$DEST" PREFIX=/usr \
-		>"$TMP/make.log" 2>&1
+		"$@" >"$TMP/make.log" 2>&1
 }
 
 if make_tree install; then ok "make install DESTDIR=... PREFIX=/usr"; else
@@ -47,14 +50,18 @@ else
 fi
 SANFLAGS=
 [ "$SANITIZE" = 1 ] && SANFLAGS="-fsanitize=address,undefined"
-flags=$(PKG_CONFIG_PATH=$USR/lib/pkgconfig pkg-config --cflags --libs rknn-bench 2>"$TMP/err")
-if [ -n "$flags" ] && $CC -std=c11 $SANFLAGS -o "$TMP/consumer" "$TOP/tests/consumer/consumer.c" \
-	$flags 2>"$TMP/err"; then
-	ok "the consumer builds with pkg-config --cflags --libs rknn-bench alone"
-else
-	not_ok "the consumer builds with pkg-config --cflags --libs rknn-bench alone" \
-		"flags: $flags" "$(head -c 600 "$TMP/err")"
-fi
+# pc_consumer PCDIR OUT LABEL: tests/consumer built with pkg-config alone, from PCDIR.
+pc_consumer() {
+	flags=$(PKG_CONFIG_PATH=$1 pkg-config --cflags --libs rknn-bench 2>"$TMP/err")
+	if [ -n "$flags" ] && $CC -std=c11 $SANFLAGS -o "$2" "$TOP/tests/consumer/consumer.c" \
+		$flags 2>"$TMP/err"; then
+		ok "$3"
+	else
+		not_ok "$3" "flags: $flags" "$(head -c 600 "$TMP/err")"
+	fi
+}
+pc_consumer "$USR/lib/pkgconfig" "$TMP/consumer" \
+	"the consumer builds with pkg-config --cflags --libs rknn-bench alone"
 case $flags in
 *"$USR/lib/pkgconfig/../../include"*) ok "rknn-bench.pc points into the DESTDIR tree" ;;
 *) not_ok "rknn-bench.pc points into the DESTDIR tree" "flags: $flags" ;;
@@ -72,10 +79,15 @@ else
 		"$(head -c 600 "$TMP/err")"
 fi
 
-# A CMake project finds it with find_package(rknn-bench CONFIG) alone and links the
-# target into a shared library (a native build without sanitizers: the archive's
-# objects carry the build's flags).
-if command -v cmake >/dev/null 2>&1 && [ -z "$CROSS" ] && [ "$SANITIZE" != 1 ]; then
+# cmake_consumer PREFIX LABEL: a CMake project that finds rknn-bench under PREFIX with
+# find_package(CONFIG) alone and links the target into a shared library (a native build
+# without sanitizers: the archive's objects carry the build's flags).
+cmake_consumer() {
+	if ! command -v cmake >/dev/null 2>&1 || [ -n "$CROSS" ] || [ "$SANITIZE" = 1 ]; then
+		ok "$2 # SKIP no cmake, or a cross or sanitizer build"
+		return
+	fi
+	rm -rf "$TMP/cmake"
 	mkdir -p "$TMP/cmake"
 	cat >"$TMP/cmake/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.14)
@@ -85,16 +97,14 @@ add_library(backend SHARED "$TOP/tests/consumer/backend_demo.c")
 target_link_libraries(backend PRIVATE rknn-bench::rknn-bench)
 target_link_options(backend PRIVATE -Wl,--no-undefined)
 CMAKE
-	if cmake -S "$TMP/cmake" -B "$TMP/cmake/build" -DCMAKE_PREFIX_PATH="$USR" \
+	if cmake -S "$TMP/cmake" -B "$TMP/cmake/build" -DCMAKE_PREFIX_PATH="$1" \
 		>"$TMP/err" 2>&1 && cmake --build "$TMP/cmake/build" >>"$TMP/err" 2>&1; then
-		ok "a CMake project links rknn-bench::rknn-bench (find_package CONFIG) into a shared library"
+		ok "$2"
 	else
-		not_ok "a CMake project links rknn-bench::rknn-bench into a shared library" \
-			"$(tail -c 800 "$TMP/err")"
+		not_ok "$2" "$(tail -c 800 "$TMP/err")"
 	fi
-else
-	ok "a CMake project links rknn-bench::rknn-bench # SKIP no cmake, or a cross or sanitizer build"
-fi
+}
+cmake_consumer "$USR" "a CMake project links rknn-bench::rknn-bench (find_package CONFIG) into a shared library"
 
 # --- a user, outside the checkout ------------------------------------------------------
 mkdir "$TMP/elsewhere"
@@ -205,6 +215,36 @@ if command -v zsh >/dev/null 2>&1; then
 	fi
 else
 	ok "zsh completes the commands # SKIP zsh is not installed (apt-get install zsh)"
+fi
+
+# --- Debian's multiarch LIBDIR: the .pc and the CMake config follow LIBDIR --------------
+MULTI=$TMP/multi
+MLIB=lib/$(${CC} -dumpmachine)
+if make_tree install DESTDIR="$MULTI" LIBDIR=/usr/$MLIB; then
+	ok "make install LIBDIR=/usr/$MLIB (multiarch)"
+else
+	not_ok "make install LIBDIR=/usr/$MLIB (multiarch)" "$(tail -n 15 "$TMP/make.log")"
+fi
+inc=$(PKG_CONFIG_PATH=$MULTI/usr/$MLIB/pkgconfig pkg-config --variable=includedir rknn-bench)
+if [ -f "$inc/rknn_bench/tuned.h" ] && [ -f "$MULTI/usr/$MLIB/librknn-bench_pic.a" ]; then
+	ok "multiarch: the .pc's includedir holds the headers, the archives are in LIBDIR"
+else
+	not_ok "multiarch: the .pc's includedir holds the headers" "includedir: $inc"
+fi
+pc_consumer "$MULTI/usr/$MLIB/pkgconfig" "$TMP/consumer-multi" \
+	"multiarch: the consumer builds with pkg-config alone"
+cmake_consumer "$MULTI/usr" "multiarch: a CMake project links rknn-bench::rknn-bench"
+if [ -x "$MULTI/usr/share/rknn-bench/scripts/tune-parallel.sh" ] &&
+	PATH="$MULTI/usr/bin:$PATH" sh "$MULTI/usr/share/rknn-bench/scripts/perf-stat.sh" --help \
+		>"$TMP/out" 2>&1; then
+	ok "the scale-out and perf stat scripts are installed under share/rknn-bench/scripts"
+else
+	not_ok "the scale-out and perf stat scripts are installed" "$(head -c 300 "$TMP/out")"
+fi
+if make_tree uninstall DESTDIR="$MULTI" LIBDIR=/usr/$MLIB && [ -z "$(find "$MULTI" -type f)" ]; then
+	ok "multiarch: make uninstall removes every installed file"
+else
+	not_ok "multiarch: make uninstall removes every installed file" "$(find "$MULTI" -type f | head)"
 fi
 
 # --- moved, then uninstalled -------------------------------------------------------------

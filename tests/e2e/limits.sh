@@ -1,5 +1,5 @@
 #!/bin/sh
-# Resource limits (src/core/limits.h, src/npu/job.h): shapes whose buffers would not fit
+# Resource limits (src/host/limits.h, src/npu/job.h): shapes whose buffers would not fit
 # the 4 GiB NPU address space or the machine's memory are refused up front with the
 # number that does not fit (exit 2, no output file), and shapes just under still plan
 # and run. The machine's memory comes from a meminfo fixture (RKNN_BENCH_MEMINFO), so

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Peak memory of `run` on an NPU device (run/measure.c, core/inputs.h): a B of 64 MiB or
+# Peak memory of `run` on an NPU device (run/measure.c, numeric/inputs.h): a B of 64 MiB or
 # more is streamed, made and packed a block of columns at a time, so it exists once, in
 # the device's buffer, and a C of 16 MiB or more stays in the device's output cube,
 # read a block at a time as it is checked, so the process peaks near A+B+C instead of

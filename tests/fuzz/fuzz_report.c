@@ -1,8 +1,8 @@
-/* Fuzz target: the report page (src/report/): any input as a run report, a tuned JSON
+/* Fuzz target: the report page (src/page/): any input as a run report, a tuned JSON
  * or a tune cache, whichever its schema says, then the whole HTML page written. */
 #include "core/error.h"
 #include "fuzz.h"
-#include "report/page.h"
+#include "page/page.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

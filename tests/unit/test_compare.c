@@ -1,4 +1,4 @@
-/* Unit tests of core/compare: the Mann-Whitney U test against hand-computed values,
+/* Unit tests of results/compare: the Mann-Whitney U test against hand-computed values,
  * loading reports, pairing by shape and name, verdicts, the geometric mean, and the
  * gate itself: an injected 10 % slowdown is caught and a 1 % change is not, for modeled
  * (exact) reports and for measured reports with noisy samples. */
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/compare.h"
+#include "results/compare.h"
 #include "core/error.h"
 #include "core/rng.h"
 

@@ -18,7 +18,7 @@
 
 #include "core/debug.h"
 #include "core/error.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 #include "run/engine.h"
 #include "run/measure.h"
 

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "core/inputs.h"
-#include "core/ref.h"
+#include "numeric/inputs.h"
+#include "numeric/ref.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "run/engine.h"

@@ -1,6 +1,6 @@
 /* Unit tests of model/ggml_rknn (the seed ggml-rknn backend's rules: which pairs it can
  * create, its init and run-time slices) and of the per-prompt totals that count a
- * prompt's M = 1 pairs (core/totals, fed by model/graph's pairs). */
+ * prompt's M = 1 pairs (results/totals, fed by model/graph's pairs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/totals.h"
+#include "results/totals.h"
 #include "model/ggml_rknn.h"
 #include "model/graph.h"
 

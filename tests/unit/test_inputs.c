@@ -1,4 +1,4 @@
-/* Unit tests of core/inputs: value sets of exact and uniform data, determinism, the
+/* Unit tests of numeric/inputs: value sets of exact and uniform data, determinism, the
  * order-independence that exact data promises, alignment and size checks. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "thp.h"
 
 static void test_exact_fp16_values(void **state)

@@ -1,4 +1,4 @@
-/* Tests of src/core/layout.c.
+/* Tests of src/numeric/layout.c.
  *
  * Every layout is checked element by element against the formulas of npu-facts.md §b
  * and perf-anchors.md §1.4, written out once here (ref_*) rather than taken from the
@@ -17,7 +17,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "core/layout.h"
+#include "numeric/layout.h"
 
 #define MARK         0xa5
 #define GUARD        64

@@ -1,4 +1,4 @@
-/* Tests of the fast paths of src/core/layout.c on shapes big enough to take them
+/* Tests of the fast paths of src/numeric/layout.c on shapes big enough to take them
  * (streaming unpack of C; strips, prefetches and chunked threads of the B pack).
  *
  * The unit tests of test_layout.c use small shapes, which the streaming unpack of C
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/layout.h"
+#include "numeric/layout.h"
 
 #define SENTINEL 0xdeadbeefu
 

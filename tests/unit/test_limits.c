@@ -1,4 +1,4 @@
-/* Tests of the resource limits (core/limits.h, npu/job.h): saturating sizes, byte
+/* Tests of the resource limits (host/limits.h, npu/job.h): saturating sizes, byte
  * formatting, the memory check against a meminfo fixture, and a job's buffers against
  * the emulator's budget, through the job check and through the sim engine. */
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "core/limits.h"
+#include "host/limits.h"
 #include "run/engine.h"
 #include "npu/job.h"
 #include "npu/plan.h"

@@ -1,6 +1,6 @@
 /* Weights kept once (rknn_bench/matmul.h): a buffer of the device holding B in the rknn
  * native layout is what the NPU reads, with no copy. The claim under it, checked byte
- * for byte: where rb_matmul_native_weights says so, the job's packing of B (core/layout,
+ * for byte: where rb_matmul_native_weights says so, the job's packing of B (numeric/layout,
  * with the plan's K-slice) is the native layout, written here from its definition; where
  * it does not, the bytes differ. Then results from a buffer on both kernels, B rewritten
  * in place and set again, the switch between a buffer and packed weights, buffers and matmuls made
@@ -19,7 +19,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "rknn_bench/matmul.h"
 
 #define SEGMENT 8192 /* RK3588: native B segments of K */

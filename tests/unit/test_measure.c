@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/inputs.h"
-#include "core/report.h"
+#include "numeric/inputs.h"
+#include "results/report.h"
 #include "run/engine.h"
 #include "run/measure.h"
 

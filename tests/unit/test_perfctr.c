@@ -1,4 +1,4 @@
-/* Unit tests of core/perfctr: the reasons given for unavailable counters, phase
+/* Unit tests of host/perfctr: the reasons given for unavailable counters, phase
  * accounting on the real counters of this machine (whatever they expose), the JSON and
  * table forms of a hand-made struct rb_perf. */
 #include <setjmp.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/perfctr.h"
+#include "host/perfctr.h"
 
 static void assert_contains(const char *text, const char *part)
 {

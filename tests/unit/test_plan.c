@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/layout.h"
+#include "numeric/layout.h"
 #include "core/rng.h"
 #include "npu/plan.h"
 #include "npu/regcmd.h"
@@ -132,7 +132,7 @@ static void check_task(const struct rb_plan *p, const struct rb_plan_task *pt)
 		   t->c_addr >= pt->kslice * cube &&
 		   t->c_addr + rb_plan_task_c_span(p, pt) <= p->c_bytes,
 	       "C range");
-	/* the packing agrees (core/layout.h) */
+	/* the packing agrees (numeric/layout.h) */
 	expect(rb_layout_b_locate(p->shape.dtype, p->k_pad, p->n_pad, p->k_slice, pt->kslice,
 				  pt->n0, &b_off, &b_ks) == 0 &&
 		   b_off == t->b_addr && b_ks == t->k,
@@ -278,7 +278,7 @@ static void check_sizes(const struct rb_plan *p)
 	expect(p->a_bytes == rb_layout_a_bytes(s->dtype, p->m, p->k_pad) &&
 		   p->b_bytes == rb_layout_b_bytes(s->dtype, p->k_pad, p->n_pad) &&
 		   p->c_cube_bytes == rb_layout_c_bytes(p->out_bpe, p->m, p->n_pad),
-	       "sizes of core/layout.h");
+	       "sizes of numeric/layout.h");
 	expect(c->axis != RB_PLAN_AXIS_AUTO && c->out != RB_PLAN_OUT_AUTO && c->align &&
 		   c->data_banks && c->weight_banks && c->k_slice == p->k_slice &&
 		   c->data_banks + c->weight_banks <= 12,

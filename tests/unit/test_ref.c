@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/fp16.h"
-#include "core/ref.h"
+#include "numeric/ref.h"
 
 struct dims {
 	int64_t m, k, n;

@@ -1,4 +1,4 @@
-/* Unit tests of core/report: rates, the JSON document read back with cJSON (null for
+/* Unit tests of results/report: rates, the JSON document read back with cJSON (null for
  * undefined numbers), CSV quoting, the table and its footnotes, context collection. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/report.h"
+#include "results/report.h"
 #include "core/table.h"
-#include "core/totals.h"
+#include "results/totals.h"
 #include "core/version.h"
 
 #define assert_near(a, b, eps)                                                                     \

@@ -1,4 +1,4 @@
-/* Unit tests of report/page: heatmap cells from cache records (best time per cell,
+/* Unit tests of page/page: heatmap cells from cache records (best time per cell,
  * failed and absent cells, axis order), tuned-JSON bars and totals, names escaped in
  * the HTML, and the errors that name the file. */
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "report/page.h"
+#include "page/page.h"
 
 #define HEADER                                                                                     \
 	"{\"schema\":\"rknn-bench-tune-cache/1\",\"tool_version\":\"0.1.0\",\"device\":\"sim\","   \

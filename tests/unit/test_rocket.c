@@ -15,9 +15,9 @@
 
 #include "core/debug.h"
 #include "core/error.h"
-#include "core/inputs.h"
-#include "core/ref.h"
-#include "core/verify.h"
+#include "numeric/inputs.h"
+#include "numeric/ref.h"
+#include "numeric/verify.h"
 #include "dev/rocket.h"
 #include "npu/job.h"
 #include "npu/regcmd.h"

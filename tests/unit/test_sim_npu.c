@@ -1,7 +1,7 @@
 /* Tests of the emulated NPU (src/sim/npu.c, hw_*.c), driven like the kernel drives it:
  * MMIO writes in the vendor commit order (npu-facts §a.3) on programs from the regcmd
  * encoder or from tests/golden/, over a test IOMMU of malloc'd buffers. Operands are
- * packed here from the §b formulas (an oracle independent of src/core/layout.c), and
+ * packed here from the §b formulas (an oracle independent of src/numeric/layout.c), and
  * results are checked against a naive matmul and against the documented accumulation
  * order of hw_gemm.c, bit for bit. Run from the top of the tree (make check does). */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Streamed B (core/inputs.h rb_inputs_init_streamed, run/measure.c): B made a block at a
+/* Streamed B (numeric/inputs.h rb_inputs_init_streamed, run/measure.c): B made a block at a
  * time from its stream must be the B rb_inputs_init holds, so that a run on streamed
  * inputs gives the same C, the same reference C and the same verdicts. Checked here
  * with uniform data, where any change of value or summation order shows in the bits,
@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 #include "core/error.h"
-#include "core/inputs.h"
-#include "core/ref.h"
-#include "core/verify.h"
+#include "numeric/inputs.h"
+#include "numeric/ref.h"
+#include "numeric/verify.h"
 #include "run/engine.h"
 #include "run/measure.h"
 

@@ -19,7 +19,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/inputs.h"
+#include "numeric/inputs.h"
 #include "npu/job.h"
 #include "npu/plan.h"
 #include "sim/sim.h"

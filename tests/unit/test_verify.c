@@ -1,4 +1,4 @@
-/* Unit tests of core/verify: tolerance rules, injected errors found at the right
+/* Unit tests of numeric/verify: tolerance rules, injected errors found at the right
  * (i, j) with the right counts, sample mode and its corners, mode resolution. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "core/fp16.h"
-#include "core/verify.h"
+#include "numeric/verify.h"
 
 /* A small matmul with inputs, the expected C (computed here, independently of
- * core/ref) and a device C that starts as a copy of it. */
+ * numeric/ref) and a device C that starts as a copy of it. */
 struct case_data {
 	struct rb_shape shape;
 	uint16_t *a16, *b16;
