@@ -10,6 +10,8 @@ MKGGUF=${MKGGUF:-${BUILD:-build}/tests/mkgguf}
 T=$TMP
 B=$RKNN_BENCH
 SIM="--device sim --iters 1 --warmup 0"
+RKNN_BENCH_STATE=$T/state # where selftest keeps its last report
+export RKNN_BENCH_STATE
 
 # --- fixtures -------------------------------------------------------------------------
 echo '{"pairs": [{"name": "a", "src0": {"row": 4, "col": 64}, "src1": {"row": 64, "col": 64}}]}' \
@@ -62,6 +64,8 @@ calibrate -o onto a report;r.json;-o .*also an input.*REPORT.json;$B calibrate $
 shapes -o onto --gguf;m.gguf;-o .*also an input.*--gguf;$B shapes --gguf $T/m.gguf -o $T/m.gguf
 compare -o onto NEW;r.json;-o .*also an input.*(BASE|NEW).json;$B compare $T/r.json $T/r.json -o $T/r.json
 report -o onto its input;tuned.json;-o .*also an input.*FILE;$B report $T/tuned.json -o $T/tuned.json
+selftest -o onto --soc;soc.json;-o .*also an input.*--soc;$B selftest --device sim --soak 0 --soc $T/soc.json -o $T/soc.json
+bugreport -o onto --report;r.json;-o .*also an input.*--report;$B bugreport -d sim --report $T/r.json -o $T/r.json
 CASES
 
 # --- the full disk --------------------------------------------------------------------
@@ -102,4 +106,7 @@ calibrate -o /dev/full|$B calibrate $T/r.json -o /dev/full
 report|$B report $T/tuned.json
 report -o /dev/full|$B report $T/tuned.json -o /dev/full
 merge /dev/full|$B merge /dev/full $T/sh.json
+selftest|$B --quiet selftest --device sim --soak 0
+selftest -o /dev/full|$B --quiet selftest --device sim --soak 0 -o /dev/full
+bugreport -o /dev/full|$B bugreport -d sim --report $T/r.json -o /dev/full
 CASES
