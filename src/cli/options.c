@@ -314,7 +314,7 @@ static int check_positionals(const struct cli_command *cmd, const struct cli_arg
 	if (max == 0)
 		return rb_error("%s takes no arguments ('%s'); see 'rknn-bench %s --help'",
 				cmd->name, a->v[0], cmd->name);
-	if (a->n > max) /* the first one too many */
+	if (max >= 0 && a->n > max) /* the first one too many */
 		return rb_error("%s takes %s%d argument%s ('%s' is one too many); see 'rknn-bench "
 				"%s --help'",
 				cmd->name, "at most ", max, max == 1 ? "" : "s", a->v[max],
