@@ -14,6 +14,9 @@
 #   make deps-check   fail when a folder of src/ includes a higher floor or folders form
 #                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
 #                     runs it first
+#   make doc-keys-check  fail when a key of the run report, the tuned JSON or the tune
+#                     cache is named outside its module (scripts/doc-keys-check.sh); make
+#                     check runs it after deps-check
 #   make shim         build/shim/librknnrt.so: the rknn_matmul_api on rknn-bench (docs/backend.md)
 #   make bench        build the benchmarks under bench/ (build/bench-*) and write the table of
 #                     rknn-bench against its baselines (OpenBLAS when pkg-config finds it,
@@ -112,7 +115,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: FORCE all check check-build check-quick deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
+.PHONY: FORCE all check check-build check-quick deps-check doc-keys-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -264,6 +267,10 @@ include tests/fuzz/fuzz.mk
 deps-check:
 	@sh scripts/deps-check.sh .
 
+# The keys of the run report, the tuned JSON and the tune cache in their modules only.
+doc-keys-check:
+	@sh scripts/doc-keys-check.sh .
+
 # What the tests run: `make check-build` builds it without running anything.
 CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
 	$(BUILD)/tests/consumer $(BENCHES) \
@@ -272,7 +279,7 @@ CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(B
 
 check-build: $(CHECK_DEPS)
 
-check: deps-check $(CHECK_DEPS)
+check: deps-check doc-keys-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)
 
@@ -286,7 +293,7 @@ QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full fa
 	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
 	sim soc_profiles tuned_roundtrip wreuse ggml_slices writes cli_tables
 
-check-quick: deps-check $(CHECK_DEPS)
+check-quick: deps-check doc-keys-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" CHECK_SCOPE=quick E2E="$(QUICK_E2E)" sh tests/run-tests.sh $(TESTS)
 

@@ -176,6 +176,9 @@ size_t *rb_tune_shuffle(size_t n, uint64_t seed);
 /* ---- the cache ---- */
 
 #define RB_TUNE_CACHE_SCHEMA "rknn-bench-tune-cache/1"
+/* The longest time a record may hold, µs: an hour. The slowest matmul a tune runs (the
+ * CPU reference of a 128k-vocabulary output layer) takes minutes. */
+#define RB_TUNE_MAX_US 3.6e9
 
 struct rb_tune_header {
 	char tool_version[32];
@@ -220,8 +223,10 @@ struct rb_tune_cache {
 /* Opens (creating it with the header if missing or empty) the cache at path, a regular
  * file locked for this process until _close: -ETXTBSY when another tune holds it. An
  * existing cache whose header differs is refused with -ESTALE and a message naming the
- * field; a line other than the last that is not a record, or a record out of range (a
- * time that is not a positive number), is -EINVAL. */
+ * field; a line other than the last that is not a record, or a record its own fields
+ * rule out (a time that is not a positive number up to RB_TUNE_MAX_US, an ok run that
+ * is not verified or skipped, a failed one with a time, a verified model
+ * record), is -EINVAL naming the line and the rule. */
 int rb_tune_cache_open(struct rb_tune_cache *cache, const char *path,
 		       const struct rb_tune_header *header);
 /* The reading half of _open, on the text of an existing cache held in memory (path
@@ -239,6 +244,11 @@ void rb_tune_cache_close(struct rb_tune_cache *cache);
  * are ""): 0 or -EINVAL. */
 int rb_tune_cache_read_header(const char *path, const char *data, size_t len,
 			      struct rb_tune_header *header);
+/* The i-th field of the header: its key in the cache, with *value its text (""
+ * when absent); NULL past the last. How the page lists a header without naming it. */
+const char *rb_tune_header_field(const struct rb_tune_header *header, size_t i, const char **value);
+/* Whether the first line of a text is a tune cache's header (its schema). */
+bool rb_tune_cache_text_is(const char *text, size_t len);
 /* A whole cache, header and records, written to path at once (temporary file, rename):
  * what `merge --cache` writes. 0 or a negative errno. */
 int rb_tune_cache_write(const char *path, const struct rb_tune_header *header,
