@@ -461,12 +461,13 @@ static void cache_path(const struct input *in, char *buf, size_t size)
 
 int rb_merge_shard_cache(const char *shard_path, char *buf, size_t size)
 {
-	struct input in = {.path = shard_path};
-	int ret = load_input(&in);
+	struct input in = {0};
+	int ret = rb_tuned_shard_load(&in.doc, shard_path);
 
-	if (ret == 0)
+	buf[0] = '\0';
+	if (ret == 0 && in.doc.cache)
 		cache_path(&in, buf, size);
-	cJSON_Delete(in.root);
+	rb_tuned_shard_release(&in.doc);
 	return ret < 0 ? ret : buf[0] ? 0 : -ENOENT;
 }
 
