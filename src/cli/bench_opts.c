@@ -139,6 +139,8 @@ const struct cli_opt cli_bench_opts[] = {
 /* ---- plan flags: each a key of the compact config string (npu/plan.h), so the flags,
  * the reproducer lines and the tuned JSON share one parser ---- */
 
+bool cli_plan_flags_given;
+
 /* key "k": the argument is the value; "k=v": a flag setting v; none: --config. */
 static int set_plan(const struct cli_opt *opt, void *group, const char *arg)
 {
@@ -146,6 +148,7 @@ static int set_plan(const struct cli_opt *opt, void *group, const char *arg)
 	const char *eq = opt->key ? strchr(opt->key, '=') : NULL;
 	int ret;
 
+	cli_plan_flags_given = true; /* no model-guided default then */
 	snprintf(key, sizeof(key), "%.*s", eq ? (int)(eq - opt->key) : 31,
 		 opt->key ? opt->key : "");
 	if (!opt->key)

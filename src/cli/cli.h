@@ -232,6 +232,7 @@ int cli_bench_finish(struct cli_bench *b);
 extern const struct cli_opt cli_bench_opts[];
 /* The planner's config flags (plan, run): their group is a struct rb_plan_config. */
 extern const struct cli_opt cli_plan_opts[];
+extern bool cli_plan_flags_given; /* a planner flag was given: no model-guided default */
 #define CLI_BENCH_GROUP(type, member)                                                              \
 	{                                                                                          \
 		cli_bench_opts, offsetof(type, member)                                             \

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "run/plan_model.h"
 #include "run/run_text.h"
+#include "tune/tuned_opts.h"
 #include "run/measure.h"
 #include "run/tuned_run.h"
 #include "dev/info.h"
@@ -87,8 +89,10 @@ static int set_option(const struct cli_opt *opt, void *group, const char *arg)
 		o->b.verify.mode = RB_VERIFY_NONE;
 		return 0;
 	}
-	if (strcmp(opt->name, "launch") == 0)
+	if (strcmp(opt->name, "launch") == 0) {
+		o->b.engine.config_given = true;
 		return rb_npu_launch_parse(arg, &o->b.engine.launch);
+	}
 	rb_tuned_free(o->tuned); /* --tuned: the last one wins */
 	o->tuned = NULL;
 	o->tuned_path = arg;
@@ -130,6 +134,7 @@ static int run_prepare(void *opts, const struct cli_args *a, struct cli_paths *p
 	int ret = cli_bench_finish(&o->b);
 
 	(void)p;
+	o->b.engine.config_given |= cli_plan_flags_given;
 	o->phase_only = o->phase == 1   ? RB_PHASE_PACK_A
 			: o->phase == 2 ? RB_PHASE_SUBMIT
 					: RB_PHASE_NONE;
@@ -174,6 +179,7 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 		     struct rb_progress *progress)
 {
 	struct rb_plan_config saved = e->opts.plan;
+	enum rb_npu_launch saved_launch = e->opts.launch;
 	int ret;
 
 	if (entry->config && !tuned && rb_plan_config_parse(&e->opts.plan, entry->config) < 0) {
@@ -181,8 +187,12 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 		rb_error("%s: config '%s': %s", entry->names[0], entry->config, rb_last_error());
 		return RB_EXIT_USAGE;
 	}
+	/* no config at all: the model-guided default (a refusal is reported by the run) */
+	if (!entry->config && !tuned && !e->opts.config_given && !e->ops->is_reference)
+		rb_engine_opts_model_default(&e->opts, e->ops, &entry->shape);
 	ret = run_shape(o, e, entry, r, progress);
 	e->opts.plan = saved;
+	e->opts.launch = saved_launch;
 	return ret;
 }
 

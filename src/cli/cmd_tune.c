@@ -1,5 +1,6 @@
 /* rknn-bench tune: search planner configs per shape, write the tuned kernel JSON. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,8 +17,60 @@
 struct tune_cmd {
 	struct cli_bench b; /* the options tune shares with run */
 	struct rb_tune_opts t;
-	int format; /* --format of the summary: an enum rb_table_style */
+	int format;      /* --format of the summary: an enum rb_table_style */
+	long shard_plan; /* --shard-plan N (0: none) */
 };
+
+/* ---- --shard-plan ---- */
+
+static void print_shard(const struct rb_tune_shard_plan *p, const struct rb_tune_opts *o,
+			unsigned s, struct rb_tune_shard_work *work)
+{
+	char key[64];
+
+	rb_tune_shard_split(p, &o->shapes, &(struct rb_tune_shard){s + 1, p->count}, work);
+	printf("shard %u/%u: %.1f s modeled\n", s + 1, p->count, p->seconds[s]);
+	for (size_t u = 0; u < p->n_units; u++) {
+		const struct rb_tune_shard_unit *x = &p->units[u];
+
+		if (!work[x->entry].mine)
+			continue;
+		rb_tune_shape_key(&o->shapes.entries[x->entry].shape, key, sizeof(key));
+		printf("  %-22s %5zu configs %11.0f tasks %8.1f s whole", key, x->configs, x->tasks,
+		       x->seconds);
+		if (x->slices > 1)
+			printf(", slice %u of %u", work[x->entry].slice + 1, x->slices);
+		printf("\n");
+	}
+}
+
+static int shard_plan(const struct rb_tune_opts *o, unsigned count)
+{
+	struct rb_tune_shard_plan p;
+	struct rb_tune_shard_work *work = calloc(o->shapes.count + 1, sizeof(*work));
+	double lo = INFINITY, hi = 0;
+	int ret = work ? rb_tune_shard_plan_init(&p, &o->shapes, &o->space, count) : -ENOMEM;
+
+	if (ret == 0 && p.n_units) {
+		printf("%u shards of %zu unique shapes, by the modeled work of each shape's tune "
+		       "(CPU s of the emulator)\n",
+		       count, p.n_units);
+		for (unsigned s = 0; s < count; s++) {
+			print_shard(&p, o, s, work);
+			lo = fmin(lo, p.seconds[s]);
+			hi = fmax(hi, p.seconds[s]);
+		}
+		printf("longest / shortest shard: %.2f (modeled)\n", hi / lo);
+	} else if (ret == 0) {
+		ret = rb_error("--shard-plan: give the shapes to tune");
+	}
+	if (ret < -1)
+		rb_error("%s", work ? rb_last_error() : "out of memory");
+	if (work)
+		rb_tune_shard_plan_release(&p);
+	free(work);
+	return ret < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+}
 
 static void tune_init(void *o)
 {
@@ -219,6 +272,8 @@ static int tune_run(void *opts, const struct cli_args *a)
 	cJSON *settings;
 
 	(void)a;
+	if (c->shard_plan)
+		return shard_plan(&c->t, (unsigned)c->shard_plan);
 	if (c->t.list_space)
 		return rb_tune_space_print(stdout, &c->t) < 0
 			   ? cli_fail(RB_EXIT_USAGE, "%s", rb_last_error())
@@ -230,6 +285,20 @@ static int tune_run(void *opts, const struct cli_args *a)
 }
 
 #define T(field) offsetof(struct tune_cmd, t.field)
+
+/* --shard-plan N: like --list-space, no device and no output file */
+static int set_shard_plan(const struct cli_opt *opt, void *group, const char *arg)
+{
+	struct tune_cmd *c = group;
+	long n;
+
+	c->t.list_space = true;
+	if (cli_parse_int("--shard-plan", arg, 1, RB_TUNE_MAX_SHARDS, &n) < 0)
+		return -1;
+	c->shard_plan = n;
+	(void)opt;
+	return 0;
+}
 
 static int set_shard(const struct cli_opt *opt, void *group, const char *arg)
 {
@@ -268,6 +337,9 @@ static const struct cli_opt tune_opts[] = {
      .help = "tune shard I of N: a deterministic part of the shapes\n"
 	     "(or, with fewer shapes than shards, of a shape's space);\n"
 	     "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
+    {"shard-plan", 0, CLI_CALL, "N", .set = set_shard_plan, .section = CLI_SEC_SEARCH,
+     .help = "print which shapes each of N shards takes and the modeled\n"
+	     "work of each (no device needed) and exit"},
     {"list-space", 0, CLI_BOOL, .offset = T(list_space), .section = CLI_SEC_SEARCH,
      .help = "print the space (per shape when shapes are given) and exit"},
     {"weight-copies", 0, CLI_BOOL, .offset = T(weight_copies), .section = CLI_SEC_SEARCH,

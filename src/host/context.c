@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "core/version.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "host/devtree.h"
 
 /* ---- context ----------------------------------------------------------------- */
 
@@ -108,25 +108,13 @@ static void read_cpuinfo(const char *path, struct cpuinfo *ci)
 	fclose(f);
 }
 
-/* The last string of a device-tree "compatible" list (NUL-separated, most specific
- * first), which names the SoC: "radxa,rock-5b\0rockchip,rk3588\0" -> rockchip,rk3588. */
+/* The SoC a device tree's "compatible" list names (its last string). */
 static void read_dt_soc(const char *path, char *buf, size_t size)
 {
 	char data[512];
-	size_t len, i, last = 0;
-	FILE *f;
+	size_t len = rb_devtree_read(path, data, sizeof(data));
 
-	buf[0] = '\0';
-	f = path ? fopen(path, "rb") : NULL;
-	if (!f)
-		return;
-	len = fread(data, 1, sizeof(data) - 1, f);
-	fclose(f);
-	data[len] = '\0';
-	for (i = 0; i + 1 < len; i++)
-		if (data[i] == '\0' && data[i + 1] != '\0')
-			last = i + 1;
-	copy_str(buf, size, data + last);
+	copy_str(buf, size, rb_devtree_last_string(data, len));
 }
 
 static void part_name(char *buf, size_t size, unsigned id)
@@ -180,15 +168,8 @@ void rb_cpu_model_read(char *buf, size_t size, const char *cpuinfo_path,
 void rb_board_model_read(char *buf, size_t size, const char *model_path)
 {
 	char data[256];
-	size_t len;
-	FILE *f = model_path ? fopen(model_path, "rb") : NULL;
 
-	buf[0] = '\0';
-	if (!f)
-		return;
-	len = fread(data, 1, sizeof(data) - 1, f);
-	fclose(f);
-	data[len] = '\0';
+	rb_devtree_read(model_path, data, sizeof(data));
 	copy_trimmed(buf, size, data); /* the model ends at its NUL (or a newline) */
 }
 

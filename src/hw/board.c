@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+#include "host/devtree.h"
+
 #define MAX_ALIASES 3
 
 /* One board: its device-tree compatible string (mainline kernels), the models vendor and
@@ -86,7 +89,7 @@ static const struct known_board boards[] = {
      "https://www.khadas.com/edge2 (LPDDR4X)"},
 };
 
-#define N_BOARDS (sizeof(boards) / sizeof(boards[0]))
+#define N_BOARDS ARRAY_SIZE(boards)
 
 const char *rb_board_dt_root(void)
 {
@@ -99,17 +102,9 @@ const char *rb_board_dt_root(void)
 static void read_dt_string(const char *dt_root, const char *name, char *buf, size_t size)
 {
 	char path[512];
-	FILE *f;
-	size_t n;
 
-	buf[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%s", dt_root, name);
-	f = fopen(path, "rb");
-	if (!f)
-		return;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	rb_devtree_read(path, buf, size);
 	buf[strcspn(buf, "\n")] = '\0';
 }
 

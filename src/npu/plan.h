@@ -97,6 +97,7 @@ struct rb_plan_core {
 	uint32_t begin, end; /* its range of the split axis: rows, or padded kernels */
 	struct rb_plan_task *tasks;
 	size_t n_tasks;
+	size_t n_listed; /* tasks in `tasks`: n_tasks, but at most `head` in a head plan */
 	size_t n_submits;
 	uint64_t feature_bytes, weight_bytes, output_bytes;
 };
@@ -116,6 +117,7 @@ struct rb_plan {
 	uint64_t c_cube_bytes, c_bytes; /* one K-slice cube; all of them */
 	bool streamed;                  /* some task streams its weights: unproven on silicon */
 	bool weight_reuse;              /* some task reuses its weights: unproven on silicon */
+	size_t head;                    /* 0; else a head plan (rb_plan_init_head) */
 	unsigned n_cores;
 	struct rb_plan_core cores[RB_PLAN_MAX_CORES];
 	/* totals over the cores */
@@ -153,6 +155,12 @@ bool rb_plan_unproven(const struct rb_plan *plan);
 
 int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 		 const struct rb_plan_config *cfg);
+/* A head plan: what rb_plan_init plans, but each core lists only its first `head` tasks
+ * (n_listed); task, submit and core counts are the whole plan's, the byte totals those of
+ * the listed tasks. For a model that times the first tasks and scales (run/plan_model.c):
+ * the lm head of a model file has 60 k tasks per candidate. Not for a job. */
+int rb_plan_init_head(struct rb_plan *plan, const struct rb_shape *shape,
+		      const struct rb_plan_config *cfg, size_t head);
 void rb_plan_release(struct rb_plan *plan);
 /* Whether the plan's packed B is byte for byte the rknn matmul API's native B layout
  * (RK3588: (N/16, K/32, 16, 32) fp16, (N/32, K/32, 32, 32) int8, in segments of 8192

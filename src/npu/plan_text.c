@@ -78,11 +78,14 @@ static void print_head(FILE *out, const struct rb_plan *p, const struct rb_shape
 		(unsigned long long)p->c_cube_bytes);
 }
 
-void rb_plan_print(FILE *out, const struct rb_plan *p, const struct rb_shape_entry *e, long shown)
+void rb_plan_print(FILE *out, const struct rb_plan *p, const struct rb_shape_entry *e, long shown,
+		   void (*after_head)(FILE *out, const void *ctx), const void *ctx)
 {
 	uint64_t moved = p->feature_bytes + p->weight_bytes + p->output_bytes;
 
 	print_head(out, p, e);
+	if (after_head)
+		after_head(out, ctx);
 	for (unsigned i = 0; i < p->n_cores; i++)
 		print_core(out, p, &p->cores[i], shown);
 	fprintf(out,

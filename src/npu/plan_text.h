@@ -10,7 +10,9 @@
 #include "npu/plan.h"
 #include "rknn_bench/shape.h"
 
-void rb_plan_print(FILE *out, const struct rb_plan *p, const struct rb_shape_entry *e, long shown);
+/* after_head (may be NULL) prints what the caller adds below the head (plan: the ranking). */
+void rb_plan_print(FILE *out, const struct rb_plan *p, const struct rb_shape_entry *e, long shown,
+		   void (*after_head)(FILE *out, const void *ctx), const void *ctx);
 /* "MxKxN" of the entry, and whether it has a name of its own (from a shapes file). */
 bool rb_plan_entry_spec(const struct rb_shape_entry *e, char *buf, size_t size);
 

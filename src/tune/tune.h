@@ -115,6 +115,11 @@ struct rb_tune_point {
 	char text[192]; /* rb_plan_config_format of `plan` */
 	size_t index;   /* in the enumeration of its space (SIZE_MAX: not in it) */
 	double host_us; /* the host work its result needs, modeled (rb_tune_host_us) */
+	size_t tasks;   /* of its program: what the timing model steps through (tune/shard.h) */
+	/* the plan model's device time for its launch (run/plan_model.h), a bound on what
+	 * the emulator models that lets a search skip the configs that cannot win (NAN:
+	 * none) */
+	double estimate_us;
 };
 
 /* ---- what the consumer pays on the host ----
@@ -165,6 +170,9 @@ struct rb_tune_points {
 
 int rb_tune_space_enumerate(const struct rb_tune_space *space, const struct rb_shape *shape,
 			    struct rb_tune_points *points);
+/* The same, each point's estimate_us on the hardware profile soc (NULL: the default). */
+int rb_tune_space_enumerate_on(const struct rb_tune_space *space, const struct rb_shape *shape,
+			       const struct rb_soc_profile *soc, struct rb_tune_points *points);
 void rb_tune_points_release(struct rb_tune_points *points);
 
 /* The signature rb_tune_space_enumerate deduplicates on (a hash of the program). */

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "assert.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -20,26 +22,9 @@
 #include "results/compare.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/util.h"
 
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(fabs(a_ - b_) <= (eps))) {                                                   \
-			print_error("%s = %.17g, want %.17g\n", #a, a_, b_);                       \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define assert_contains(haystack, needle)                                                          \
-	do {                                                                                       \
-		if (!strstr((haystack), (needle))) {                                               \
-			print_error("'%s' does not contain '%s'\n", (haystack), (needle));         \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define MAX_SAMPLES   64
+#define MAX_SAMPLES 64
 
 /* ---- Mann-Whitney U ---- */
 

@@ -22,13 +22,13 @@
 #include "core/error.h"
 #include "numeric/layout.h"
 #include "core/rng.h"
+#include "core/util.h"
 #include "npu/plan.h"
 #include "npu/regcmd.h"
 #include "rknn_bench/shape.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define BANK          32768u
-#define GiB4          (UINT64_C(1) << 32)
+#define BANK 32768u
+#define GiB4 (UINT64_C(1) << 32)
 
 /* assert_true with the values in the message. */
 #define expect(cond, ...)                                                                          \
