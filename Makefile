@@ -295,7 +295,7 @@ check: deps-check doc-keys-check $(CHECK_DEPS)
 # 85 s wall.
 QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full faults \
 	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
-	sim soc_profiles tuned_roundtrip wreuse ggml_slices
+	sim soc_profiles tuned_roundtrip wreuse ggml_slices writes cli_tables
 
 check-quick: deps-check doc-keys-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \

@@ -1,4 +1,5 @@
-# Reading rknn-bench's own --help text: its commands and each command's options.
+# Reading rknn-bench's own --help text: its commands and global options (each
+# command's options come from its tables: `rknn-bench --list-options`).
 # Sourced by scripts/help2man.sh and scripts/completions.sh, so the man pages and the
 # shell completions list what the built binary says, never a copy that drifts.
 # RUNNER (may be empty) runs a binary of another architecture (make CROSS=...).
@@ -20,12 +21,4 @@ cli_commands() {
 # cli_global_options BIN: the options before the command, from the usage line.
 cli_global_options() {
 	cli_help "$1" | sed -n '1p' | grep -oE -- '--[a-z][a-z0-9-]*'
-}
-
-# cli_options BIN COMMAND: every option the command's help lists, one per line. An
-# option line starts with '-' after the indentation; its options are the '-' words
-# before the description (two spaces or more after them).
-cli_options() {
-	cli_help "$1" "$2" | grep -E '^ +-' | sed -E 's/^ +//; s/   *.*//' |
-		grep -oE -- '(^|[ ,])--?[A-Za-z][A-Za-z0-9-]*' | sed 's/^[ ,]*//' | sort -u
 }

@@ -25,8 +25,8 @@ TUNED_JSON="tune/tuned_read.c tune/tuned_write.c tune/tuned_shard.c"
 TUNE_CACHE="tune/cache.c"
 # Other documents' modules: shapes file, plan config, tune space, a device's config,
 # compare's output, info and host settings, SoC profile, a calibrated profile, perf.
-OTHERS="core/shape.c cli/cmd_shapes.c npu/plan_json.c tune/space.c run/engine.c
-run/engine_cpu.c run/engine_npu.c results/compare_json.c dev/info_json.c cli/cmd_info.c
+OTHERS="core/shape.c model/shapes_doc.c npu/plan_json.c tune/space.c run/engine.c
+run/engine_cpu.c run/engine_npu.c results/compare_json.c dev/info_json.c dev/info_text.c
 hw/soc.c tune/calibrate_profile.c perfctr.c"
 KEYCALLS='cJSON_[A-Za-z]*Object[A-Za-z]*|add_num|item|get|num|str|member|copy_string|number_or_nan|string_is|whole_in|count_in_range|set_written|replace_num|number_at|string_at'
 

@@ -1,372 +1,213 @@
-/* The options of run and tune (cli.h): one table, one parser, one set of limits, and
- * the usage text of both commands generated from the table, so the two cannot drift
- * apart. Options only one command has are in the table too (its `cmds`), parsed by
- * that command from the code the table gives them. */
-#include <getopt.h>
-#include <stdio.h>
+/* The options run and tune share (struct cli_bench, embedded in both) and the planner's
+ * config flags (plan, run): each a table of cli.h. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
-#include "core/stats.h"
 #include "dev/npu_device.h"
-#include "numeric/verify.h"
 #include "hw/board.h"
-#include "hw/soc.h"
-#include "run/engine.h"
 
-#define BOTH (CLI_RUN | CLI_TUNE)
+#define B(field) offsetof(struct cli_bench, field)
 
-static const struct cli_bench_option {
-	const char *name;
-	int has_arg;
-	int code;
-	unsigned cmds;
-	const char *section;
-	const char *usage; /* "--shape MxKxN"; NULL: "--name" */
-	const char *help;  /* lines after the first are indented under it */
-} options[] = {
-    {"shape", required_argument, CLI_OPT_SHAPE, BOTH, "shapes", "--shape MxKxN",
-     "a shape on the command line, e.g. 1x2048x8192 (repeatable)"},
-    {"dtype", required_argument, CLI_OPT_DTYPE, BOTH, "shapes", "--dtype fp16|int8",
-     "dtype of --shape shapes (default fp16)"},
-    {"strategy", required_argument, CLI_OPT_STRATEGY, CLI_TUNE, "search", "--strategy S",
-     "model (default): rank every config by the emulator's timing\n"
-     "model alone, then verify and time the best --top on the\n"
-     "device; exhaustive: every config on the device; random:\n"
-     "--max-evals configs drawn with --seed"},
-    {"top", required_argument, CLI_OPT_TOP, CLI_TUNE, "search", "--top K",
-     "configs the model strategy runs on the device (default 8);\n"
-     "on sim only until none left can beat the best verified"},
-    {"max-evals", required_argument, CLI_OPT_MAX_EVALS, CLI_TUNE, "search", "--max-evals N",
-     "configs the random strategy runs (default 64)"},
-    {"space", required_argument, CLI_OPT_SPACE, CLI_TUNE, "search", "--space FILE",
-     "knob lists to search, replacing or extending the default\n"
-     "({\"mode\": \"extend\", \"res\": [\"streamed\"]}, see the docs)"},
-    {"target", required_argument, CLI_OPT_TARGET, CLI_TUNE, "search", "--target T",
-     "rknn-bench (default: the space above), rknn-api: only\n"
-     "what rknn_matmul_api expresses (single-core contexts, N\n"
-     "cut at multiples of 32, blocking threads), or ggml-rknn:\n"
-     "the slices of `shapes --for ggml-rknn`, each on its core\n"
-     "with the knobs the shim applies; each pair also gets the\n"
-     "best rknn-api config and the backend's own split\n"
-     "(docs/backend.md)"},
-    {"shard", required_argument, CLI_OPT_SHARD, CLI_TUNE, "search", "--shard I/N",
-     "tune shard I of N: a deterministic part of the shapes\n"
-     "(or, with fewer shapes than shards, of a shape's space);\n"
-     "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
-    {"shard-plan", required_argument, CLI_OPT_SHARD_PLAN, CLI_TUNE, "search", "--shard-plan N",
-     "print which shapes each of N shards takes and the modeled\n"
-     "work of each (no device needed) and exit"},
-    {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
-     "print the space (per shape when shapes are given) and exit"},
-    {"weight-copies", no_argument, CLI_OPT_WEIGHT_COPIES, CLI_TUNE, "search", NULL,
-     "with --target ggml-rknn: also configs whose B is not\n"
-     "librknnrt's native layout (K-slices); the shim then keeps a\n"
-     "packed copy of B next to the backend's memory (default: only\n"
-     "configs that read B in place, one copy)"},
-    {"no-weight-reuse", no_argument, CLI_OPT_NO_WEIGHT_REUSE, CLI_TUNE, "search", NULL,
-     "plan no WEIGHT_REUSE (the space's wreuse knob: 0); run and\n"
-     "plan take the flag too"},
-    {"device", required_argument, CLI_OPT_DEVICE, BOTH, "device", "--device NAME",
-     "auto (default: the first NPU node found, rknpu or rocket,\n"
-     "else sim), sim (the emulated NPU and kernel driver; times\n"
-     "are modeled; also sim:rknpu), sim:rocket (the same behind\n"
-     "the emulated mainline rocket kernel), rknpu[:PATH] (e.g.\n"
-     "rknpu:/dev/dri/card1), rocket[:PATH] (e.g.\n"
-     "rocket:/dev/accel/accel0), cpu (run only: the CPU reference)"},
-    {"soc", required_argument, CLI_OPT_SOC, BOTH, "device", "--soc FILE",
-     "the hardware profile: sim's timing model and the roofline\n"
-     "(default: the built-in profile of the board's memory,\n"
-     "configs/soc/rk3588-lpddr4x.json or rk3588-lpddr5.json, for\n"
-     "a board the device tree names; else configs/soc/rk3588.json)"},
-    {"wait-device", no_argument, CLI_OPT_WAIT_DEVICE, BOTH, "device", "--wait-device",
-     "NPU: wait while another rknn-bench process holds the device\n"
-     "(default: fail, exit 3; $RKNN_BENCH_SIM_NODE: a sim's node)"},
-    {"threads", required_argument, CLI_OPT_THREADS, BOTH, "device", "--threads N",
-     "CPU threads for the reference, and for tune's timing model\n"
-     "(one engine per thread, at most 16; default: one per CPU)"},
-    {"launch", required_argument, CLI_OPT_LAUNCH, CLI_RUN, "device", "--launch MODE",
-     "NPU: fences (default: non-blocking submits, one per core),\n"
-     "threads (one blocking submit per core per thread) or\n"
-     "multicore (one submit for all cores); on rocket: fences = one\n"
-     "SUBMIT with a job per core, threads = a SUBMIT per core per\n"
-     "thread (no multicore)"},
-    {"tuned", required_argument, CLI_OPT_TUNED, CLI_RUN, "device", "--tuned FILE",
-     "NPU: each shape with its config from a tuned JSON\n"
-     "(rknn-bench tune); overrides --launch and the plan flags"},
-    {CLI_UNSAFE_OPT, no_argument, CLI_UNSAFE_OPT_VAL, BOTH, "device", NULL,
-     "NPU: submit programs without checking them first\n"
-     "(reverse-engineering only; loud, recorded in the output)"},
-    {"warmup", required_argument, CLI_OPT_WARMUP, BOTH, "measuring", "--warmup N",
-     "runs before sampling (default: run 2, tune 1 per config)"},
-    {"iters", required_argument, CLI_OPT_ITERS, BOTH, "measuring", "--iters N",
-     "minimum samples (default: run 10, tune 5 per config)"},
-    {"min-time", required_argument, CLI_OPT_MIN_TIME, CLI_RUN, "measuring", "--min-time S",
-     "minimum seconds of samples per shape (default 0)"},
-    {"max-iters", required_argument, CLI_OPT_MAX_ITERS, CLI_RUN, "measuring", "--max-iters N",
-     "most samples per shape (default 100000)"},
-    {"phase", required_argument, CLI_OPT_PHASE, CLI_RUN, "measuring", "--phase PHASE",
-     "all (default: whole runs), or on NPU devices pack (pack A)\n"
-     "or submit (submit + wait) alone, exactly --iters times\n"
-     "after one full run, timed on the host clock (for perf\n"
-     "stat: scripts/perf-stat.sh)"},
-    {"perf", no_argument, CLI_OPT_PERF, CLI_RUN, "measuring", NULL,
-     "host counters per phase (perf_event_open): task-clock,\n"
-     "context switches, page faults; cycles, instructions and\n"
-     "cache misses where the CPU exposes them"},
-    {"verify", required_argument, CLI_OPT_VERIFY, BOTH, "verification", "--verify MODE",
-     "auto (default: full up to M·N·K = 2^30, else sample),\n"
-     "full, sample or none"},
-    {"no-verify", no_argument, CLI_OPT_NO_VERIFY, CLI_RUN, "verification", NULL,
-     "the same as --verify none"},
-    {"samples", required_argument, CLI_OPT_SAMPLES, BOTH, "verification", "--samples N",
-     "elements checked in sample mode (default 4096)"},
-    {"atol", required_argument, CLI_OPT_ATOL, BOTH, "verification", "--atol X, --rtol X",
-     "fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3 each)"},
-    {"rtol", required_argument, CLI_OPT_RTOL, BOTH, "verification", "", ""},
-    {"seed", required_argument, CLI_OPT_SEED, BOTH, "verification", "--seed N",
-     "seed of inputs, of the sample and of random (default 1)"},
-    {"data", required_argument, CLI_OPT_DATA, BOTH, "verification", "--data KIND",
-     "exact (default: small integers, order-independent sums)\n"
-     "or uniform"},
-    {"format", required_argument, CLI_OPT_FORMAT, BOTH, "output", "--format FMT",
-     "run: table (default), csv, json or md (a Markdown table) on\n"
-     "stdout; tune: table (default) or md, the summary"},
-    {"output", required_argument, 'o', BOTH, "output", "-o, --output FILE",
-     "run: also write the report to FILE, in the format its\n"
-     "extension names (.json, .csv, .md; else json) unless\n"
-     "--format is given; tune: the tuned JSON (default\n"
-     "tuned.json); written atomically; - is stdout"},
-    {"export-json", required_argument, CLI_OPT_EXPORT_JSON, CLI_RUN, "output", "--export-json FILE",
-     "also write the JSON report to FILE (- is stdout)"},
-    {"export-csv", required_argument, CLI_OPT_EXPORT_CSV, CLI_RUN, "output", "--export-csv FILE",
-     "also write the CSV report to FILE"},
-    {"export-md", required_argument, CLI_OPT_EXPORT_MD, CLI_RUN, "output", "--export-md FILE",
-     "also write the Markdown table to FILE"},
-    {"filter", required_argument, CLI_OPT_FILTER, BOTH, "shapes", "--filter REGEX",
-     "only the pairs whose name matches REGEX (POSIX extended,\n"
-     "unanchored), e.g. '^ffn_(up|out)-'"},
-    {"cache", required_argument, CLI_OPT_CACHE, CLI_TUNE, "output", "--cache FILE",
-     "results so far, JSON Lines (default OUTPUT.cache.jsonl);\n"
-     "rerunning the same command resumes from it"},
-    {"quiet", no_argument, CLI_OPT_QUIET, BOTH, "output", NULL,
-     "no progress or warnings on stderr (errors stay)"},
-    {"verbose", no_argument, CLI_OPT_VERBOSE, CLI_TUNE, "output", NULL,
-     "one line per config evaluated (stderr)"},
-};
-
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
-
-static const char *const sections[] = {"shapes",    "search",       "device",
-				       "measuring", "verification", "output"};
-
-struct option *cli_bench_options(unsigned cmd)
+void cli_bench_init(struct cli_bench *b)
 {
-	struct option own[N_OPTIONS + 2], *copy;
-	size_t n = 0;
-
-	own[n++] = (struct option){"help", no_argument, NULL, 'h'};
-	for (size_t i = 0; i < N_OPTIONS; i++)
-		if (options[i].cmds & cmd)
-			own[n++] = (struct option){options[i].name, options[i].has_arg, NULL,
-						   options[i].code};
-	own[n] = (struct option){NULL, 0, NULL, 0};
-	if (cmd & CLI_RUN) /* tune's configs come from its space, not from plan flags */
-		return cli_plan_options_join(own);
-	copy = malloc(sizeof(own));
-	return copy ? memcpy(copy, own, sizeof(own)) : NULL;
-}
-
-static void print_option(FILE *out, const struct cli_bench_option *o)
-{
-	char usage[64];
-	const char *line = o->help;
-
-	if (!o->usage || *o->usage)
-		snprintf(usage, sizeof(usage), "%s", o->usage ? o->usage : "");
-	if (!o->usage)
-		snprintf(usage, sizeof(usage), "--%s", o->name);
-	if (o->usage && !*o->usage)
-		return; /* documented with the option before it */
-	fprintf(out, "  %-20s", usage);
-	if (strlen(usage) > 20) /* a long name: its help starts on the next line */
-		fprintf(out, "\n  %-20s", "");
-	while (line) {
-		const char *nl = strchr(line, '\n');
-
-		fprintf(out, " %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
-		line = nl ? nl + 1 : NULL;
-		if (line)
-			fprintf(out, "  %-20s", "");
-	}
-}
-
-void cli_bench_usage(FILE *out, unsigned cmd)
-{
-	for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++) {
-		bool any = false;
-
-		for (size_t i = 0; i < N_OPTIONS; i++) {
-			if (!(options[i].cmds & cmd) ||
-			    strcmp(options[i].section, sections[s]) != 0)
-				continue;
-			if (!any)
-				fprintf(out, "%s:\n", sections[s]);
-			any = true;
-			print_option(out, &options[i]);
-		}
-	}
-}
-
-static int parse_int(const char *opt, const char *arg, long min, long max, int *out)
-{
-	long v;
-	int ret = cli_parse_int(opt, arg, min, max, &v);
-
-	if (ret == 0)
-		*out = (int)v;
-	return ret;
-}
-
-static int parse_named(const char *opt, const char *arg, int ret)
-{
-	if (ret < 0)
-		return rb_error("%s '%s' is not one of the accepted values; see '--help'", opt,
-				arg);
-	return 0;
+	memset(b, 0, sizeof(*b));
+	b->dtype = RB_DTYPE_FP16;
+	b->device_name = "auto";
+	rb_engine_opts_init(&b->engine);
+	rb_measure_opts_init(&b->measure);
+	rb_verify_opts_init(&b->verify, RB_DTYPE_FP16);
+	b->seed = 1;
 }
 
 /* --soc: the emulator keeps a pointer until the engine is open (it copies it then). */
-static int parse_soc(struct rb_engine_opts *engine, const char *path)
+static int set_soc(const struct cli_opt *opt, void *group, const char *arg)
 {
 	static struct rb_soc_profile soc;
+	struct cli_bench *b = group;
+	int ret;
 
-	int ret = rb_soc_load_file(&soc, path);
-
+	(void)opt;
+	b->soc_path = cli_data_path(arg, "soc");
+	ret = rb_soc_load_file(&soc, b->soc_path);
 	if (ret < 0)
-		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(path, ret));
-	snprintf(soc.chosen_by, sizeof(soc.chosen_by), "--soc %.180s", path);
+		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(b->soc_path, ret));
+	snprintf(soc.chosen_by, sizeof(soc.chosen_by), "--soc %.180s", b->soc_path);
 	soc.pinned = true; /* its clock, whatever the driver */
-	engine->sim.soc = &soc;
+	b->engine.sim.soc = &soc;
 	return 0;
 }
 
 /* Without --soc: the built-in profile of the board's memory type, else the default
- * (rb_soc_choose); named in every report through chosen_by. */
-static int choose_soc(struct rb_engine_opts *engine, const char *device)
+ * (rb_soc_choose), at the clock the driver runs the NPU at (a board's kernel's, or
+ * mainline's for sim:rocket); named in every report through chosen_by. */
+int cli_bench_finish(struct cli_bench *b)
 {
 	static struct rb_soc_profile soc;
-	const char *dev = device ? device : "auto", *sysfs = getenv("RKNN_BENCH_SYSFS");
+	const char *dev = b->device_name ? b->device_name : "auto";
+	const char *sysfs = getenv("RKNN_BENCH_SYSFS");
 
-	if (engine->sim.soc)
+	if (b->engine.sim.soc)
 		return 0;
 	if (rb_soc_choose(&soc, rb_board_dt_root()) < 0)
 		return rb_error("%s", rb_last_error());
-	/* the clock the driver runs the NPU at: a board's kernel's, or mainline's */
 	rb_soc_for_driver(&soc, strstr(dev, "rocket") != NULL,
 			  strncmp(dev, "sim", 3) == 0 ? NULL
 			  : sysfs                     ? sysfs
 						      : "/sys");
-	engine->sim.soc = &soc;
+	b->engine.sim.soc = &soc;
 	return 0;
 }
 
-static int parse_measure(struct cli_bench *b, int code, const char *arg)
+static int set_enum(const struct cli_opt *opt, void *group, const char *arg)
 {
-	long v;
-	int ret;
+	struct cli_bench *b = group;
 
-	switch (code) {
-	case CLI_OPT_THREADS:
-		return parse_int("--threads", arg, 1, 1024, &b->engine->threads);
-	case CLI_OPT_WARMUP:
-		return parse_int("--warmup", arg, 0, 1000000, &b->measure->warmup);
-	case CLI_OPT_ITERS:
-		return parse_int("--iters", arg, 1, 100000000, &b->measure->iters);
-	case CLI_OPT_SAMPLES:
-		ret = cli_parse_int("--samples", arg, 1, 1L << 30, &v);
-		b->verify->samples = v;
-		return ret;
-	case CLI_OPT_ATOL:
-		return cli_parse_double("--atol", arg, 0, &b->verify->atol);
-	case CLI_OPT_RTOL:
-		return cli_parse_double("--rtol", arg, 0, &b->verify->rtol);
-	default:
-		return 1;
-	}
+	if (strcmp(opt->name, "verify") == 0)
+		return rb_verify_mode_parse(arg, &b->verify.mode) < 0 ? -1 : 0;
+	return rb_data_kind_parse(arg, &b->data) < 0 ? -1 : 0;
 }
 
-int cli_bench_option(struct cli_bench *b, int code, const char *arg)
+static int set_flag(const struct cli_opt *opt, void *group, const char *arg)
 {
-	switch (code) {
-	case CLI_OPT_SHAPE:
-		b->specs[b->n_specs++] = arg;
-		return 0;
-	case CLI_OPT_DTYPE:
-		return parse_named("--dtype", arg, rb_dtype_parse(arg, &b->dtype));
-	case CLI_OPT_DEVICE:
-		*b->device_name = arg;
-		return 0;
-	case CLI_OPT_SOC:
-		b->soc_path = cli_data_path(arg, "soc");
-		return parse_soc(b->engine, b->soc_path);
-	case CLI_OPT_WAIT_DEVICE:
-		rb_npu_device_set_wait(true); /* dev/npu_device.h: the lock on the node */
-		return 0;
-	case CLI_OPT_VERIFY:
-		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &b->verify->mode));
-	case CLI_OPT_SEED:
-		return cli_parse_u64("--seed", arg, b->seed);
-	case CLI_OPT_DATA:
-		return parse_named("--data", arg, rb_data_kind_parse(arg, b->data));
-	case 'o':
-		*b->out_path = arg;
-		return 0;
-	case CLI_OPT_FILTER:
-		b->filter = arg;
-		return 0;
-	case CLI_OPT_QUIET:
+	struct cli_bench *b = group;
+
+	(void)arg;
+	if (strcmp(opt->name, "quiet") == 0) {
 		cli_quiet = true; /* the same as the global --quiet */
 		return 0;
-	case CLI_UNSAFE_OPT_VAL:
-		cli_unsafe_skip_validation(b->engine);
+	}
+	if (strcmp(opt->name, "wait-device") == 0) {
+		rb_npu_device_set_wait(true); /* dev/npu_device.h: the lock on the node */
 		return 0;
-	default:
-		if (code >= CLI_PLAN_OPT_BASE) {
-			b->engine->config_given = true; /* no model-guided default then */
-			return cli_plan_option(&b->engine->plan, code, arg);
-		}
-		return parse_measure(b, code, arg);
 	}
+	b->engine.unsafe_skip_validation = true;
+	rb_warn("--unsafe-skip-validation: NPU programs are submitted WITHOUT being checked; "
+		"a bad program can hang the NPU or make it write outside its buffers (on a "
+		"board: memory corruption, a reboot). Use it for reverse-engineering only; the "
+		"report records it");
+	return 0;
 }
 
-int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
-		    const struct cli_bench_cmd *own)
+#define DEVICES "auto|sim|sim:rknpu|sim:rocket|rknpu|rocket|cpu"
+
+const struct cli_opt cli_bench_opts[] = {
+    {"shape", 0, CLI_LIST, "MxKxN", .offset = B(specs), .section = CLI_SEC_SHAPES,
+     .help = "a shape on the command line, e.g. 1x2048x8192 (repeatable)"},
+    {"dtype", 0, CLI_ENUM, "fp16|int8", "fp16|int8", B(dtype), .set = cli_set_dtype,
+     .section = CLI_SEC_SHAPES, .help = "dtype of --shape shapes (default fp16)"},
+    {"filter", 0, CLI_STR, "REGEX", .offset = B(filter), .section = CLI_SEC_SHAPES,
+     .help = "only the pairs whose name matches REGEX (POSIX extended,\n"
+	     "unanchored), e.g. '^ffn_(up|out)-'"},
+    {"device", 0, CLI_STR, "NAME", DEVICES, B(device_name), .section = CLI_SEC_DEVICE,
+     .help = "auto (default: the first NPU node found, rknpu or rocket,\n"
+	     "else sim), sim (the emulated NPU and kernel driver; times\n"
+	     "are modeled; also sim:rknpu), sim:rocket (the same behind\n"
+	     "the emulated mainline rocket kernel), rknpu[:PATH] (e.g.\n"
+	     "rknpu:/dev/dri/card1), rocket[:PATH] (e.g.\n"
+	     "rocket:/dev/accel/accel0), cpu (run only: the CPU reference)"},
+    {"soc", 0, CLI_CALL, "FILE", .offset = B(soc_path), .set = set_soc, .path = CLI_IN,
+     .section = CLI_SEC_DEVICE,
+     .help = "the hardware profile: sim's timing model and the roofline\n"
+	     "(default: the built-in profile of the board's memory,\n"
+	     "configs/soc/rk3588-lpddr4x.json or rk3588-lpddr5.json, for\n"
+	     "a board the device tree names; else configs/soc/rk3588.json)"},
+    {"wait-device", 0, CLI_CALL, .set = set_flag, .section = CLI_SEC_DEVICE,
+     .help = "NPU: wait while another rknn-bench process holds the device\n"
+	     "(default: fail, exit 3; $RKNN_BENCH_SIM_NODE: a sim's node)"},
+    {"threads", 0, CLI_INT, "N", .offset = B(engine.threads), .min = 1, .max = 1024,
+     .section = CLI_SEC_DEVICE,
+     .help = "CPU threads for the reference, and for tune's timing model\n"
+	     "(one engine per thread, at most 16; default: one per CPU)"},
+    {"unsafe-skip-validation", 0, CLI_CALL, .set = set_flag, .section = CLI_SEC_DEVICE,
+     .help = "NPU: submit programs without checking them first\n"
+	     "(reverse-engineering only; loud, recorded in the output)"},
+    {"warmup", 0, CLI_INT, "N", .offset = B(measure.warmup), .max = 1000000,
+     .section = CLI_SEC_MEASURING,
+     .help = "runs before sampling (default: run 2, tune 1 per config)"},
+    {"iters", 0, CLI_INT, "N", .offset = B(measure.iters), .min = 1, .max = 100000000,
+     .section = CLI_SEC_MEASURING, .help = "minimum samples (default: run 10, tune 5 per config)"},
+    {"verify", 0, CLI_ENUM, "MODE", "auto|full|sample|none", .set = set_enum,
+     .section = CLI_SEC_VERIFICATION,
+     .help = "auto (default: full up to M·N·K = 2^30, else sample),\n"
+	     "full, sample or none"},
+    {"samples", 0, CLI_LONG, "N", .offset = B(verify.samples), .min = 1, .max = 1L << 30,
+     .section = CLI_SEC_VERIFICATION, .help = "elements checked in sample mode (default 4096)"},
+    {"atol", 0, CLI_DOUBLE, "X", .offset = B(verify.atol), .section = CLI_SEC_VERIFICATION,
+     .help = "fp16 tolerance |got-exp| <= atol + rtol·|exp| (default 1e-3)"},
+    {"rtol", 0, CLI_DOUBLE, "X", .offset = B(verify.rtol), .section = CLI_SEC_VERIFICATION,
+     .help = "the relative part of that tolerance (default 1e-3)"},
+    {"seed", 0, CLI_U64, "N", .offset = B(seed), .section = CLI_SEC_VERIFICATION,
+     .help = "seed of inputs, of the sample and of random (default 1)"},
+    {"data", 0, CLI_ENUM, "KIND", "exact|uniform", .set = set_enum, .section = CLI_SEC_VERIFICATION,
+     .help = "exact (default: small integers, order-independent sums)\n"
+	     "or uniform"},
+    {"output", 'o', CLI_STR, "FILE", .offset = B(out_path), .path = CLI_OUT,
+     .section = CLI_SEC_OUTPUT,
+     .help = "run: also write the report to FILE, in the format its\n"
+	     "extension names (.json, .csv, .md; else json), or in\n"
+	     "that of --format when given; tune: the tuned JSON (default\n"
+	     "tuned.json); written atomically; - is stdout"},
+    {"quiet", 0, CLI_CALL, .set = set_flag, .section = CLI_SEC_OUTPUT,
+     .help = "no progress or warnings on stderr (errors stay)"},
+    {NULL},
+};
+
+/* ---- plan flags: each a key of the compact config string (npu/plan.h), so the flags,
+ * the reproducer lines and the tuned JSON share one parser ---- */
+
+bool cli_plan_flags_given;
+
+/* key "k": the argument is the value; "k=v": a flag setting v; none: --config. */
+static int set_plan(const struct cli_opt *opt, void *group, const char *arg)
 {
-	struct option *opts = cli_bench_options(cmd);
-	int c, ret = 0;
+	char key[32];
+	const char *eq = opt->key ? strchr(opt->key, '=') : NULL;
+	int ret;
 
-	b->specs = calloc((size_t)argc + 1, sizeof(*b->specs));
-	b->n_specs = 0;
-	if (!b->specs || !opts)
-		ret = rb_error("out of memory");
-	while (ret == 0 && (c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == 'h') {
-			own->usage();
-			ret = -2;
-		} else if (c == '?') {
-			fprintf(stderr, "see 'rknn-bench %s --help'\n", own->name);
-			ret = -1;
-		} else {
-			ret = cli_bench_option(b, c, optarg);
-			if (ret > 0)
-				ret = own->option(own->ctx, c, optarg);
-		}
-	}
-	free(opts);
-	if (ret == 0)
-		ret = choose_soc(b->engine, *b->device_name);
-	return ret;
+	cli_plan_flags_given = true; /* no model-guided default then */
+	snprintf(key, sizeof(key), "%.*s", eq ? (int)(eq - opt->key) : 31,
+		 opt->key ? opt->key : "");
+	if (!opt->key)
+		ret = rb_plan_config_parse(group, arg);
+	else
+		ret = rb_plan_config_set(group, key, eq ? eq + 1 : arg);
+	return ret < 0 ? rb_error("--%s: %s", opt->name, rb_last_error()) : 0;
 }
+
+#define PLAN(name_, arg_, values_, key_, help_)                                                    \
+	{                                                                                          \
+		name_, 0, CLI_CALL, arg_, values_, .set = set_plan, .key = key_,                   \
+						   .section = CLI_SEC_PLAN, .help = help_          \
+	}
+
+const struct cli_opt cli_plan_opts[] = {
+    PLAN("core-mask", "MASK", NULL, "mask", "NPU cores taking part, 0x1 to 0x7 (default 0x7)"),
+    PLAN("split", "AXIS", "n|m|auto", "axis", "axis cut across the cores (auto: m when M > N)"),
+    PLAN("split-weights", "W,..", NULL, "weights",
+	 "one weight per core, e.g. 2,1,1 (default even)"),
+    PLAN("align", "A", "16|32|64", "align",
+	 "cut points on multiples of this (default: the kernel\n"
+	 "group, 16 fp16 / 32 int8)"),
+    PLAN("data-banks", "D", NULL, "dbanks", "CBUF banks for features (D + W <= 12; default auto)"),
+    PLAN("weight-banks", "W", NULL, "wbanks", "CBUF banks for weights"),
+    PLAN("k-slice", "K", NULL, "kslice", "channels per K-slice, a multiple of 32 (default auto)"),
+    PLAN("residency", "R", "resident|streamed", "res",
+	 "resident (weights of a task fit its banks) or streamed\n"
+	 "(unproven on silicon)"),
+    PLAN("chain", NULL, NULL, "chain=1", "one submit per core for all its tasks (default)"),
+    PLAN("no-chain", NULL, NULL, "chain=0", "one submit per task"),
+    PLAN("out", "PREC", "fp32|fp16|int32", "out",
+	 "output precision (default fp32 for fp16, int32 for int8)"),
+    PLAN("mainline", NULL, NULL, "mainline=1",
+	 "the rocket-safe program variant (pads M to a multiple of 4)"),
+    PLAN("weight-reuse", NULL, NULL, "wreuse=1",
+	 "CBUF_CON0 WEIGHT_REUSE on chained tasks that keep the\n"
+	 "weights of the task before (default on; unproven on silicon)"),
+    PLAN("no-weight-reuse", NULL, NULL, "wreuse=0", "no WEIGHT_REUSE"),
+    PLAN("config", "STRING", NULL, NULL,
+	 "all of the above in the compact form, e.g.\n"
+	 "'mask=0x7 split=n:1,1,1 align=32 banks=4:8 kslice=0\n"
+	 "res=resident chain=1 out=fp32 mainline=0 wreuse=1'"),
+    {NULL},
+};

@@ -1,259 +1,270 @@
-/* The command line: one cmd_<name>.c per subcommand, dispatched from main.c's table. */
+/* The command line: one file per command (cmd_<name>.c), each declaring its options in
+ * one table (struct cli_command) from which main parses, prints --help, lists the
+ * options for the completions and man pages, and guards the outputs (options.c,
+ * guard.c). docs/architecture.md, "how to add a command". */
 #ifndef RB_CLI_CLI_H
 #define RB_CLI_CLI_H
 
 #include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include <cJSON.h>
 
+#include "core/error.h"
 #include "numeric/inputs.h"
 #include "results/report.h"
+#include "core/stats.h"
 #include "core/table.h"
+#include "numeric/verify.h"
+#include "run/engine.h"
 
-/* Each command gets argv with argv[0] = its name and returns an exit code (enum rb_exit). */
-int cmd_run(int argc, char **argv);
-int cmd_dump(int argc, char **argv);
-int cmd_regcmd(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_shapes(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_selftest(int argc, char **argv);
-int cmd_bugreport(int argc, char **argv);
-/* Where a file kept between commands goes (the last selftest report, cmd_selftest.c):
- * $RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench
- * (made as needed). 0, or -ENOENT when there is no such directory. */
-int cli_state_path(const char *name, char *buf, size_t size);
+/* A failed write of an output (a file or stdout) is exit 2 (README "Exit codes":
+ * "unwritable output"), never 3: the device is not at fault. */
+#define CLI_EXIT_OUTPUT RB_EXIT_USAGE
 
-/* An HTML report page (report/page.h) to out_path, written atomically, or to stdout
- * when out_path is NULL (cmd_report.c): an exit code. */
+/* ---- option tables ---- */
+
+enum cli_kind {
+	CLI_BOOL,   /* a bool set to true; no argument */
+	CLI_INT,    /* an int from min to max */
+	CLI_LONG,   /* a long from min to max */
+	CLI_DOUBLE, /* a double of at least min (at most max when max > min) */
+	CLI_U64,    /* a uint64_t */
+	CLI_STR,    /* a const char * (the last one given wins) */
+	CLI_LIST,   /* a struct cli_list of every value given, in order */
+	CLI_ENUM,   /* one of `values`: its index as an int, or through set() */
+	CLI_CALL,   /* set() does everything (arg is NULL without `arg`) */
+};
+
+/* What a path option or argument is to the output guard. */
+enum cli_path { CLI_NO_PATH, CLI_IN, CLI_OUT };
+
+/* --help prints the options section by section, in this order. */
+enum cli_section {
+	CLI_SEC_OPTIONS,
+	CLI_SEC_MODEL,
+	CLI_SEC_LIST,
+	CLI_SEC_SHAPES,
+	CLI_SEC_SEARCH,
+	CLI_SEC_DEVICE,
+	CLI_SEC_MEASURING,
+	CLI_SEC_VERIFICATION,
+	CLI_SEC_OUTPUT,
+	CLI_SEC_BACKEND,
+	CLI_SEC_PLAN,
+	CLI_N_SECTIONS
+};
+
+struct cli_opt {
+	const char *name; /* --name */
+	int short_name;   /* -x, or 0 */
+	enum cli_kind kind;
+	const char *arg;    /* the argument in --help ("FILE"); NULL: none */
+	const char *values; /* "a|b|c": what CLI_ENUM accepts; the completion of others */
+	size_t offset;      /* of the value (of the path, for CLI_CALL) in the group */
+	double min, max;
+	/* CLI_CALL, or CLI_ENUM's conversion: 0, or -1 with a message printed */
+	int (*set)(const struct cli_opt *opt, void *group, const char *arg);
+	const char *key; /* data for set() */
+	enum cli_path path;
+	bool required;
+	enum cli_section section;
+	const char *help; /* lines after the first are indented under it */
+};
+
+struct cli_list {
+	const char **items;
+	size_t n;
+};
+
+/* A table of options whose values live at `base` in the command's struct: a command
+ * has its own table, and may share one (run and tune: cli_bench_group). */
+struct cli_group {
+	const struct cli_opt *opts; /* ends with an entry whose name is NULL */
+	size_t base;
+};
+#define CLI_GROUP(table, base)                                                                     \
+	{                                                                                          \
+		table, base                                                                        \
+	}
+
+/* Positional arguments: `min` to `max` (-1: any) of them named `name`. */
+struct cli_pos {
+	const char *name;
+	enum cli_path path;
+	int min, max;
+};
+
+struct cli_args {
+	char **v;
+	int n;
+};
+
+/* Paths for the output guard beyond the table's (derived ones: tune's default cache). */
+struct cli_paths {
+	struct cli_path_item {
+		const char *label, *path;
+		enum cli_path kind;
+	} * items;
+	size_t n, cap;
+};
+/* -1 with a message when out of memory. */
+int cli_paths_add(struct cli_paths *p, const char *label, const char *path, enum cli_path kind);
+
+#define CLI_MAX_GROUPS 3
+#define CLI_MAX_POS    2
+struct cli_command {
+	const char *name, *summary;
+	const char *synopsis; /* after "usage: rknn-bench NAME " */
+	const char *about;    /* paragraphs before the options */
+	const char *notes;    /* paragraphs after them */
+	struct cli_group groups[CLI_MAX_GROUPS];
+	struct cli_pos pos[CLI_MAX_POS];
+	size_t size; /* of the command's options struct */
+	void (*init)(void *o);
+	/* After parsing, before the guard: loads and checks what needs the whole command
+	 * line, adds derived paths. 0 or an exit code. NULL: nothing to do. */
+	int (*prepare)(void *o, const struct cli_args *a, struct cli_paths *p);
+	int (*run)(void *o, const struct cli_args *a); /* an exit code */
+	void (*release)(void *o);                      /* frees what o holds; may be NULL */
+};
+
+/* Every command, for main, the completions and the tests (main.c). */
+extern const struct cli_command *const cli_commands[];
+extern const size_t cli_n_commands;
+
+/* Parses argv (argv[0] = the command) into o, runs prepare and the output guard, then
+ * the command: an exit code (options.c). */
+int cli_command_main(const struct cli_command *cmd, int argc, char **argv);
+/* The options of every command, one per line, for scripts/completions.sh and the tests:
+ * "COMMAND<TAB>--name<TAB>-x<TAB>ARG<TAB>VALUES<TAB>PATH" ("-" for none). */
+void cli_list_options(FILE *out);
+/* Prints "did you mean 'x'?" material: the name of `known` nearest to `typed`, or NULL. */
+const char *cli_nearest(const char *typed, const char *const *known, size_t n);
+
+/* The output guard (guard.c): every output against every input and every other output,
+ * by device and inode after links; outputs writable. 0, or -1 with a message. */
+int cli_guard(const struct cli_paths *p);
+/* At exit: stdout flushed and closed; a failed write says why. The exit code. */
+int cli_finish_stdout(int ret);
+/* After a failed write to stdout: 141 quietly for a closed pipe (SIGPIPE is ignored,
+ * so that -o is written first), else a message and CLI_EXIT_OUTPUT. */
+int cli_stdout_failed(void);
+/* A document written atomically to `path` (or stdout for "-"): an exit code. */
+int cli_write_file(const char *path, int (*write)(FILE *f, void *ctx), void *ctx);
+/* An HTML page (report/page.h) to out_path ("-": stdout): an exit code (cmd_report.c). */
 struct rb_page;
 int cli_write_page(const struct rb_page *page, const char *out_path);
-
-/* Tunes every shape of o and writes the output (tune_main.c): an exit code. */
-struct rb_tune_opts;
-int tune_main(const struct rb_tune_opts *o, enum rb_table_style style);
-
-/* Loads the shapes files and --shape specs (of `dtype`) of a command into `list`;
- * an empty result is an error unless `allow_empty`. Prints the message on error and
- * returns -1 (a usage error), else 0. */
-struct rb_shape_list;
-struct rb_text;
-/* The same, keeping each file's text in texts[i] (n_files of them; free .data): what a
- * pipe held can be read once only. */
-int cli_load_shapes_kept(struct rb_shape_list *list, char **files, int n_files,
-			 struct rb_text *texts, const char **specs, size_t n_specs, int dtype,
-			 const char *command, bool allow_empty);
-int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, const char **specs,
-		    size_t n_specs, int dtype, const char *command, bool allow_empty);
-
-/* Shipped data of an installed binary (datadir.c): PREFIX/share/rknn-bench for the
- * binary PREFIX/bin/rknn-bench, or NULL when there is none (a build-tree binary). */
-const char *cli_data_dir(void);
-/* The file to open for an input named on the command line: `path` itself unless it is a
- * relative path that does not exist; then the same name in the data directory (a
- * leading "configs/" dropped; also under `subdir` when not NULL), with a note on stderr
- * (not under --quiet), when it is there; else `path`. The result lives until exit. */
-const char *cli_data_path(const char *path, const char *subdir);
-/* " (nor in the installed data directory DIR)" for an error `err` opening a relative
- * `path` that is missing, when there is a data directory; else "". For messages. */
-const char *cli_data_hint(const char *path, int err);
-
-/* rb_engine_find for --device NAME: prints the message and returns NULL on error;
- * prints auto's note (why the emulator) on stderr, once per process. */
-struct rb_engine_ops;
-struct rb_engine_opts;
-const struct rb_engine_ops *cli_find_device(const char *name, struct rb_engine_opts *opts);
-
-/* The exit code of a library error: -EINVAL, -ENOMEM, -E2BIG, -EOVERFLOW and host file
- * errors (-ENOSPC, -EACCES, -ENOENT, ...): usage or input; -EFAULT (C overrun): a failure; -EINTR:
- * 128 + cli_stop_signal; anything else: the device. */
-int cli_exit_code(int err);
-
-/* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
-int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* An output path (-o, --cache) before any work: refused (a message naming the option,
- * -1) when it is a directory, its directory is missing or not writable, or it is the
- * same file as one of `inputs` (NULL entries are skipped). Devices and FIFOs pass. */
-int cli_check_output(const char *opt, const char *path, const char *const *inputs, size_t n);
-/* After a failed write to stdout: 141 quietly for a closed pipe (SIGPIPE is ignored,
- * so that -o is written first), else a message and exit 2. */
-int cli_stdout_failed(void);
-/* True for a regular file or a path that does not exist yet. */
 bool cli_is_regular_or_new(const char *path);
-/* True for a path that does not exist yet. */
-bool cli_is_new(const char *path);
 
-/* Option values: strict parsing, a message naming the option on error (CLI prints). */
+/* ---- values and messages (util.c) ---- */
+
 int cli_parse_int(const char *opt, const char *text, long min, long max, long *out);
 int cli_parse_u64(const char *opt, const char *text, uint64_t *out);
 int cli_parse_double(const char *opt, const char *text, double min, double *out);
+/* Prints "rknn-bench: <message>" (rb_error) and returns the exit code `code`. */
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The exit code of a library error: -EINVAL, -ENOMEM, ... and host file errors: usage
+ * or input; -EFAULT: a failure; -EINTR: 128 + cli_stop_signal; else the device. */
+int cli_exit_code(int err);
 
-/* Planner config flags shared by plan, run and tune (plan_opts.c): a command getopts
- * with cli_plan_options_join(its own options) (free it), hands every code at or above
- * CLI_PLAN_OPT_BASE to cli_plan_option, and prints cli_plan_usage in its help. */
-struct option;
-struct rb_plan_config;
-#define CLI_PLAN_OPT_BASE 0x1000
-extern const char cli_plan_usage[];
-struct option *cli_plan_options_join(const struct option *own);
-int cli_plan_option(struct rb_plan_config *cfg, int code, const char *arg);
-int cmd_plan(int argc, char **argv);
+/* rb_engine_find for --device NAME: prints the message and returns NULL on error;
+ * prints auto's note (why the emulator) on stderr, once per process. */
+const struct rb_engine_ops *cli_find_device(const char *name, struct rb_engine_opts *opts);
 
-/* The options of run and tune (bench_opts.c): one table for both commands, with the
- * usage text generated from it. A command getopts with cli_bench_options(ITS_BIT)
- * (free it), hands every code to cli_bench_option, which returns 0, -1 (the message is
- * printed) or 1 for a code the command parses itself (its own options: --format,
- * --strategy, ...), and prints cli_bench_usage(ITS_BIT) and cli_plan_usage in --help. */
-#define CLI_RUN  1u
-#define CLI_TUNE 2u
-enum cli_bench_code {
-	CLI_OPT_SHAPE = 256,
-	CLI_OPT_DTYPE,
-	CLI_OPT_DEVICE,
-	CLI_OPT_SOC,
-	CLI_OPT_WAIT_DEVICE,
-	CLI_OPT_THREADS,
-	CLI_OPT_LAUNCH,
-	CLI_OPT_TUNED,
-	CLI_OPT_WARMUP,
-	CLI_OPT_ITERS,
-	CLI_OPT_MIN_TIME,
-	CLI_OPT_MAX_ITERS,
-	CLI_OPT_PHASE,
-	CLI_OPT_PERF,
-	CLI_OPT_VERIFY,
-	CLI_OPT_NO_VERIFY,
-	CLI_OPT_SAMPLES,
-	CLI_OPT_ATOL,
-	CLI_OPT_RTOL,
-	CLI_OPT_SEED,
-	CLI_OPT_DATA,
-	CLI_OPT_FORMAT,
-	CLI_OPT_STRATEGY,
-	CLI_OPT_TOP,
-	CLI_OPT_MAX_EVALS,
-	CLI_OPT_SPACE,
-	CLI_OPT_TARGET,
-	CLI_OPT_LIST_SPACE,
-	CLI_OPT_NO_WEIGHT_REUSE,
-	CLI_OPT_WEIGHT_COPIES,
-	CLI_OPT_CACHE,
-	CLI_OPT_SHARD,
-	CLI_OPT_SHARD_PLAN,
-	CLI_OPT_QUIET,
-	CLI_OPT_VERBOSE,
-	CLI_OPT_EXPORT_JSON,
-	CLI_OPT_EXPORT_CSV,
-	CLI_OPT_EXPORT_MD,
-	CLI_OPT_FILTER,
-};
-struct rb_measure_opts;
-struct rb_verify_opts;
-struct cli_bench {
-	const char **specs; /* --shape values (room for argc) */
-	size_t n_specs;
-	enum rb_dtype dtype; /* of --shape shapes */
-	const char **device_name;
-	struct rb_engine_opts *engine;
-	struct rb_measure_opts *measure;
-	struct rb_verify_opts *verify;
-	uint64_t *seed;
-	enum rb_data_kind *data;
-	const char **out_path;
-	const char *soc_path; /* --soc, an input the outputs must not replace */
-	const char *filter;   /* --filter REGEX on pair names, or NULL */
-};
-/* A cli_bench over the fields of a command's options struct `o` (run's and tune's name
- * them the same). */
-#define CLI_BENCH_OF(o)                                                                            \
-	{                                                                                          \
-		.dtype = RB_DTYPE_FP16, .device_name = &(o)->device_name, .engine = &(o)->engine,  \
-		.measure = &(o)->measure, .verify = &(o)->verify, .seed = &(o)->seed,              \
-		.data = &(o)->data, .out_path = &(o)->out_path                                     \
-	}
-struct option *cli_bench_options(unsigned cmd);
-void cli_bench_usage(FILE *out, unsigned cmd);
-int cli_bench_option(struct cli_bench *b, int code, const char *arg);
-/* The whole getopt loop of run or tune: the shared options into b (b->specs is
- * allocated: free it), the command's own through `option`. 0, -1 (a message was
- * printed) or -2 (--help was printed). */
-struct cli_bench_cmd {
-	const char *name;
-	void (*usage)(void);
-	int (*option)(void *ctx, int code, const char *arg);
-	void *ctx;
-};
-int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
-		    const struct cli_bench_cmd *own);
+/* Loads the shapes files and --shape specs (of `dtype`) into `list`, keeping each
+ * file's text in texts[i] when texts is not NULL (free .data): a pipe can be read once.
+ * An empty result is an error unless `allow_empty`. -1 with a message on error. */
+struct rb_shape_list;
+struct rb_text;
+int cli_load_shapes(struct rb_shape_list *list, char **files, int n_files, struct rb_text *texts,
+		    const struct cli_list *specs, int dtype, const char *command, bool allow_empty);
+/* --filter REGEX: keeps the pair names matching the POSIX extended expression; an entry
+ * without one leaves. NULL keeps all; -1 with a message for a bad expression or none. */
+int cli_filter_shapes(struct rb_shape_list *list, const char *regex);
+
+/* One warning line (unless --quiet) for what info flags in the host settings. */
+void cli_warn_host_settings(const cJSON *settings, bool modeled);
+
+/* The shipped data of an installed binary (datadir.c): PREFIX/share/rknn-bench, or
+ * NULL from a build tree; an input path falling back to it (a note on stderr); and
+ * " (nor in the installed data directory DIR)" for a missing relative path. */
+const char *cli_data_dir(void);
+const char *cli_data_path(const char *path, const char *subdir);
+const char *cli_data_hint(const char *path, int err);
 
 /* SIGINT/SIGTERM (stop.c): between cli_catch_stop(true) and (false) a signal sets
- * cli_stop_signal (its number, kept after (false)) instead of ending the process; a
- * second one ends it.
- * The exit code of a stopped command is 128 + the signal (130, 143). */
+ * cli_stop_signal instead of ending the process; a second one ends it. A stopped
+ * command exits 128 + the signal (130, 143). */
 extern volatile sig_atomic_t cli_stop_signal;
 void cli_catch_stop(bool on);
-/* --unsafe-skip-validation of run and tune: sets the engine option and warns loudly
- * on stderr (even under --quiet). */
-struct rb_engine_opts;
-#define CLI_UNSAFE_OPT     "unsafe-skip-validation"
-#define CLI_UNSAFE_OPT_VAL 0x0f00
-void cli_unsafe_skip_validation(struct rb_engine_opts *opts);
 
-/* The reports of run (outputs.c): stdout in --format (default table); -o FILE in the
- * format its extension names (.json, .csv, .md; else json), or in --format when that
- * was given; each --export-json/--export-csv/--export-md FILE in its own format. "-"
- * is stdout: then nothing else is printed there, and only one output may take it. */
-#define CLI_MAX_REPORTS 8
+extern bool cli_quiet;
+
+/* Where a file kept between commands goes (the last selftest report, cmd_selftest.c):
+ * $RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench
+ * (made as needed). 0, or -ENOENT when there is no such directory. */
+int cli_state_path(const char *name, char *buf, size_t size); /* --quiet, global or a command's */
+
+/* ---- run and tune (bench_opts.c) ---- */
+
+/* The options run and tune share, embedded in both commands' structs. */
+struct cli_bench {
+	struct cli_list specs; /* --shape */
+	enum rb_dtype dtype;   /* of --shape shapes */
+	const char *device_name;
+	const char *soc_path; /* --soc, as found */
+	struct rb_engine_opts engine;
+	struct rb_measure_opts measure;
+	struct rb_verify_opts verify;
+	uint64_t seed;
+	enum rb_data_kind data;
+	const char *out_path;
+	const char *filter;
+};
+void cli_bench_init(struct cli_bench *b);
+/* After parsing: the hardware profile of the board when --soc was not given. */
+int cli_bench_finish(struct cli_bench *b);
+extern const struct cli_opt cli_bench_opts[];
+/* The planner's config flags (plan, run): their group is a struct rb_plan_config. */
+extern const struct cli_opt cli_plan_opts[];
+extern bool cli_plan_flags_given; /* a planner flag was given: no model-guided default */
+#define CLI_BENCH_GROUP(type, member)                                                              \
+	{                                                                                          \
+		cli_bench_opts, offsetof(type, member)                                             \
+	}
+#define CLI_PLAN_GROUP(type, member)                                                               \
+	{                                                                                          \
+		cli_plan_opts, offsetof(type, member)                                              \
+	}
+
+/* Enumerations shared by tables: a set() for CLI_ENUM options of a library enum. */
+int cli_set_dtype(const struct cli_opt *opt, void *group, const char *arg);
+
+/* The reports of run (reports.c): stdout in --format; -o FILE in the format its
+ * extension names (or --format when given); --export-* each in its own. "-" is stdout,
+ * which one output at most may take. */
+#define CLI_MAX_REPORTS 4
 struct cli_reports {
 	enum rb_format format; /* of stdout */
-	bool format_given;     /* --format was given */
+	bool format_given;
 	struct {
 		const char *opt, *path;
 		enum rb_format format;
 	} files[CLI_MAX_REPORTS];
 	size_t n_files;
 };
-/* --export-*: adds a file (a message and -1 when there are too many). */
 int cli_reports_add(struct cli_reports *r, const char *opt, const char *path,
 		    enum rb_format format);
-/* After parsing: adds -o (out_path, may be NULL) and checks every file before any work
- * (cli_check_output against `inputs`; one path twice; stdout taken twice). 0 or -1. */
-int cli_reports_finish(struct cli_reports *r, const char *out_path, const char *const *inputs,
-		       size_t n_inputs);
-/* Writes the files (atomically, first: a closed stdout must not lose them), then
- * stdout unless a file took it. An exit code: 0, or 2 / 141 on a write error. */
+/* After adding every file: stdout asked for twice is refused. 0 or -1. */
+int cli_reports_check(const struct cli_reports *r);
 struct rb_context;
 struct rb_result;
 int cli_reports_write(const struct cli_reports *r, const struct rb_context *ctx,
 		      const struct rb_result *results, size_t n);
-
-/* --filter REGEX (options.c): keeps the pairs of `list` whose name matches the POSIX
- * extended regular expression (regcomp, unanchored: use ^...$ for a whole name); an
- * entry keeps only its matching names, and leaves when none is left. NULL keeps all.
- * -1 with a message for a bad expression or one that matches no pair. */
-struct rb_shape_list;
-int cli_filter_shapes(struct rb_shape_list *list, const char *regex);
-/* The same test on one name; `re` from cli_filter_compile (NULL: everything matches). */
-int cli_filter_compile(regex_t *re, const char *regex);
-bool cli_filter_match(const regex_t *re, const char *name);
-
-/* Provenance (options.c): the driver an engine runs on, "rknpu 0.9.8 (emulated)", or
- * "none (cpu)"; and one warning line (unless --quiet) summarising what info's checks
- * flag in the host settings (rb_host_settings_json) before run or tune measures. */
-struct rb_engine;
-void cli_driver_text(const struct rb_engine *e, char *buf, size_t size);
-void cli_warn_host_settings(const cJSON *settings, bool modeled);
-
-/* Global switches read once in main. */
-extern bool cli_quiet;
 
 #endif

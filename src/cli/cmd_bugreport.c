@@ -4,7 +4,6 @@
  * user names are left out unless asked for. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <pwd.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -25,37 +24,6 @@
 #include "selftest/bundle.h"
 
 extern char **environ;
-
-static const char bugreport_usage[] =
-    "usage: rknn-bench bugreport -o FILE.tar.gz [options]\n"
-    "\n"
-    "Bundle what a maintainer needs to see why rknn-bench failed on a board: info, the\n"
-    "last selftest report, its failing programs (files 'rknn-bench dump' decodes), the\n"
-    "kernel log excerpt, versions and the hardware profile, with a README saying what\n"
-    "each file is. Host and user names are replaced by (host) and (user).\n"
-    "\n"
-    "options:\n"
-    "  -o FILE            the archive: FILE.tar.gz (gzip -n) or FILE.tar (uncompressed)\n"
-    "      --report FILE  the selftest report (default: the last one selftest kept)\n"
-    "  -d, --device D     the device info reads (default: the report's)\n"
-    "      --soc FILE     the hardware profile to include (default: the built-in one)\n"
-    "      --with-names   keep host and user names\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "Send the archive with an issue on the project's tracker (docs/boards.md).\n"
-    "Exit codes: 0 written, 2 usage error or unreadable report.\n";
-
-enum { OPT_REPORT = 256, OPT_SOC, OPT_WITH_NAMES };
-
-static const struct option bugreport_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"output", required_argument, NULL, 'o'},
-    {"device", required_argument, NULL, 'd'},
-    {"report", required_argument, NULL, OPT_REPORT},
-    {"soc", required_argument, NULL, OPT_SOC},
-    {"with-names", no_argument, NULL, OPT_WITH_NAMES},
-    {NULL, 0, NULL, 0},
-};
 
 struct bug_opts {
 	const char *out, *report, *device, *soc;
@@ -87,37 +55,18 @@ static const char readme[] =
     "                    (or why they could not be read)\n"
     "profile.json        the hardware profile the emulator's model used\n";
 
-static int parse_args(struct bug_opts *o, int argc, char **argv)
+/* Without --report, the last one selftest kept: an input too. */
+static int bug_prepare(void *opts, const struct cli_args *a, struct cli_paths *p)
 {
-	int c;
+	struct bug_opts *o = opts;
 
-	while ((c = getopt_long(argc, argv, "ho:d:", bugreport_options, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(bugreport_usage, stdout);
-			return 100;
-		} else if (c == 'o') {
-			o->out = optarg;
-		} else if (c == 'd') {
-			o->device = optarg;
-		} else if (c == OPT_REPORT) {
-			o->report = optarg;
-		} else if (c == OPT_SOC) {
-			o->soc = optarg;
-		} else if (c == OPT_WITH_NAMES) {
-			o->with_names = true;
-		} else {
-			fputs("see 'rknn-bench bugreport --help'\n", stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return cli_fail(RB_EXIT_USAGE, "bugreport takes no arguments ('%s')", argv[optind]);
-	if (!o->out)
-		return cli_fail(RB_EXIT_USAGE, "bugreport needs -o FILE.tar.gz");
-	if (cli_check_output("-o", o->out, NULL, 0) < 0)
-		return RB_EXIT_USAGE;
-	if (!o->report && cli_state_path("selftest-last.json", o->last, sizeof(o->last)) == 0)
+	(void)a;
+	if (!o->report && cli_state_path("selftest-last.json", o->last, sizeof(o->last)) == 0) {
 		o->report = o->last;
+		return cli_paths_add(p, "the last selftest report", o->last, CLI_IN) < 0
+			   ? RB_EXIT_USAGE
+			   : 0;
+	}
 	return 0;
 }
 
@@ -344,24 +293,53 @@ static int write_bundle(const struct rb_bundle *b, const char *out)
 	return 0;
 }
 
-int cmd_bugreport(int argc, char **argv)
+static int bug_run(void *opts, const struct cli_args *a)
 {
-	struct bug_opts o;
+	const struct bug_opts *o = opts;
 	struct rb_bundle b = {0};
 	int ret;
 
-	memset(&o, 0, sizeof(o));
-	ret = parse_args(&o, argc, argv);
-	if (ret)
-		return ret == 100 ? RB_EXIT_OK : ret;
-	if (gather(&b, &o) < 0) {
+	(void)a;
+	if (gather(&b, o) < 0) {
 		rb_bundle_release(&b);
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	}
-	ret = write_bundle(&b, o.out);
+	ret = write_bundle(&b, o->out);
 	if (!ret && !cli_quiet)
 		fprintf(stderr, "wrote %s: %zu files; send it with an issue (docs/boards.md)\n",
-			o.out, b.n);
+			o->out, b.n);
 	rb_bundle_release(&b);
 	return ret;
 }
+
+#define G(field) offsetof(struct bug_opts, field)
+
+static const struct cli_opt bug_opts[] = {
+    {"output", 'o', CLI_STR, "FILE.tar.gz", .offset = G(out), .path = CLI_OUT, .required = true,
+     .help = "the archive: FILE.tar.gz (gzip -n) or FILE.tar (uncompressed)"},
+    {"report", 0, CLI_STR, "FILE", .offset = G(report), .path = CLI_IN,
+     .help = "the selftest report (default: the last one selftest kept)"},
+    {"device", 'd', CLI_STR, "D", "auto|sim|sim:rocket|rknpu|rocket", G(device),
+     .help = "the device info reads (default: the report's)"},
+    {"soc", 0, CLI_STR, "FILE", .offset = G(soc), .path = CLI_IN,
+     .help = "the hardware profile to include (default: the built-in one)"},
+    {"with-names", 0, CLI_BOOL, .offset = G(with_names), .help = "keep host and user names"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_bugreport = {
+    .name = "bugreport",
+    .summary = "bundle info, the last selftest and its failing programs",
+    .synopsis = "-o FILE.tar.gz [options]",
+    .about = "Bundle what a maintainer needs to see why rknn-bench failed on a board: info, the\n"
+	     "last selftest report, its failing programs (files 'rknn-bench dump' decodes), the\n"
+	     "kernel log excerpt, versions and the hardware profile, with a README saying what\n"
+	     "each file is. Host and user names are replaced by (host) and (user).\n",
+    .notes = "Send the archive with an issue on the project's tracker (docs/boards.md).\n"
+	     "Exit codes: 0 written, 2 usage error, unreadable report or an archive that cannot\n"
+	     "be written.\n",
+    .groups = {CLI_GROUP(bug_opts, 0)},
+    .size = sizeof(struct bug_opts),
+    .prepare = bug_prepare,
+    .run = bug_run,
+};

@@ -1,17 +1,12 @@
 /* rknn-bench calibrate: a hardware profile fitted to a board's `run` reports. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
-#include "core/table.h"
-#include "hw/soc.h"
-#include "tune/calibrate.h"
+#include "tune/calibrate_table.h"
 
 struct calibrate_args {
 	char **reports;
@@ -20,81 +15,6 @@ struct calibrate_args {
 	const char *soc_path; /* NULL: the built-in profile */
 	const char *name;
 };
-
-static const char calibrate_usage[] =
-    "usage: rknn-bench calibrate [options] REPORT.json... -o PROFILE.json\n"
-    "\n"
-    "Fit the emulator's hardware profile to the times of 'rknn-bench run -o' reports\n"
-    "from one board, by least squares (Levenberg-Marquardt on the relative error):\n"
-    "each result's plan and launch mode are run through the emulator's timing model\n"
-    "and the profile's free numbers are moved until the modeled medians match the\n"
-    "measured ones. Fitted: ddr.gbps_per_stream, ddr.gbps_per_core, ddr.gbps_total,\n"
-    "mac.fp16_efficiency, mac.int8_efficiency (the share of the MAC rate reached per\n"
-    "dtype), task.fetch_ns, task.pipeline_ns,\n"
-    "submit.ioctl_ns, submit.wake_ns and the sum of submit.commit_ns and irq_ns (run\n"
-    "times cannot tell those two apart; the base profile's split is kept). The rest\n"
-    "is kept from the base profile, as is any parameter no result constrains.\n"
-    "\n"
-    "Prints every result's measured and fitted time and the error, then the\n"
-    "parameters; writes PROFILE.json (the schema of configs/soc/rk3588.json, usable\n"
-    "with 'run --soc') with a \"calibration\" object holding the rows.\n"
-    "\n"
-    "  -o, --output FILE    the fitted profile (required; written to a temporary\n"
-    "                       file and renamed)\n"
-    "  --soc FILE           the profile to start from and keep the other numbers of\n"
-    "                       (default: the built-in configs/soc/rk3588.json)\n"
-    "  --name NAME          the profile's name (default: the base profile's)\n"
-    "\n"
-    "The reports must all be measured (a board) or all modeled (the emulator: for\n"
-    "tests; the profile's status says so), from one host and one kernel driver\n"
-    "(rknpu or rocket); results on 'cpu' or that failed verification are refused.\n"
-    "docs/boards.md says which runs to make so every parameter is constrained.\n"
-    "\n"
-    "Exit codes: 0 fitted, 2 usage or input error (a bad or mixed report, too few\n"
-    "results), 3 the emulator could not run a result's plan.\n";
-
-enum { OPT_SOC = 256, OPT_NAME };
-
-static const struct option calibrate_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"output", required_argument, NULL, 'o'},
-    {"soc", required_argument, NULL, OPT_SOC},
-    {"name", required_argument, NULL, OPT_NAME},
-    {NULL, 0, NULL, 0},
-};
-
-/* Returns 0, or an exit code (help printed: RB_EXIT_OK + 100). */
-static int parse_args(struct calibrate_args *a, int argc, char **argv)
-{
-	int c;
-
-	memset(a, 0, sizeof(*a));
-	while ((c = getopt_long(argc, argv, "ho:", calibrate_options, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(calibrate_usage, stdout);
-			return 100 + RB_EXIT_OK;
-		}
-		if (c == 'o')
-			a->out_path = optarg;
-		else if (c == OPT_SOC)
-			a->soc_path = optarg;
-		else if (c == OPT_NAME)
-			a->name = optarg;
-		else {
-			fputs("see 'rknn-bench calibrate --help'\n", stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind == argc)
-		return cli_fail(RB_EXIT_USAGE, "calibrate needs at least one report; see "
-					       "'rknn-bench calibrate --help'");
-	if (!a->out_path)
-		return cli_fail(RB_EXIT_USAGE, "calibrate needs -o PROFILE.json for the fitted "
-					       "profile");
-	a->reports = argv + optind;
-	a->n_reports = argc - optind;
-	return 0;
-}
 
 /* The base profile: the parsed numbers and the JSON text the output is made from. */
 static int load_base(const struct calibrate_args *a, struct rb_soc_profile *soc,
@@ -122,97 +42,6 @@ static int load_base(const struct calibrate_args *a, struct rb_soc_profile *soc,
 	return 0;
 }
 
-/* ---- printing ---- */
-
-enum { COL_NAME, COL_SHAPE, COL_DTYPE, COL_LAUNCH, COL_MEASURED, COL_FITTED, COL_ERROR, N_COLS };
-
-static const struct rb_table_column row_columns[N_COLS] = {
-    [COL_NAME] = {"name", false},           [COL_SHAPE] = {"shape", false},
-    [COL_DTYPE] = {"dtype", false},         [COL_LAUNCH] = {"mask/launch", false},
-    [COL_MEASURED] = {"measured µs", true}, [COL_FITTED] = {"fitted µs", true},
-    [COL_ERROR] = {"error", true},
-};
-
-#define CELL_SIZE 96
-typedef char row_cells[N_COLS][CELL_SIZE];
-
-static void row_cells_fill(row_cells cells, const struct rb_calib_row *r)
-{
-	const char *mask = strstr(r->plan, "mask=");
-	int mask_len = mask ? (int)strcspn(mask + 5, " ") : 1;
-
-	snprintf(cells[COL_NAME], CELL_SIZE, "%s", r->name);
-	snprintf(cells[COL_SHAPE], CELL_SIZE, "%lldx%lldx%lld", (long long)r->shape.m,
-		 (long long)r->shape.k, (long long)r->shape.n);
-	snprintf(cells[COL_DTYPE], CELL_SIZE, "%s", rb_dtype_name(r->shape.dtype));
-	snprintf(cells[COL_LAUNCH], CELL_SIZE, "%.*s/%s%s", mask_len, mask ? mask + 5 : "?",
-		 rb_npu_launch_name(r->launch), strstr(r->plan, "chain=0") ? "/no-chain" : "");
-	snprintf(cells[COL_MEASURED], CELL_SIZE, "%.1f", r->measured_us);
-	snprintf(cells[COL_FITTED], CELL_SIZE, "%.1f", r->fitted_us);
-	snprintf(cells[COL_ERROR], CELL_SIZE, "%+.2f %%",
-		 100 * (r->fitted_us / r->measured_us - 1));
-}
-
-static int print_rows(const struct rb_calib *c)
-{
-	row_cells *cells = calloc(c->n_rows, sizeof(*cells));
-
-	if (!cells)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->n_rows; i++)
-		row_cells_fill(cells[i], &c->rows[i]);
-	rb_table_print_cells(stdout, row_columns, N_COLS, &cells[0][0][0], CELL_SIZE, c->n_rows);
-	free(cells);
-	return 0;
-}
-
-static void param_note(const struct rb_calib *c, int j, char *buf)
-{
-	if (c->held[j])
-		snprintf(buf, CELL_SIZE, "held: no result constrains it");
-	else if (!(c->spread[j] <= RB_CALIB_LOOSE))
-		snprintf(buf, CELL_SIZE, "loose: the results hardly tell it from the others");
-	else
-		buf[0] = '\0';
-}
-
-static void print_params(const struct rb_calib *c)
-{
-	static const struct rb_table_column cols[] = {{"parameter", false}, {"base", true},
-						      {"fitted", true},     {"change", true},
-						      {"±/1 %", true},      {"", false}};
-	char cells[RB_CALIB_PARAMS][6][CELL_SIZE];
-
-	for (int j = 0; j < RB_CALIB_PARAMS; j++) {
-		double b = rb_calib_param_get(&c->base, (enum rb_calib_param)j);
-		double f = rb_calib_param_get(&c->fitted, (enum rb_calib_param)j);
-
-		snprintf(cells[j][0], CELL_SIZE, "%s", rb_calib_param_key((enum rb_calib_param)j));
-		snprintf(cells[j][1], CELL_SIZE, "%.5g", b);
-		snprintf(cells[j][2], CELL_SIZE, "%.5g", f);
-		snprintf(cells[j][3], CELL_SIZE, b > 0 ? "%+.1f %%" : "-", 100 * (f / b - 1));
-		snprintf(cells[j][4], CELL_SIZE, c->held[j] ? "-" : "%.1f %%", 100 * c->spread[j]);
-		param_note(c, j, cells[j][5]);
-	}
-	rb_table_print_cells(stdout, cols, 6, &cells[0][0][0], CELL_SIZE, RB_CALIB_PARAMS);
-	printf("(±/1 %%: how far a parameter moves if the times are off by 1 %%)\n");
-}
-
-static int print_fit(const struct rb_calib *c)
-{
-	int ret = print_rows(c);
-
-	if (ret)
-		return ret;
-	printf("\nfit error over %zu results: rms %.2f %%, largest %.2f %% (%d iterations)\n\n",
-	       c->n_rows, 100 * c->rms_error, 100 * c->max_error, c->iterations);
-	print_params(c);
-	if (c->modeled)
-		printf("\nmodeled: the reports are the emulator's, so this profile describes no "
-		       "board\n");
-	return fflush(stdout) ? -EIO : 0;
-}
-
 /* ---- the command ---- */
 
 static int write_profile(const struct calibrate_args *a, const struct rb_calib *c,
@@ -223,11 +52,9 @@ static int write_profile(const struct calibrate_args *a, const struct rb_calib *
 
 	if (!doc)
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
-	ret = rb_file_write_atomic(a->out_path, rb_json_write, doc);
+	ret = cli_write_file(a->out_path, rb_json_write, doc);
 	cJSON_Delete(doc);
-	if (ret)
-		return cli_fail(cli_exit_code(ret), "%s", rb_last_error());
-	return RB_EXIT_OK;
+	return ret;
 }
 
 static int load_reports(const struct calibrate_args *a, struct rb_calib *c)
@@ -259,28 +86,71 @@ static int calibrate(const struct calibrate_args *a, const struct rb_soc_profile
 	}
 	if (ret == 0)
 		ret = write_profile(a, &c, text);
-	if (ret == 0 && print_fit(&c))
-		ret = cli_stdout_failed();
+	if (ret == 0)
+		rb_calib_print(stdout, &c);
 	rb_calib_release(&c);
 	return ret;
 }
 
-int cmd_calibrate(int argc, char **argv)
+static int calibrate_run(void *o, const struct cli_args *args)
 {
-	struct calibrate_args a;
+	struct calibrate_args *a = o;
 	struct rb_soc_profile base;
 	struct rb_text text = {NULL, 0};
-	int ret = parse_args(&a, argc, argv);
+	int ret;
 
-	if (ret)
-		return ret >= 100 ? ret - 100 : ret;
-	ret =
-	    cli_check_output("-o", a.out_path, (const char *const *)a.reports, (size_t)a.n_reports);
-	if (ret)
-		return RB_EXIT_USAGE;
-	ret = load_base(&a, &base, &text);
+	a->reports = args->v;
+	a->n_reports = args->n;
+	ret = load_base(a, &base, &text);
 	if (ret == 0)
-		ret = calibrate(&a, &base, &text);
+		ret = calibrate(a, &base, &text);
 	free(text.data);
 	return ret;
 }
+
+#define A(field) offsetof(struct calibrate_args, field)
+
+static const struct cli_opt calibrate_opts[] = {
+    {"output", 'o', CLI_STR, "PROFILE.json", .offset = A(out_path), .path = CLI_OUT,
+     .required = true,
+     .help = "the fitted profile (required; written to a temporary\n"
+	     "file and renamed)"},
+    {"soc", 0, CLI_STR, "FILE", .offset = A(soc_path), .path = CLI_IN,
+     .help = "the profile to start from and keep the other numbers of\n"
+	     "(default: the built-in configs/soc/rk3588.json)"},
+    {"name", 0, CLI_STR, "NAME", .offset = A(name),
+     .help = "the profile's name (default: the base profile's)"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_calibrate = {
+    .name = "calibrate",
+    .summary = "fit the emulator's hardware profile to a board's run reports",
+    .synopsis = "[options] REPORT.json... -o PROFILE.json",
+    .about = "Fit the emulator's hardware profile to the times of 'rknn-bench run -o' reports\n"
+	     "from one board, by least squares (Levenberg-Marquardt on the relative error):\n"
+	     "each result's plan and launch mode are run through the emulator's timing model\n"
+	     "and the profile's free numbers are moved until the modeled medians match the\n"
+	     "measured ones. Fitted: ddr.gbps_per_stream, ddr.gbps_per_core, ddr.gbps_total,\n"
+	     "mac.fp16_efficiency, mac.int8_efficiency (the share of the MAC rate reached per\n"
+	     "dtype), task.fetch_ns, task.pipeline_ns, submit.ioctl_ns, submit.wake_ns and the\n"
+	     "sum of submit.commit_ns and irq_ns (run times cannot tell those two apart; the\n"
+	     "base profile's split is kept). The rest is kept from the base profile, as is any\n"
+	     "parameter no result constrains.\n"
+	     "\n"
+	     "Prints every result's measured and fitted time and the error, then the\n"
+	     "parameters; writes PROFILE.json (the schema of configs/soc/rk3588.json, usable\n"
+	     "with 'run --soc') with a \"calibration\" object holding the rows.\n",
+    .notes = "The reports must all be measured (a board) or all modeled (the emulator: for\n"
+	     "tests; the profile's status says so), from one host and one kernel driver\n"
+	     "(rknpu or rocket); results on 'cpu' or that failed verification are refused.\n"
+	     "docs/boards.md says which runs to make so every parameter is constrained.\n"
+	     "\n"
+	     "Exit codes: 0 fitted, 2 usage or input error (a bad or mixed report, too few\n"
+	     "results, an output that cannot be written), 3 the emulator could not run a\n"
+	     "result's plan.\n",
+    .groups = {CLI_GROUP(calibrate_opts, 0)},
+    .pos = {{"REPORT.json", CLI_IN, 1, -1}},
+    .size = sizeof(struct calibrate_args),
+    .run = calibrate_run,
+};

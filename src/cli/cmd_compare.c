@@ -1,261 +1,26 @@
 /* rknn-bench compare: the regression gate between two JSON reports. */
-#include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "results/compare.h"
-#include "core/error.h"
-#include "core/table.h"
-#include "results/report.h"
-#include "core/fileio.h"
+#include "results/compare_table.h"
 #include "core/json.h"
 #include "page/page.h"
 
 struct compare_args {
 	const char *base_path, *new_path;
 	struct rb_compare_opts opts;
-	enum rb_format format;
-	bool html;            /* --format html */
+	int format;           /* --format: an enum rb_format, or FORMAT_HTML */
 	const char *out_path; /* -o: also written, in the format its extension names */
 };
 
-static const char compare_usage[] =
-    "usage: rknn-bench compare [options] BASE.json NEW.json\n"
-    "\n"
-    "Compare two reports of 'rknn-bench run --format json' (or -o): results are paired\n"
-    "by shape and name, and each pair gets base and new median, change (new/base - 1)\n"
-    "and a verdict: regression, improvement, same, or identical. The last line is the\n"
-    "geometric mean of the new/base ratios.\n"
-    "\n"
-    "  --threshold PCT      a change beyond PCT percent counts (default 5)\n"
-    "  --alpha A            significance level of the Mann-Whitney U test (default 0.05)\n"
-    "  --allow-device-mismatch\n"
-    "                       compare results of different devices, or modeled times\n"
-    "                       against measured ones\n"
-    "  --format FMT         table (default), md (the table in Markdown), json or html on\n"
-    "                       stdout; html is the page of 'rknn-bench report' for both\n"
-    "                       files, with bars of base and new median per result\n"
-    "  -o FILE, --output FILE\n"
-    "                       also write the comparison to FILE: the HTML page when FILE\n"
-    "                       ends in .html or .htm, else the JSON (written to a temporary\n"
-    "                       file and renamed)\n"
-    "\n"
-    "Modeled times (the emulator) are deterministic and compared exactly. Measured\n"
-    "times need the threshold and, with at least 9 samples on both sides, a two-sided\n"
-    "Mann-Whitney U test on the raw samples with p < alpha. A result that failed\n"
-    "verification in NEW is a regression.\n"
-    "\n"
-    "Exit codes: 0 no regression, 1 a regression, 2 usage or input error, or no result\n"
-    "of NEW matching one of BASE (nothing compared).\n";
-
-enum { OPT_THRESHOLD = 256, OPT_ALPHA, OPT_FORMAT, OPT_ALLOW_MISMATCH };
-
-static const struct option compare_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"output", required_argument, NULL, 'o'},
-    {"allow-device-mismatch", no_argument, NULL, OPT_ALLOW_MISMATCH},
-    {NULL, 0, NULL, 0},
-};
-
-static int parse_option(struct compare_args *a, int c, const char *arg)
-{
-	switch (c) {
-	case OPT_THRESHOLD:
-		return cli_parse_double("--threshold", arg, 0, &a->opts.threshold_pct);
-	case OPT_ALPHA:
-		if (cli_parse_double("--alpha", arg, 0, &a->opts.alpha) < 0)
-			return -1;
-		if (a->opts.alpha <= 0 || a->opts.alpha > 1)
-			return rb_error("--alpha '%s' must be above 0 and at most 1", arg);
-		return 0;
-	case OPT_FORMAT:
-		a->html = strcmp(arg, "html") == 0;
-		if (!a->html &&
-		    (rb_format_parse(arg, &a->format) < 0 || a->format == RB_FORMAT_CSV))
-			return rb_error("--format '%s' must be table, md, json or html", arg);
-		return 0;
-	case 'o':
-		a->out_path = arg;
-		return 0;
-	default: /* OPT_ALLOW_MISMATCH */
-		a->opts.allow_device_mismatch = true;
-		return 0;
-	}
-}
-
-/* Returns 0, or an exit code (help printed: RB_EXIT_OK + 100). */
-static int parse_args(struct compare_args *a, int argc, char **argv)
-{
-	int c;
-
-	memset(a, 0, sizeof(*a));
-	rb_compare_opts_init(&a->opts);
-	a->format = RB_FORMAT_TABLE;
-	while ((c = getopt_long(argc, argv, "ho:", compare_options, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(compare_usage, stdout);
-			return 100 + RB_EXIT_OK;
-		}
-		if (c == '?' || parse_option(a, c, optarg) < 0) {
-			fputs("see 'rknn-bench compare --help'\n", stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		rb_error("compare needs two reports, BASE.json and NEW.json; see 'rknn-bench "
-			 "compare --help'");
-		return RB_EXIT_USAGE;
-	}
-	a->base_path = argv[optind];
-	a->new_path = argv[optind + 1];
-	if (a->out_path &&
-	    cli_check_output("-o", a->out_path, (const char *const *)argv + optind, 2) < 0)
-		return RB_EXIT_USAGE;
-	return 0;
-}
-
-/* ---- table ---- */
-
-enum {
-	COL_NAME,
-	COL_SHAPE,
-	COL_DEVICE,
-	COL_BASE,
-	COL_NEW,
-	COL_CHANGE,
-	COL_VERDICT,
-	COL_TEST,
-	N_COLS
-};
-
-static const struct rb_table_column columns[N_COLS] = {
-    [COL_NAME] = {"name", false},       [COL_SHAPE] = {"shape", false},
-    [COL_DEVICE] = {"device", false},   [COL_BASE] = {"base µs", true},
-    [COL_NEW] = {"new µs", true},       [COL_CHANGE] = {"change", true},
-    [COL_VERDICT] = {"verdict", false}, [COL_TEST] = {"test", false},
-};
-
-#define CELL_SIZE 128
-typedef char row_cells[N_COLS][CELL_SIZE];
-
-static void fmt_us(char *buf, const struct rb_compare_entry *e)
-{
-	if (e)
-		snprintf(buf, CELL_SIZE, "%.2f", e->median_us);
-	else
-		snprintf(buf, CELL_SIZE, "-");
-}
-
-static void fmt_device(char *buf, const struct rb_compare_row *row)
-{
-	const struct rb_compare_entry *b = row->base, *n = row->new_;
-
-	if (b && n && (strcmp(b->device, n->device) != 0 || b->modeled != n->modeled))
-		snprintf(buf, CELL_SIZE, "%s%s -> %s%s", b->device, b->modeled ? " (modeled)" : "",
-			 n->device, n->modeled ? " (modeled)" : "");
-	else
-		snprintf(buf, CELL_SIZE, "%s%s", (b ? b : n)->device,
-			 (b ? b : n)->modeled ? " (modeled)" : "");
-}
-
-/* How the verdict was reached, in words. */
-static void fmt_test(char *buf, const struct rb_compare_row *row, double threshold_pct)
-{
-	if (row->verify_failed) {
-		snprintf(buf, CELL_SIZE, "verification failed in new");
-		return;
-	}
-	switch (row->test) {
-	case RB_TEST_EXACT:
-		snprintf(buf, CELL_SIZE, "exact (modeled)");
-		break;
-	case RB_TEST_MWU:
-		snprintf(buf, CELL_SIZE, "U=%g p=%.2g%s", row->u, row->p,
-			 !row->significant && fabs(row->change) * 100 > threshold_pct
-			     ? " (not significant)"
-			     : "");
-		break;
-	case RB_TEST_THRESHOLD:
-		snprintf(buf, CELL_SIZE, "no significance test (fewer than %d samples)",
-			 RB_COMPARE_MIN_SAMPLES);
-		break;
-	default:
-		buf[0] = '\0';
-	}
-}
-
-static void fill_row(row_cells cells, const struct rb_compare_row *row, double threshold_pct)
-{
-	const struct rb_compare_entry *e = row->base ? row->base : row->new_;
-
-	snprintf(cells[COL_NAME], CELL_SIZE, "%s", row->name);
-	snprintf(cells[COL_SHAPE], CELL_SIZE, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s", e->shape.m,
-		 e->shape.k, e->shape.n, rb_dtype_name(e->shape.dtype));
-	fmt_device(cells[COL_DEVICE], row);
-	fmt_us(cells[COL_BASE], row->base);
-	fmt_us(cells[COL_NEW], row->new_);
-	if (isfinite(row->change))
-		snprintf(cells[COL_CHANGE], CELL_SIZE, "%+.2f%%", row->change * 100);
-	else
-		snprintf(cells[COL_CHANGE], CELL_SIZE, "-");
-	snprintf(cells[COL_VERDICT], CELL_SIZE, "%s", rb_verdict_name(row->verdict));
-	fmt_test(cells[COL_TEST], row, threshold_pct);
-}
-
-static void print_grid(row_cells *rows, size_t n, enum rb_format format)
-{
-	rb_table_print_cells_style(stdout,
-				   format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
-				   columns, N_COLS, (const char *)rows, CELL_SIZE, n);
-}
-
-/* The last line: the geometric mean, with the counts. */
-static void print_geomean(const struct rb_compare *cmp)
-{
-	if (cmp->matched)
-		printf("geomean: %+.2f%% over %zu matched row%s (new/base median)",
-		       cmp->geomean_change * 100, cmp->matched, cmp->matched == 1 ? "" : "s");
-	else
-		printf("geomean: - (no matched rows)");
-	printf("; %zu regression%s, %zu improvement%s\n", cmp->regressions,
-	       cmp->regressions == 1 ? "" : "s", cmp->improvements,
-	       cmp->improvements == 1 ? "" : "s");
-}
-
-static int print_table(const struct compare_args *a, const struct rb_compare *cmp)
-{
-	row_cells *rows = calloc(cmp->n_rows + 1, sizeof(*rows));
-
-	if (!rows)
-		return rb_error("out of memory for %zu rows", cmp->n_rows);
-	printf("base: %s\nnew:  %s\nthreshold %g%%, alpha %g\n\n", a->base_path, a->new_path,
-	       a->opts.threshold_pct, a->opts.alpha);
-	for (size_t i = 0; i < cmp->n_rows; i++)
-		fill_row(rows[i], &cmp->rows[i], a->opts.threshold_pct);
-	print_grid(rows, cmp->n_rows, a->format);
-	free(rows);
-	printf("\n");
-	print_geomean(cmp);
-	return 0;
-}
+#define FORMAT_HTML 4 /* after the rb_format values of "table|csv|json|md" */
 
 static int print_json(const struct compare_args *a, const struct rb_compare *cmp)
 {
 	cJSON *doc = rb_compare_json(cmp, a->base_path, a->new_path, &a->opts);
-	char *text = doc ? cJSON_Print(doc) : NULL;
-	int ret = 0;
+	int ret = doc ? cli_write_file("-", rb_json_write, doc)
+		      : cli_fail(RB_EXIT_USAGE, "out of memory for the comparison");
 
-	if (!text || puts(text) < 0)
-		ret = rb_error("cannot write the comparison");
-	free(text);
 	cJSON_Delete(doc);
 	return ret;
 }
@@ -269,7 +34,7 @@ static bool html_path(const char *path)
 	return dot && (strcmp(dot, ".html") == 0 || strcmp(dot, ".htm") == 0);
 }
 
-/* The report page of both files with the comparison's bars, to out_path (NULL:
+/* The report page of both files with the comparison's bars, to out_path ("-":
  * stdout): an exit code. */
 static int write_page(const struct compare_args *a, const struct rb_compare *cmp,
 		      const char *out_path)
@@ -299,10 +64,10 @@ static int write_output(const struct compare_args *a, const struct rb_compare *c
 	if (html_path(a->out_path))
 		return write_page(a, cmp, a->out_path);
 	doc = rb_compare_json(cmp, a->base_path, a->new_path, &a->opts);
-	ret = doc ? rb_file_write_atomic(a->out_path, rb_json_write, doc)
-		  : rb_set_error(-ENOMEM, "out of memory for the comparison");
+	ret = doc ? cli_write_file(a->out_path, rb_json_write, doc)
+		  : cli_fail(RB_EXIT_USAGE, "out of memory for the comparison");
 	cJSON_Delete(doc);
-	return ret < 0 ? cli_fail(RB_EXIT_USAGE, "%s", rb_last_error()) : RB_EXIT_OK;
+	return ret;
 }
 
 /* stdout in --format, then -o: RB_EXIT_OK or an exit code. */
@@ -310,18 +75,31 @@ static int print_all(const struct compare_args *a, const struct rb_compare *cmp)
 {
 	int ret = RB_EXIT_OK;
 
-	if (a->html)
-		ret = write_page(a, cmp, NULL);
+	if (a->format == FORMAT_HTML)
+		ret = write_page(a, cmp, "-");
 	else if (a->format == RB_FORMAT_JSON)
-		ret = print_json(a, cmp) < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+		ret = print_json(a, cmp);
 	else
-		ret = print_table(a, cmp) < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+		ret = rb_compare_print(
+			  stdout, a->format == RB_FORMAT_MD ? RB_TABLE_MARKDOWN : RB_TABLE_TEXT,
+			  cmp, a->base_path, a->new_path, &a->opts) < 0
+			  ? cli_fail(RB_EXIT_USAGE, "%s", rb_last_error())
+			  : RB_EXIT_OK;
 	if (ret == RB_EXIT_OK && a->out_path)
 		ret = write_output(a, cmp);
 	return ret;
 }
 
 /* ---- the command ---- */
+
+static int set_format(const struct cli_opt *opt, void *group, const char *arg)
+{
+	struct compare_args *a = group;
+
+	(void)opt;
+	a->format = strcmp(arg, "html") == 0 ? FORMAT_HTML : 0;
+	return a->format ? 0 : rb_format_parse(arg, (enum rb_format *)&a->format);
+}
 
 static int load_both(const struct compare_args *a, struct rb_compare_report *base,
 		     struct rb_compare_report *new_)
@@ -335,22 +113,21 @@ static int load_both(const struct compare_args *a, struct rb_compare_report *bas
 	return 0;
 }
 
-int cmd_compare(int argc, char **argv)
+static int compare_run(void *o, const struct cli_args *args)
 {
-	struct compare_args a;
+	struct compare_args *a = o;
 	struct rb_compare_report base, new_;
 	struct rb_compare cmp;
-	int ret = parse_args(&a, argc, argv);
+	int ret;
 
-	if (ret != 0)
-		return ret >= 100 ? ret - 100 : ret;
-	if (load_both(&a, &base, &new_) < 0)
+	a->base_path = args->v[0];
+	a->new_path = args->v[1];
+	if (load_both(a, &base, &new_) < 0)
 		return RB_EXIT_USAGE;
-	if (rb_compare_rows(&cmp, &base, &new_, &a.opts) < 0) {
-		rb_error("%s", rb_last_error());
-		ret = RB_EXIT_USAGE;
+	if (rb_compare_rows(&cmp, &base, &new_, &a->opts) < 0) {
+		ret = cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
 	} else {
-		ret = print_all(&a, &cmp);
+		ret = print_all(a, &cmp);
 		if (ret == RB_EXIT_OK && cmp.regressions)
 			ret = RB_EXIT_FAIL;
 		if (ret == RB_EXIT_OK &&
@@ -359,10 +136,58 @@ int cmd_compare(int argc, char **argv)
 			    cli_fail(RB_EXIT_USAGE,
 				     "nothing compared: no result of %s has the shape and name of "
 				     "one of %s (%zu and %zu results)",
-				     a.new_path, a.base_path, cmp.only_new, cmp.only_base);
+				     a->new_path, a->base_path, cmp.only_new, cmp.only_base);
 		rb_compare_release(&cmp);
 	}
 	rb_compare_report_release(&base);
 	rb_compare_report_release(&new_);
 	return ret;
 }
+
+static void compare_init(void *o)
+{
+	rb_compare_opts_init(&((struct compare_args *)o)->opts);
+}
+
+#define C(field) offsetof(struct compare_args, field)
+
+static const struct cli_opt compare_opts[] = {
+    {"threshold", 0, CLI_DOUBLE, "PCT", .offset = C(opts.threshold_pct),
+     .help = "a change beyond PCT percent counts (default 5)"},
+    {"alpha", 0, CLI_DOUBLE, "A", .offset = C(opts.alpha), .min = 1e-300, .max = 1,
+     .help = "significance level of the Mann-Whitney U test (default 0.05)"},
+    {"allow-device-mismatch", 0, CLI_BOOL, .offset = C(opts.allow_device_mismatch),
+     .help = "compare results of different devices, or modeled times\n"
+	     "against measured ones"},
+    {"format", 0, CLI_ENUM, "FMT", "table|md|json|html", C(format), .set = set_format,
+     .help = "table (default), md (the table in Markdown), json or html on\n"
+	     "stdout; html is the page of 'rknn-bench report' for both\n"
+	     "files, with bars of base and new median per result"},
+    {"output", 'o', CLI_STR, "FILE", .offset = C(out_path), .path = CLI_OUT,
+     .help = "also write the comparison to FILE: the HTML page when FILE\n"
+	     "ends in .html or .htm, else the JSON (written to a temporary\n"
+	     "file and renamed)"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_compare = {
+    .name = "compare",
+    .summary = "compare two JSON reports: regressions, improvements, geomean",
+    .synopsis = "[options] BASE.json NEW.json",
+    .about = "Compare two reports of 'rknn-bench run --format json' (or -o): results are paired\n"
+	     "by shape and name, and each pair gets base and new median, change (new/base - 1)\n"
+	     "and a verdict: regression, improvement, same, or identical. The last line is the\n"
+	     "geometric mean of the new/base ratios.\n",
+    .notes = "Modeled times (the emulator) are deterministic and compared exactly. Measured\n"
+	     "times need the threshold and, with at least 9 samples on both sides, a two-sided\n"
+	     "Mann-Whitney U test on the raw samples with p < alpha. A result that failed\n"
+	     "verification in NEW is a regression.\n"
+	     "\n"
+	     "Exit codes: 0 no regression, 1 a regression, 2 usage or input error, or no result\n"
+	     "of NEW matching one of BASE (nothing compared).\n",
+    .groups = {CLI_GROUP(compare_opts, 0)},
+    .pos = {{"BASE.json", CLI_IN, 1, 1}, {"NEW.json", CLI_IN, 1, 1}},
+    .size = sizeof(struct compare_args),
+    .init = compare_init,
+    .run = compare_run,
+};

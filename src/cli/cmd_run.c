@@ -1,47 +1,29 @@
 /* rknn-bench run: benchmark and verify the matmuls of shapes files on a device. */
-#include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "run/measure.h"
-#include "tune/tuned_opts.h"
 #include "run/plan_model.h"
+#include "run/run_text.h"
+#include "tune/tuned_opts.h"
+#include "run/measure.h"
 #include "run/tuned_run.h"
-#include "core/debug.h"
-#include "run/engine.h"
-#include "core/error.h"
 #include "dev/info.h"
-#include "core/json.h"
-#include "core/fileio.h"
-#include "numeric/inputs.h"
-#include "numeric/ref.h"
 #include "core/progress.h"
-#include "results/report.h"
-#include "core/stats.h"
-#include "rknn_bench/shape.h"
-#include "hw/soc.h"
-
-#define DEFAULT_SEED 1
 
 struct run_opts {
-	struct rb_shape_list shapes;
-	const char *device_name;
-	const struct rb_engine_ops *device;
-	struct rb_engine_opts engine;
-	struct rb_measure_opts measure;
-	struct rb_verify_opts verify;
-	uint64_t seed;
-	enum rb_data_kind data;
-	struct cli_reports reports; /* stdout, -o, --export-* */
-	const char *out_path;
+	struct cli_bench b; /* the options run shares with tune */
+	int format;         /* --format, an enum rb_format */
+	bool format_given;
+	const char *export_json, *export_csv, *export_md;
 	const char *tuned_path;
-	struct rb_tuned_db *tuned; /* --tuned: configs per shape */
-	bool perf;                 /* --perf: host counters per phase */
-	enum rb_phase phase_only;  /* --phase pack|submit: the phase sampled alone */
+	struct rb_tuned_db *tuned;  /* --tuned: configs per shape */
+	bool perf;                  /* --perf: host counters per phase */
+	int phase;                  /* --phase: all, pack or submit, sampled alone */
+	struct cli_reports reports; /* stdout, -o, --export-* */
+	struct rb_shape_list shapes;
+	const struct rb_engine_ops *device;
+	enum rb_phase phase_only;
 };
 
 /* run --tuned FILE: every shape runs with the config the tuned JSON gives it, looked
@@ -78,162 +60,98 @@ static int tuned_apply(const struct rb_tuned_db *db, const struct rb_shape_entry
 	return t != NULL;
 }
 
-static void run_usage(void)
+static void run_init(void *opts)
 {
-	fputs("usage: rknn-bench run [options] [SHAPES.json ...]\n"
-	      "\n"
-	      "Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
-	      "verifying each result against the CPU reference before timing it. With --tuned\n"
-	      "FILE and neither, the pairs of FILE (a tuned JSON lists its pairs).\n"
-	      "\n",
-	      stdout);
-	cli_bench_usage(stdout, CLI_RUN);
-	fputs(cli_plan_usage, stdout);
-	fputs("\nOps are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
-	      "2 usage or input error, 3 device error, 130/143 stopped by SIGINT/SIGTERM (the\n"
-	      "device is released, nothing is reported or written).\n",
-	      stdout);
-}
+	struct run_opts *o = opts;
 
-static int parse_named(const char *opt, const char *arg, int ret)
-{
-	if (ret < 0)
-		return rb_error("%s '%s' is not one of the accepted values; see 'rknn-bench run "
-				"--help'",
-				opt, arg);
-	return 0;
-}
-
-/* The --phase value of a phase sampled alone. */
-static const char *phase_option(enum rb_phase phase)
-{
-	return phase == RB_PHASE_PACK_A ? "pack" : phase == RB_PHASE_SUBMIT ? "submit" : "all";
-}
-
-static int parse_phase(const char *arg, enum rb_phase *out)
-{
-	if (strcmp(arg, "all") == 0)
-		*out = RB_PHASE_NONE;
-	else if (strcmp(arg, "pack") == 0)
-		*out = RB_PHASE_PACK_A;
-	else if (strcmp(arg, "submit") == 0)
-		*out = RB_PHASE_SUBMIT;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-/* The options only run has (the shared ones are cli_bench_option's). */
-static int parse_option(struct run_opts *o, int c, const char *arg)
-{
-	long v;
-	int ret;
-
-	switch (c) {
-	case CLI_OPT_LAUNCH:
-		o->engine.config_given = true;
-		return parse_named("--launch", arg, rb_npu_launch_parse(arg, &o->engine.launch));
-	case CLI_OPT_MIN_TIME:
-		return cli_parse_double("--min-time", arg, 0, &o->measure.min_time_s);
-	case CLI_OPT_MAX_ITERS:
-		ret = cli_parse_int("--max-iters", arg, 1, 100000000, &v);
-		o->measure.max_iters = (int)v;
-		return ret;
-	case CLI_OPT_FORMAT:
-		o->reports.format_given = true;
-		return parse_named("--format", arg, rb_format_parse(arg, &o->reports.format));
-	case CLI_OPT_EXPORT_JSON:
-		return cli_reports_add(&o->reports, "--export-json", arg, RB_FORMAT_JSON);
-	case CLI_OPT_EXPORT_CSV:
-		return cli_reports_add(&o->reports, "--export-csv", arg, RB_FORMAT_CSV);
-	case CLI_OPT_EXPORT_MD:
-		return cli_reports_add(&o->reports, "--export-md", arg, RB_FORMAT_MD);
-	case CLI_OPT_PERF:
-		o->perf = true;
-		return 0;
-	case CLI_OPT_PHASE:
-		return parse_named("--phase", arg, parse_phase(arg, &o->phase_only));
-	case CLI_OPT_NO_VERIFY:
-		o->verify.mode = RB_VERIFY_NONE;
-		return 0;
-	case CLI_OPT_TUNED:
-		rb_tuned_free(o->tuned); /* the last --tuned wins */
-		o->tuned_path = arg;
-		return tuned_load(arg, &o->tuned);
-	default:
-		return rb_error("option code %d is not one of run's", c);
-	}
-}
-
-static void run_opts_init(struct run_opts *o)
-{
-	memset(o, 0, sizeof(*o));
+	cli_bench_init(&o->b);
 	rb_shape_list_init(&o->shapes);
-	o->device_name = "auto";
-	rb_engine_opts_init(&o->engine);
-	rb_measure_opts_init(&o->measure);
-	rb_verify_opts_init(&o->verify, RB_DTYPE_FP16);
-	o->seed = DEFAULT_SEED;
 }
 
-static int own_option(void *ctx, int code, const char *arg)
+static void run_release(void *opts)
 {
-	return parse_option(ctx, code, arg);
+	struct run_opts *o = opts;
+
+	rb_shape_list_release(&o->shapes);
+	rb_tuned_free(o->tuned);
+	free(o->b.specs.items);
 }
 
-/* The report files before anything runs: writable, and none of the files the run reads. */
-static int check_out(struct run_opts *o, const struct cli_bench *b, const char *const *files,
-		     size_t n_files)
+static int set_option(const struct cli_opt *opt, void *group, const char *arg)
 {
-	const char **inputs = calloc(n_files + 2, sizeof(*inputs));
-	int ret;
+	struct run_opts *o = group;
 
-	if (!inputs)
-		return rb_error("out of memory");
-	memcpy(inputs, files, n_files * sizeof(*inputs));
-	inputs[n_files] = o->tuned_path;
-	inputs[n_files + 1] = b->soc_path;
-	ret = cli_reports_finish(&o->reports, o->out_path, inputs, n_files + 2);
-	free(inputs);
-	return ret;
+	if (strcmp(opt->name, "format") == 0) {
+		o->format_given = true;
+		return rb_format_parse(arg, (enum rb_format *)&o->format);
+	}
+	if (strcmp(opt->name, "no-verify") == 0) {
+		o->b.verify.mode = RB_VERIFY_NONE;
+		return 0;
+	}
+	if (strcmp(opt->name, "launch") == 0) {
+		o->b.engine.config_given = true;
+		return rb_npu_launch_parse(arg, &o->b.engine.launch);
+	}
+	rb_tuned_free(o->tuned); /* --tuned: the last one wins */
+	o->tuned = NULL;
+	o->tuned_path = arg;
+	return tuned_load(arg, &o->tuned);
 }
 
 /* The shapes files and --shape shapes; with neither, the pairs of the --tuned file (a
  * tuned JSON is a shapes file with more keys), each with its tuned config. */
-static int load_shapes(struct run_opts *o, const struct cli_bench *b, char **files, int n_files)
+static int load_shapes(struct run_opts *o, const struct cli_args *a)
 {
 	char *tuned_file[1] = {(char *)o->tuned_path};
 
-	if (n_files == 0 && b->n_specs == 0 && o->tuned_path)
-		return cli_load_shapes(&o->shapes, tuned_file, 1, NULL, 0, b->dtype, "run", false);
-	return cli_load_shapes(&o->shapes, files, n_files, b->specs, b->n_specs, b->dtype, "run",
-			       false);
+	if (a->n == 0 && o->b.specs.n == 0 && o->tuned_path)
+		return cli_load_shapes(&o->shapes, tuned_file, 1, NULL, NULL, o->b.dtype, "run",
+				       false);
+	return cli_load_shapes(&o->shapes, a->v, a->n, NULL, &o->b.specs, o->b.dtype, "run", false);
 }
 
-/* Parses argv into `o`; returns 0, or an exit code > 0 (help printed: RB_EXIT_OK + 100). */
-static int parse_args(struct run_opts *o, int argc, char **argv)
+static int add_reports(struct run_opts *o)
 {
-	const struct cli_bench_cmd own = {"run", run_usage, own_option, o};
-	struct cli_bench b = CLI_BENCH_OF(o);
-	int ret = cli_bench_parse(&b, CLI_RUN, argc, argv, &own);
+	struct cli_reports *r = &o->reports;
+	enum rb_format format = RB_FORMAT_JSON; /* what -o has always written */
 
+	r->format = (enum rb_format)o->format;
+	r->format_given = o->format_given;
+	if (o->b.out_path && !o->format_given)
+		rb_format_of_path(o->b.out_path, &format);
+	if (cli_reports_add(r, "-o", o->b.out_path, o->format_given ? r->format : format) < 0 ||
+	    cli_reports_add(r, "--export-json", o->export_json, RB_FORMAT_JSON) < 0 ||
+	    cli_reports_add(r, "--export-csv", o->export_csv, RB_FORMAT_CSV) < 0 ||
+	    cli_reports_add(r, "--export-md", o->export_md, RB_FORMAT_MD) < 0)
+		return -1;
+	return cli_reports_check(r);
+}
+
+static int run_prepare(void *opts, const struct cli_args *a, struct cli_paths *p)
+{
+	struct run_opts *o = opts;
+	int ret = cli_bench_finish(&o->b);
+
+	(void)p;
+	o->b.engine.config_given |= cli_plan_flags_given;
+	o->phase_only = o->phase == 1   ? RB_PHASE_PACK_A
+			: o->phase == 2 ? RB_PHASE_SUBMIT
+					: RB_PHASE_NONE;
 	if (ret == 0)
-		ret = check_out(o, &b, (const char *const *)argv + optind, (size_t)(argc - optind));
+		ret = add_reports(o);
 	if (ret == 0)
-		ret = load_shapes(o, &b, argv + optind, argc - optind);
+		ret = load_shapes(o, a);
 	if (ret == 0)
-		ret = cli_filter_shapes(&o->shapes, b.filter);
+		ret = cli_filter_shapes(&o->shapes, o->b.filter);
 	if (ret == 0) {
-		o->device = cli_find_device(o->device_name, &o->engine);
+		o->device = cli_find_device(o->b.device_name, &o->b.engine);
 		ret = o->device ? 0 : -1;
 	}
 	if (ret == 0 && o->phase_only != RB_PHASE_NONE && o->device->is_reference)
 		ret = rb_error("--phase %s: the CPU reference has no such phase; use an NPU "
 			       "device (sim, rknpu) or --phase all",
-			       phase_option(o->phase_only));
-	free(b.specs);
-	if (ret == -2)
-		return 100 + RB_EXIT_OK;
+			       o->phase == 1 ? "pack" : "submit");
 	return ret < 0 ? RB_EXIT_USAGE : 0;
 }
 
@@ -241,57 +159,16 @@ static int run_shape(const struct run_opts *o, struct rb_engine *e,
 		     const struct rb_shape_entry *entry, struct rb_result *r,
 		     struct rb_progress *progress)
 {
-	struct rb_shape_measure m = {.measure = &o->measure,
-				     .verify = &o->verify,
-				     .ref_threads = o->engine.threads,
+	struct rb_shape_measure m = {.measure = &o->b.measure,
+				     .verify = &o->b.verify,
+				     .ref_threads = o->b.engine.threads,
 				     .stop = &cli_stop_signal,
 				     .phase_only = o->phase_only};
-	int ret = rb_measure_entry(&m, e, entry, o->seed, o->data, r);
+	int ret = rb_measure_entry(&m, e, entry, o->b.seed, o->b.data, r);
 
 	if (ret < 0)
 		rb_progress_end(progress); /* the message goes on a line of its own */
 	return ret < 0 ? cli_fail(cli_exit_code(ret), "%s", m.reason) : 0;
-}
-
-/* ---- progress: a shape is an item, its work 2·M·N·K plus a fixed cost ---- */
-
-#define SHAPE_FIXED_WORK 1e7 /* planning, buffers, a few runs of a tiny shape */
-
-static double shape_work(const struct rb_shape *s)
-{
-	return 2.0 * (double)s->m * (double)s->k * (double)s->n + SHAPE_FIXED_WORK;
-}
-
-static void progress_start(struct rb_progress *p, const struct rb_shape_list *l)
-{
-	double work = 0;
-
-	for (size_t i = 0; i < l->count; i++)
-		work += shape_work(&l->entries[i].shape);
-	rb_progress_init(p, stderr, isatty(STDERR_FILENO) != 0, l->count, work, rb_now_us() / 1e6);
-}
-
-static void progress_shape(struct rb_progress *p, const struct rb_shape_entry *entry,
-			   const char *device)
-{
-	char label[160];
-
-	snprintf(label, sizeof(label), "%s (%lldx%lldx%lld %s) on %s", entry->names[0],
-		 (long long)entry->shape.m, (long long)entry->shape.k, (long long)entry->shape.n,
-		 rb_dtype_name(entry->shape.dtype), device);
-	rb_progress_item(p, label, shape_work(&entry->shape), rb_now_us() / 1e6);
-}
-
-static void progress_result(struct rb_progress *p, const struct rb_result *r)
-{
-	char text[160];
-
-	snprintf(text, sizeof(text), "%.1f µs%s, %s", r->stats.median_us,
-		 r->phase     ? " (one phase, host)"
-		 : r->modeled ? " (modeled)"
-			      : "",
-		 rb_verify_status_name(r->verify.status));
-	rb_progress_item_done(p, text, rb_now_us() / 1e6);
 }
 
 /* A pair pinned to a config ("config" in the shapes file) runs with it on top of the
@@ -332,26 +209,26 @@ static int run_all(const struct run_opts *o, struct rb_result **out, char *drive
 
 	if (o->perf)
 		rb_perfctr_open(&perf);
-	if (rb_engine_open(&engine, o->device, &o->engine) < 0) {
+	if (rb_engine_open(&engine, o->device, &o->b.engine) < 0) {
 		rb_error("cannot open device '%s': %s", o->device->name, rb_last_error());
 		ret = RB_EXIT_DEVICE;
 		goto err_close_perf;
 	}
-	cli_driver_text(&engine, driver, driver_size);
+	rb_engine_driver_text(&engine, driver, driver_size);
 	engine.perf = o->perf ? &perf : NULL;
 	*out = calloc(o->shapes.count, sizeof(**out));
 	ret = *out ? 0 : RB_EXIT_DEVICE;
-	progress_start(&progress, &o->shapes);
+	rb_run_progress_start(&progress, stderr, &o->shapes);
 	for (size_t i = 0; ret == 0 && i < o->shapes.count; i++) {
 		const struct rb_shape_entry *entry = &o->shapes.entries[i];
 
-		ret = tuned_apply(o->tuned, entry, &o->engine, &engine.opts);
+		ret = tuned_apply(o->tuned, entry, &o->b.engine, &engine.opts);
 		if (!cli_quiet)
-			progress_shape(&progress, entry, o->device->name);
+			rb_run_progress_shape(&progress, entry, o->device->name);
 		ret = ret < 0 ? RB_EXIT_USAGE
 			      : run_entry(o, &engine, entry, ret == 1, &(*out)[i], &progress);
 		if (ret == 0 && !cli_quiet)
-			progress_result(&progress, &(*out)[i]);
+			rb_run_progress_result(&progress, &(*out)[i]);
 	}
 	if (!cli_quiet)
 		rb_progress_end(&progress);
@@ -382,41 +259,97 @@ static int report(const struct run_opts *o, const struct rb_context *ctx,
 	return RB_EXIT_OK;
 }
 
-int cmd_run(int argc, char **argv)
+static int run_run(void *opts, const struct cli_args *a)
 {
-	struct run_opts o;
+	struct run_opts *o = opts;
 	struct rb_context ctx;
 	struct rb_result *results = NULL;
-	cJSON *settings = NULL;
+	cJSON *settings = rb_host_settings_json();
 	char driver[64] = "";
 	int ret;
 
-	run_opts_init(&o);
-	ret = parse_args(&o, argc, argv);
+	(void)a;
+	/* The governors and DDR clock the numbers are taken under (info's checks). */
+	cli_warn_host_settings(settings, o->device->modeled);
 	cli_catch_stop(true);
-	if (ret == 0) {
-		/* The governors and DDR clock the numbers are taken under (info's checks). */
-		settings = rb_host_settings_json();
-		cli_warn_host_settings(settings, o.device->modeled);
-		ret = run_all(&o, &results, driver, sizeof(driver));
-	}
+	ret = run_all(o, &results, driver, sizeof(driver));
 	if (results) {
 		rb_context_collect(&ctx);
 		ctx.settings = settings;
 		snprintf(ctx.driver, sizeof(ctx.driver), "%s", driver);
-		ctx.unsafe_skip_validation = o.engine.unsafe_skip_validation;
-		if (o.device != &rb_engine_cpu && o.engine.sim.soc) {
-			ctx.hw_profile = o.engine.sim.soc->label;
-			ctx.hw_profile_chosen_by = o.engine.sim.soc->chosen_by;
+		ctx.unsafe_skip_validation = o->b.engine.unsafe_skip_validation;
+		if (o->device != &rb_engine_cpu && o->b.engine.sim.soc) {
+			ctx.hw_profile = o->b.engine.sim.soc->label;
+			ctx.hw_profile_chosen_by = o->b.engine.sim.soc->chosen_by;
 		}
-		ret = report(&o, &ctx, results, ret);
-		for (size_t i = 0; i < o.shapes.count; i++)
+		ret = report(o, &ctx, results, ret);
+		for (size_t i = 0; i < o->shapes.count; i++)
 			rb_result_release(&results[i]);
 		free(results);
 	}
 	cJSON_Delete(settings);
 	cli_catch_stop(false);
-	rb_shape_list_release(&o.shapes);
-	rb_tuned_free(o.tuned);
-	return ret == 100 + RB_EXIT_OK ? RB_EXIT_OK : ret; /* 100: --help */
+	return ret;
 }
+
+#define R(field) offsetof(struct run_opts, field)
+
+static const struct cli_opt run_opts[] = {
+    {"launch", 0, CLI_ENUM, "MODE", "fences|threads|multicore", .set = set_option,
+     .section = CLI_SEC_DEVICE,
+     .help = "NPU: fences (default: non-blocking submits, one per core),\n"
+	     "threads (one blocking submit per core per thread) or\n"
+	     "multicore (one submit for all cores); on rocket: fences = one\n"
+	     "SUBMIT with a job per core, threads = a SUBMIT per core per\n"
+	     "thread (no multicore)"},
+    {"tuned", 0, CLI_CALL, "FILE", .offset = R(tuned_path), .set = set_option, .path = CLI_IN,
+     .section = CLI_SEC_DEVICE,
+     .help = "NPU: each shape with its config from a tuned JSON\n"
+	     "(rknn-bench tune); overrides --launch and the plan flags"},
+    {"min-time", 0, CLI_DOUBLE, "S", .offset = R(b.measure.min_time_s),
+     .section = CLI_SEC_MEASURING, .help = "minimum seconds of samples per shape (default 0)"},
+    {"max-iters", 0, CLI_INT, "N", .offset = R(b.measure.max_iters), .min = 1, .max = 100000000,
+     .section = CLI_SEC_MEASURING, .help = "most samples per shape (default 100000)"},
+    {"phase", 0, CLI_ENUM, "PHASE", "all|pack|submit", R(phase), .section = CLI_SEC_MEASURING,
+     .help = "all (default: whole runs), or on NPU devices pack (pack A)\n"
+	     "or submit (submit + wait) alone, exactly --iters times\n"
+	     "after one full run, timed on the host clock (for perf\n"
+	     "stat: scripts/perf-stat.sh)"},
+    {"perf", 0, CLI_BOOL, .offset = R(perf), .section = CLI_SEC_MEASURING,
+     .help = "host counters per phase (perf_event_open): task-clock,\n"
+	     "context switches, page faults; cycles, instructions and\n"
+	     "cache misses where the CPU exposes them"},
+    {"no-verify", 0, CLI_CALL, .set = set_option, .section = CLI_SEC_VERIFICATION,
+     .help = "the same as --verify none"},
+    {"format", 0, CLI_ENUM, "FMT", "table|csv|json|md", R(format), .set = set_option,
+     .section = CLI_SEC_OUTPUT,
+     .help = "table (default), csv, json or md (a Markdown table) on stdout"},
+    {"export-json", 0, CLI_STR, "FILE", .offset = R(export_json), .path = CLI_OUT,
+     .section = CLI_SEC_OUTPUT, .help = "also write the JSON report to FILE (- is stdout)"},
+    {"export-csv", 0, CLI_STR, "FILE", .offset = R(export_csv), .path = CLI_OUT,
+     .section = CLI_SEC_OUTPUT, .help = "also write the CSV report to FILE"},
+    {"export-md", 0, CLI_STR, "FILE", .offset = R(export_md), .path = CLI_OUT,
+     .section = CLI_SEC_OUTPUT, .help = "also write the Markdown table to FILE"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_run = {
+    .name = "run",
+    .summary = "benchmark and verify the matmuls of shapes files on a device",
+    .synopsis = "[options] [SHAPES.json ...]",
+    .about = "Benchmark C = A·B for every shape of the shapes files (and --shape) on a device,\n"
+	     "verifying each result against the CPU reference before timing it. With --tuned\n"
+	     "FILE and neither, the pairs of FILE (a tuned JSON lists its pairs).\n",
+    .notes = "Ops are counted as 2·M·N·K. Exit codes: 0 ok, 1 a result failed verification,\n"
+	     "2 usage or input error (or an output that cannot be written), 3 device error,\n"
+	     "130/143 stopped by SIGINT/SIGTERM (the device is released, nothing is reported\n"
+	     "or written).\n",
+    .groups = {CLI_BENCH_GROUP(struct run_opts, b), CLI_GROUP(run_opts, 0),
+	       CLI_PLAN_GROUP(struct run_opts, b.engine.plan)},
+    .pos = {{"SHAPES.json", CLI_IN, 0, -1}},
+    .size = sizeof(struct run_opts),
+    .init = run_init,
+    .prepare = run_prepare,
+    .run = run_run,
+    .release = run_release,
+};

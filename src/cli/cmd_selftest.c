@@ -1,7 +1,6 @@
 /* rknn-bench selftest: the ladder of src/selftest on a device, printed as it goes, the
  * diagnosis of a failure, and the report (a run report calibrate reads). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,104 +14,21 @@
 #include "npu/regcmd.h"
 #include "selftest/selftest.h"
 
-static const char selftest_usage[] =
-    "usage: rknn-bench selftest [options]\n"
-    "\n"
-    "First light on a board: a ladder of rungs, each proving one thing, run in order and\n"
-    "stopped at the first failure with a diagnosis (the smallest failing shape and config,\n"
-    "its programs decoded, the interrupt status, the kernel log and what to try next).\n"
-    "The rungs are 0 system, 1 buffers, 2 the smallest submit, 3 the golden programs,\n"
-    "4 single-core plans, 5 multi-core launch modes, 6 unproven features, 7 timing and\n"
-    "8 a soak (docs/boards.md section 0).\n"
-    "\n"
-    "options:\n"
-    "  -d, --device D     auto (default), sim, sim:rocket, rknpu[:PATH], rocket[:PATH]\n"
-    "  -o FILE            write the report: a run report of the timing runs (rung 7),\n"
-    "                     which 'rknn-bench calibrate FILE' fits, with the ladder in\n"
-    "                     its \"selftest\" object\n"
-    "      --soak S       seconds of the soak (rung 8; default 60)\n"
-    "      --seed N       inputs and the soak's choices (default 1)\n"
-    "      --iters N      samples per timing run on a board (default 20)\n"
-    "      --soc FILE     hardware profile of the emulator (sim devices)\n"
-    "      --allow-shared another process holding the NPU is a note, not a failure\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "The report is also kept as the last selftest report for 'rknn-bench bugreport'\n"
-    "($RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench).\n"
-    "Exit codes: 0 every rung passed, 1 a wrong result, 2 usage error, 3 device error.\n";
-
-enum { OPT_SOAK = 256, OPT_SEED, OPT_ITERS, OPT_SOC, OPT_ALLOW_SHARED };
-
-static const struct option selftest_options[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"device", required_argument, NULL, 'd'},
-    {"output", required_argument, NULL, 'o'},
-    {"soak", required_argument, NULL, OPT_SOAK},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"iters", required_argument, NULL, OPT_ITERS},
-    {"soc", required_argument, NULL, OPT_SOC},
-    {"allow-shared", no_argument, NULL, OPT_ALLOW_SHARED},
-    {NULL, 0, NULL, 0},
-};
-
 struct selftest_cli {
 	struct rb_selftest_opts opts;
 	struct rb_soc_profile soc;
-	const char *out;
+	const char *out, *soc_path;
 };
 
-static int parse_one(struct selftest_cli *c, int opt, const char *arg)
+static int set_soc(const struct cli_opt *opt, void *group, const char *arg)
 {
-	long v;
+	struct selftest_cli *c = group;
 
-	switch (opt) {
-	case 'd':
-		c->opts.device = arg;
-		return 0;
-	case 'o':
-		c->out = arg;
-		return 0;
-	case OPT_SOAK:
-		return cli_parse_double("--soak", arg, 0, &c->opts.soak_s);
-	case OPT_SEED:
-		return cli_parse_u64("--seed", arg, &c->opts.seed);
-	case OPT_ITERS:
-		if (cli_parse_int("--iters", arg, 1, 100000, &v) < 0)
-			return -1;
-		c->opts.iters = (int)v;
-		return 0;
-	case OPT_SOC:
-		if (rb_soc_load_file(&c->soc, arg) < 0)
-			return rb_error("--soc: %s", rb_last_error());
-		c->opts.engine.sim.soc = &c->soc;
-		return 0;
-	case OPT_ALLOW_SHARED:
-		c->opts.allow_shared = true;
-		return 0;
-	default:
-		return -1;
-	}
-}
-
-/* 0, or an exit code (help: 100). */
-static int parse_args(struct selftest_cli *c, int argc, char **argv)
-{
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "hd:o:", selftest_options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(selftest_usage, stdout);
-			return 100;
-		}
-		if (opt == '?' || parse_one(c, opt, optarg) < 0) {
-			fputs("see 'rknn-bench selftest --help'\n", stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return cli_fail(RB_EXIT_USAGE, "selftest takes no arguments ('%s')", argv[optind]);
-	if (c->out && cli_check_output("-o", c->out, NULL, 0) < 0)
-		return RB_EXIT_USAGE;
+	(void)opt;
+	c->soc_path = arg;
+	if (rb_soc_load_file(&c->soc, arg) < 0)
+		return rb_error("--soc: %s", rb_last_error());
+	c->opts.engine.sim.soc = &c->soc;
 	return 0;
 }
 
@@ -246,8 +162,8 @@ static int write_reports(const struct selftest_cli *c, const struct rb_selftest 
 	r.doc = rb_selftest_json(st, &ctx);
 	if (!r.doc)
 		ret = cli_fail(RB_EXIT_DEVICE, "out of memory");
-	if (!ret && c->out && rb_file_write_atomic(c->out, write_doc, &r) < 0)
-		ret = cli_fail(RB_EXIT_USAGE, "cannot write '%s': %s", c->out, rb_last_error());
+	if (!ret && c->out)
+		ret = cli_write_file(c->out, write_doc, &r);
 	if (!ret && cli_state_path("selftest-last.json", last, sizeof(last)) == 0 &&
 	    rb_file_write_atomic(last, write_doc, &r) < 0)
 		rb_warn("cannot keep the report for bugreport in '%s': %s", last, rb_last_error());
@@ -263,21 +179,25 @@ static int exit_code(int err)
 	return err == -EBADMSG ? RB_EXIT_FAIL : RB_EXIT_DEVICE;
 }
 
-int cmd_selftest(int argc, char **argv)
+static void selftest_init(void *o)
 {
-	struct selftest_cli c;
+	struct selftest_cli *c = o;
+
+	rb_selftest_opts_init(&c->opts);
+	c->opts.sysfs_root = getenv("RKNN_BENCH_SYSFS"); /* as info and run read it */
+}
+
+static int selftest_run(void *o, const struct cli_args *a)
+{
+	struct selftest_cli *c = o;
 	struct rb_selftest st;
 	int ret, err;
 
-	memset(&c, 0, sizeof(c));
-	rb_selftest_opts_init(&c.opts);
-	c.opts.sysfs_root = getenv("RKNN_BENCH_SYSFS"); /* as info and run read it */
-	ret = parse_args(&c, argc, argv);
-	if (ret)
-		return ret == 100 ? RB_EXIT_OK : ret;
-	if (strcmp(c.opts.device, "auto") != 0 && !cli_find_device(c.opts.device, &c.opts.engine))
+	(void)a;
+	if (strcmp(c->opts.device, "auto") != 0 &&
+	    !cli_find_device(c->opts.device, &c->opts.engine))
 		return RB_EXIT_USAGE; /* checked again by the ladder, which keeps no path */
-	err = rb_selftest_run(&st, &c.opts, progress, NULL);
+	err = rb_selftest_run(&st, &c->opts, progress, NULL);
 	if (err == -EINVAL && st.failure.rung < 0) {
 		rb_selftest_release(&st);
 		return cli_fail(RB_EXIT_USAGE, "%s", rb_last_error());
@@ -286,8 +206,52 @@ int cmd_selftest(int argc, char **argv)
 		print_failure(&st);
 	else
 		printf("selftest passed: %d rungs on %s in %.1f s\n", RB_SELFTEST_RUNGS,
-		       c.opts.device, st.seconds);
-	ret = write_reports(&c, &st);
+		       c->opts.device, st.seconds);
+	ret = write_reports(c, &st);
 	rb_selftest_release(&st);
 	return ret ? ret : exit_code(err);
 }
+
+#define T(field) offsetof(struct selftest_cli, field)
+
+static const struct cli_opt selftest_opts[] = {
+    {"device", 'd', CLI_STR, "D", "auto|sim|sim:rocket|rknpu|rocket", T(opts.device),
+     .help = "auto (default), sim, sim:rocket, rknpu[:PATH], rocket[:PATH]"},
+    {"output", 'o', CLI_STR, "FILE", .offset = T(out), .path = CLI_OUT,
+     .help = "write the report: a run report of the timing runs (rung 7),\n"
+	     "which 'rknn-bench calibrate FILE' fits, with the ladder in\n"
+	     "its \"selftest\" object"},
+    {"soak", 0, CLI_DOUBLE, "S", .offset = T(opts.soak_s),
+     .help = "seconds of the soak (rung 8; default 60)"},
+    {"seed", 0, CLI_U64, "N", .offset = T(opts.seed),
+     .help = "inputs and the soak's choices (default 1)"},
+    {"iters", 0, CLI_INT, "N", .offset = T(opts.iters), .min = 1, .max = 100000,
+     .help = "samples per timing run on a board (default 20)"},
+    {"soc", 0, CLI_CALL, "FILE", .offset = T(soc_path), .set = set_soc, .path = CLI_IN,
+     .help = "hardware profile of the emulator (sim devices)"},
+    {"allow-shared", 0, CLI_BOOL, .offset = T(opts.allow_shared),
+     .help = "another process holding the NPU is a note, not a failure"},
+    {NULL},
+};
+
+const struct cli_command cli_cmd_selftest = {
+    .name = "selftest",
+    .summary = "first light on a board: a ladder of checks that stops at what broke",
+    .synopsis = "[options]",
+    .about =
+	"First light on a board: a ladder of rungs, each proving one thing, run in order and\n"
+	"stopped at the first failure with a diagnosis (the smallest failing shape and config,\n"
+	"its programs decoded, the interrupt status, the kernel log and what to try next).\n"
+	"The rungs are 0 system, 1 buffers, 2 the smallest submit, 3 the golden programs,\n"
+	"4 single-core plans, 5 multi-core launch modes, 6 unproven features, 7 timing and\n"
+	"8 a soak (docs/boards.md section 0).\n",
+    .notes =
+	"The report is also kept as the last selftest report for 'rknn-bench bugreport'\n"
+	"($RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench).\n"
+	"Exit codes: 0 every rung passed, 1 a wrong result, 2 usage error (or a report that\n"
+	"cannot be written), 3 device error.\n",
+    .groups = {CLI_GROUP(selftest_opts, 0)},
+    .size = sizeof(struct selftest_cli),
+    .init = selftest_init,
+    .run = selftest_run,
+};

@@ -6,10 +6,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 
 #define DATA_SUBDIR "/share/rknn-bench"
 

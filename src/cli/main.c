@@ -1,44 +1,25 @@
 /* rknn-bench [global options] <command> [options] [args] */
 #include <getopt.h>
-#include <signal.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "core/debug.h"
-#include "core/error.h"
+#include "core/json.h"
 #include "core/version.h"
 
 bool cli_quiet;
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
+extern const struct cli_command cli_cmd_run, cli_cmd_dump, cli_cmd_regcmd, cli_cmd_plan,
+    cli_cmd_tune, cli_cmd_merge, cli_cmd_compare, cli_cmd_shapes, cli_cmd_calibrate, cli_cmd_report,
+    cli_cmd_info, cli_cmd_selftest, cli_cmd_bugreport;
+
+/* Adding a command is a cmd_<name>.c with its struct cli_command and a line here. */
+const struct cli_command *const cli_commands[] = {
+    &cli_cmd_run,   &cli_cmd_dump,     &cli_cmd_regcmd,    &cli_cmd_plan,      &cli_cmd_tune,
+    &cli_cmd_merge, &cli_cmd_compare,  &cli_cmd_shapes,    &cli_cmd_calibrate, &cli_cmd_report,
+    &cli_cmd_info,  &cli_cmd_selftest, &cli_cmd_bugreport,
 };
-
-static int cmd_help(int argc, char **argv);
-
-/* Adding a command is a line here and a cmd_<name>.c. */
-static const struct command commands[] = {
-    {"run", cmd_run, "benchmark and verify the matmuls of shapes files on a device"},
-    {"dump", cmd_dump, "decode a register program (regcmd) into text"},
-    {"regcmd", cmd_regcmd, "print the register program of a one-task matmul"},
-    {"plan", cmd_plan, "show how a matmul is cut into NPU tasks per core"},
-    {"tune", cmd_tune, "search NPU configs per shape, write the tuned kernel JSON"},
-    {"merge", cmd_merge, "join the tuned JSONs of tune --shard I/N into one"},
-    {"compare", cmd_compare, "compare two JSON reports: regressions, improvements, geomean"},
-    {"shapes", cmd_shapes, "write a shapes file from a model (GGUF header or its numbers)"},
-    {"calibrate", cmd_calibrate, "fit the emulator's hardware profile to a board's run reports"},
-    {"report", cmd_report, "write an HTML page (rooflines, bars, heatmaps) from reports"},
-    {"info", cmd_info, "show the NPU driver, hardware and host settings numbers depend on"},
-    {"selftest", cmd_selftest,
-     "first light on a board: a ladder of checks that stops at what broke"},
-    {"bugreport", cmd_bugreport, "bundle info, the last selftest and its failing programs"},
-    {"help", cmd_help, "show help for rknn-bench or one command"},
-};
-
-#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 
 static void usage(FILE *out)
 {
@@ -46,37 +27,31 @@ static void usage(FILE *out)
 		"usage: rknn-bench [--quiet] [--version] [--help] <command> [options] [args]\n\n"
 		"Benchmark and tune matrix multiplication on the Rockchip RK3588 NPU.\n\n"
 		"commands:\n");
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < cli_n_commands; i++)
+		fprintf(out, "  %-9s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
+	fprintf(out, "  %-9s %s\n", "help", "show help for rknn-bench or one command");
 	fprintf(out, "\n'rknn-bench <command> --help' describes a command.\n"
 		     "exit codes: 0 ok, 1 verification failure or regression, 2 usage or input "
-		     "error, 3 device or driver error\n");
+		     "error (an output that cannot be written too), 3 device or driver error\n");
 }
 
-static const struct command *find_command(const char *name)
+/* The command called `name`, or NULL with a message (and the nearest name). */
+static const struct cli_command *find_command(const char *name)
 {
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
+	const char *names[32], *near;
+
+	for (size_t i = 0; i < cli_n_commands; i++) {
+		if (strcmp(cli_commands[i]->name, name) == 0)
+			return cli_commands[i];
+		names[i] = cli_commands[i]->name;
+	}
+	names[cli_n_commands] = "help";
+	near = rb_name_nearest(name, names, cli_n_commands + 1);
+	if (near)
+		rb_error("'%s' is not a command; did you mean '%s'?", name, near);
+	else
+		rb_error("'%s' is not a command; see 'rknn-bench --help'", name);
 	return NULL;
-}
-
-static int cmd_help(int argc, char **argv)
-{
-	const struct command *cmd;
-	char *help_argv[] = {NULL, "--help", NULL};
-
-	if (argc < 2) {
-		usage(stdout);
-		return RB_EXIT_OK;
-	}
-	cmd = find_command(argv[1]);
-	if (!cmd || cmd->fn == cmd_help) {
-		rb_error("'%s' is not a command; see 'rknn-bench --help'", argv[1]);
-		return RB_EXIT_USAGE;
-	}
-	help_argv[0] = (char *)cmd->name;
-	return cmd->fn(2, help_argv);
 }
 
 /* A misspelled RKNN_BENCH_DEBUG flag would silently do nothing: say so, with the
@@ -95,49 +70,68 @@ static void warn_debug_flags(void)
 		valid);
 }
 
-int main(int argc, char **argv)
+/* The global options; -1 to go on to the command, else an exit code. */
+static int global_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"list-options", no_argument, NULL, 'L'}, /* for the completions and tests */
 	    {NULL, 0, NULL, 0},
 	};
-	const struct command *cmd;
 	int c;
 
-	/* A closed stdout (| head) is a write error, not a death: -o files are written
-	 * before stdout, and nothing else is lost (cli_stdout_failed). */
-	signal(SIGPIPE, SIG_IGN);
 	/* '+': stop at the command name; its own options are parsed by the command. */
 	while ((c = getopt_long(argc, argv, "+hVq", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h')
 			usage(stdout);
-			return RB_EXIT_OK;
-		case 'V':
+		else if (c == 'V')
 			printf("rknn-bench %s (commit %s)\n", RB_VERSION, rb_git_commit);
-			return RB_EXIT_OK;
-		case 'q':
+		else if (c == 'L')
+			cli_list_options(stdout);
+		else if (c == 'q')
 			cli_quiet = true;
-			break;
-		default:
+		else
 			usage(stderr);
-			return RB_EXIT_USAGE;
-		}
+		if (c != 'q')
+			return c == '?' ? RB_EXIT_USAGE : RB_EXIT_OK;
 	}
-	if (optind >= argc) {
-		usage(stderr);
-		return RB_EXIT_USAGE;
-	}
-	cmd = find_command(argv[optind]);
-	if (!cmd) {
-		rb_error("'%s' is not a command; see 'rknn-bench --help'", argv[optind]);
-		return RB_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return -1;
+	usage(stderr);
+	return RB_EXIT_USAGE;
+}
+
+static int dispatch(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+	char *help_argv[] = {NULL, "--help", NULL};
+	int ret = global_options(argc, argv);
+
+	if (ret >= 0)
+		return ret;
 	argc -= optind;
 	argv += optind;
 	optind = 0; /* glibc: full reset so the command's getopt_long starts afresh */
+	if (strcmp(argv[0], "help") == 0) { /* help COMMAND: COMMAND --help */
+		if (argc < 2)
+			return usage(stdout), RB_EXIT_OK;
+		help_argv[0] = argv[1];
+		argv = help_argv;
+		argc = 2;
+	}
+	cmd = find_command(argv[0]);
+	if (!cmd)
+		return RB_EXIT_USAGE;
 	warn_debug_flags();
-	return cmd->fn(argc, argv);
+	return cli_command_main(cmd, argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	/* A closed stdout (| head) is a write error, not a death: -o files are written
+	 * before stdout, and nothing else is lost (cli_stdout_failed). */
+	signal(SIGPIPE, SIG_IGN);
+	return cli_finish_stdout(dispatch(argc, argv));
 }

@@ -1,11 +1,9 @@
 /* SIGINT and SIGTERM as a request to stop (cli.h): run and tune finish what is safe to
  * finish, release the device and write nothing. */
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 
 volatile sig_atomic_t cli_stop_signal;
 
@@ -33,29 +31,15 @@ void cli_catch_stop(bool on)
 
 int cli_exit_code(int err)
 {
-	switch (err) {
-	case 0:
-		return RB_EXIT_OK;
-	case -EINVAL:
-	case -ENOMEM:
-	case -E2BIG:
-	case -EOVERFLOW:
-	case -ENOSPC: /* host files: the disk, permissions, a missing path */
-	case -EDQUOT:
-	case -EFBIG:
-	case -EROFS:
-	case -EACCES:
-	case -EPERM:
-	case -ENOENT:
-	case -EISDIR:
-	case -ESTALE:  /* a tune cache of another setup */
-	case -ETXTBSY: /* a tune cache another tune holds */
-		return RB_EXIT_USAGE;
-	case -EFAULT:
-		return RB_EXIT_FAIL;
-	case -EINTR:
+	/* bad input, and host files: the disk, permissions, a missing path; ESTALE: a tune
+	 * cache of another setup; ETXTBSY: a tune cache another tune holds */
+	static const int input[] = {EINVAL, ENOMEM, E2BIG, EOVERFLOW, ENOSPC, EDQUOT, EFBIG,
+				    EROFS,  EACCES, EPERM, ENOENT,    EISDIR, ESTALE, ETXTBSY};
+
+	for (size_t i = 0; i < sizeof(input) / sizeof(input[0]); i++)
+		if (err == -input[i])
+			return RB_EXIT_USAGE;
+	if (err == -EINTR)
 		return 128 + (cli_stop_signal ? cli_stop_signal : SIGINT);
-	default:
-		return RB_EXIT_DEVICE;
-	}
+	return err == 0 ? RB_EXIT_OK : err == -EFAULT ? RB_EXIT_FAIL : RB_EXIT_DEVICE;
 }

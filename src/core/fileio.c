@@ -220,6 +220,12 @@ static int write_sync(FILE *f, const char *path, rb_file_writer writer, void *ct
 		rc = -EIO;
 	own_message = rc && *rb_last_error();
 	errno = 0;
+	/* a writer that failed on the stream ("cannot write the report"): the stream's
+	 * own reason (a full disk) is the one to tell */
+	if (rc && ferror(f) && fflush(f) != 0 && errno) {
+		rc = -errno;
+		own_message = false;
+	}
 	if (!rc && fflush(f) != 0)
 		rc = errno ? -errno : -EIO;
 	if (!rc && ferror(f))

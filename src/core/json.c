@@ -310,6 +310,22 @@ bool rb_json_misspelled_key(const cJSON *obj, const char *const *known, size_t n
 	return false;
 }
 
+const char *rb_name_nearest(const char *typed, const char *const *known, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t d = key_distance(typed, known[k]);
+
+		if (d <= (strlen(known[k]) <= 3 ? 1u : 2u) && d < best_d) {
+			best = known[k];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
 /* Length of the UTF-8 sequence starting at s (0 if it is not a valid one). */
 static size_t utf8_length(const unsigned char *s)
 {

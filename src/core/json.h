@@ -33,6 +33,9 @@ const char *rb_json_quote(char *buf, size_t size, const char *s, size_t n, char 
  * True with *key and *meant set. */
 bool rb_json_misspelled_key(const cJSON *obj, const char *const *known, size_t n, const char **key,
 			    const char **meant);
+/* The name of `known` within two typos of `typed` (one for names of up to 3 letters),
+ * the nearest one; NULL when none is: a "did you mean" for a name a person typed. */
+const char *rb_name_nearest(const char *typed, const char *const *known, size_t n);
 /* True when s is valid UTF-8 without control characters (what may reach a terminal as
  * given); else *bad_at is the offset of the first bad byte. */
 bool rb_text_printable(const char *s, size_t *bad_at);

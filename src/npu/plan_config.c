@@ -312,13 +312,16 @@ static const struct {
 
 int rb_plan_config_set(struct rb_plan_config *cfg, const char *key, const char *value)
 {
+	char keys[160];
+	size_t used = 0;
+
 	for (size_t i = 0; i < ARRAY_SIZE(setters); i++)
 		if (strcmp(setters[i].key, key) == 0)
 			return setters[i].set(cfg, value);
-	return rb_set_error(-EINVAL,
-			    "config key '%s' is unknown; keys are mask, split, align, "
-			    "banks, kslice, res, chain, out, mainline, wreuse",
-			    key);
+	for (size_t i = 0; i < ARRAY_SIZE(setters) && used < sizeof(keys); i++) /* the table's */
+		used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s%s", i ? ", " : "",
+					 setters[i].key);
+	return rb_set_error(-EINVAL, "config key '%.40s' is unknown; keys are %s", key, keys);
 }
 
 /* One "key=value" token of a config string. */

@@ -459,6 +459,18 @@ static void cache_path(const struct input *in, char *buf, size_t size)
 		snprintf(buf, size, "%.*s/%s", (int)(slash - in->doc.path), in->doc.path, where);
 }
 
+int rb_merge_shard_cache(const char *shard_path, char *buf, size_t size)
+{
+	struct input in = {0};
+	int ret = rb_tuned_shard_load(&in.doc, shard_path);
+
+	buf[0] = '\0';
+	if (ret == 0 && in.doc.cache)
+		cache_path(&in, buf, size);
+	rb_tuned_shard_release(&in.doc);
+	return ret < 0 ? ret : buf[0] ? 0 : -ENOENT;
+}
+
 struct tagged {
 	struct rb_tune_record r;
 	size_t board, order;

@@ -46,5 +46,8 @@ struct rb_merge_result {
 };
 
 int rb_tune_merge(const struct rb_merge_opts *opts, struct rb_merge_result *result);
+/* The cache a shard's tuned JSON names (its "shard.cache", beside the shard), which a
+ * merge with cache_out reads: for the command's output guard. 0, or a negative errno. */
+int rb_merge_shard_cache(const char *shard_path, char *buf, size_t size);
 
 #endif

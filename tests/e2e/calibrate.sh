@@ -161,7 +161,7 @@ fi
 # ---- bad input: exit 2, a message naming the file and field, no profile written ----
 first=$(echo "$REPORTS" | head -n 1)
 expect_exit 2 "no report: exit 2" -- $RKNN_BENCH calibrate -o "$TMP/x.json"
-expect_grep "calibrate needs at least one report" "$TMP/err" "says a report is needed"
+expect_grep "calibrate needs REPORT.json" "$TMP/err" "says a report is needed"
 expect_exit 2 "no -o: exit 2" -- $RKNN_BENCH calibrate "$first"
 expect_grep "needs -o PROFILE.json" "$TMP/err" "says -o is needed"
 expect_exit 2 "one report of 4 results: too few: exit 2" -- \
