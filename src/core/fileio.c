@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,8 @@ static int grow(char **buf, size_t *cap, size_t want)
 	return 0;
 }
 
+#define STOP_SLICE_MS 100
+
 /* ---- bounded input: every read of a pipe, FIFO or terminal waits at most until a
  * deadline, and a signal (SIGINT, SIGTERM caught by the CLI) ends the wait ---- */
 
@@ -68,17 +71,30 @@ static int stopped(const struct rb_file_in *in)
 			    in->path);
 }
 
+static const volatile sig_atomic_t *stop_flag;
+
+void rb_file_read_stop_flag(const volatile sig_atomic_t *flag)
+{
+	stop_flag = flag;
+}
+
 /* Waits until the descriptor has data (or end of file) or the deadline passes: before
  * any data the first-data limit (a FIFO's writer may never come), then the whole
- * read's limit. */
+ * read's limit. The wait is cut in slices so that a stop asked for by a signal (which
+ * may reach another thread) ends it within one slice. */
 static int wait_data(const struct rb_file_in *in)
 {
 	struct pollfd p = {.fd = in->fd, .events = POLLIN};
-	double left = in->opened_ms + (in->got_data ? in->limit_ms : in->first_ms) - now_ms();
-	int r = left > 0 ? poll(&p, 1, (int)left + 1) : 0;
+	double end = in->opened_ms + (in->got_data ? in->limit_ms : in->first_ms), left;
+	int r = 0;
 
-	if (r < 0 && errno == EINTR)
-		return stopped(in);
+	while (r == 0 && (left = end - now_ms()) > 0) {
+		if (stop_flag && *stop_flag)
+			return stopped(in);
+		r = poll(&p, 1, left < STOP_SLICE_MS ? (int)left + 1 : STOP_SLICE_MS);
+		if (r < 0 && errno == EINTR)
+			r = 0; /* the flag says whether it was a stop */
+	}
 	if (r < 0)
 		return rb_set_error(-errno, "cannot read '%s': %s", in->path, strerror(errno));
 	if (r > 0)
@@ -106,7 +122,7 @@ int rb_file_in_read_some(struct rb_file_in *in, void *buf, size_t n, size_t *got
 		r = read(in->fd, buf, n);
 		if (r >= 0)
 			break;
-		if (errno == EINTR && in->waits)
+		if (errno == EINTR && stop_flag && *stop_flag)
 			return stopped(in);
 		if (errno != EAGAIN && errno != EINTR)
 			return rb_set_error(-errno, "cannot read '%s': %s", in->path,
@@ -165,6 +181,21 @@ void rb_file_in_close(struct rb_file_in *in)
 	if (in->fd >= 0)
 		close(in->fd);
 	in->fd = -1;
+}
+
+ssize_t rb_file_read_prefix(const char *path, char *buf, size_t size)
+{
+	struct rb_file_in in;
+	size_t got = 0;
+	int rc = rb_file_in_open(&in, path);
+
+	buf[0] = '\0';
+	if (rc)
+		return rc;
+	rc = rb_file_in_read(&in, buf, size - 1, &got);
+	rb_file_in_close(&in);
+	buf[got] = '\0';
+	return rc ? rc : (ssize_t)got;
 }
 
 /* Reads until end of file; the size from fstat is only a hint (pipes, /proc). */

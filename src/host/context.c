@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fileio.h"
 #include "core/version.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -113,16 +114,10 @@ static void read_cpuinfo(const char *path, struct cpuinfo *ci)
 static void read_dt_soc(const char *path, char *buf, size_t size)
 {
 	char data[512];
-	size_t len, i, last = 0;
-	FILE *f;
+	ssize_t got = path ? rb_file_read_prefix(path, data, sizeof(data)) : -1;
+	size_t len = got > 0 ? (size_t)got : 0, i, last = 0;
 
 	buf[0] = '\0';
-	f = path ? fopen(path, "rb") : NULL;
-	if (!f)
-		return;
-	len = fread(data, 1, sizeof(data) - 1, f);
-	fclose(f);
-	data[len] = '\0';
 	for (i = 0; i + 1 < len; i++)
 		if (data[i] == '\0' && data[i + 1] != '\0')
 			last = i + 1;
@@ -180,15 +175,10 @@ void rb_cpu_model_read(char *buf, size_t size, const char *cpuinfo_path,
 void rb_board_model_read(char *buf, size_t size, const char *model_path)
 {
 	char data[256];
-	size_t len;
-	FILE *f = model_path ? fopen(model_path, "rb") : NULL;
 
 	buf[0] = '\0';
-	if (!f)
+	if (!model_path || rb_file_read_prefix(model_path, data, sizeof(data)) <= 0)
 		return;
-	len = fread(data, 1, sizeof(data) - 1, f);
-	fclose(f);
-	data[len] = '\0';
 	copy_trimmed(buf, size, data); /* the model ends at its NUL (or a newline) */
 }
 

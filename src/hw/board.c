@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fileio.h"
+
 #define MAX_ALIASES 3
 
 /* One board: its device-tree compatible string (mainline kernels), the models vendor and
@@ -99,17 +101,9 @@ const char *rb_board_dt_root(void)
 static void read_dt_string(const char *dt_root, const char *name, char *buf, size_t size)
 {
 	char path[512];
-	FILE *f;
-	size_t n;
 
-	buf[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%s", dt_root, name);
-	f = fopen(path, "rb");
-	if (!f)
-		return;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	(void)rb_file_read_prefix(path, buf, size); /* bounded: RKNN_BENCH_DTROOT may be a FIFO */
 	buf[strcspn(buf, "\n")] = '\0';
 }
 

@@ -96,3 +96,33 @@ expect_grep "byte 49: an array \(4611686018427387904 bytes\) would take the head
 # A directory is called a directory, not a truncated file.
 expect_exit 2 "shapes --gguf DIRECTORY" -- $RKNN_BENCH shapes --gguf "$TMP"
 expect_grep "cannot read '$TMP': Is a directory" "$TMP/err" "the message says it is a directory"
+
+# Files named by the environment (RKNN_BENCH_MEMINFO, RKNN_BENCH_DTROOT, ...) are read
+# the same way, and SIGTERM ends a wait for one: with the default limit (10 s for a
+# FIFO's first data) a run or tune blocked on a FIFO ends within 3 s of a SIGTERM sent
+# after 1 s, with the exit code of a stop (143). Before, run and tune (which catch the
+# signal to stop cleanly) kept waiting: forever on a blocking read.
+for cmd in "run --device sim --shape 1x64x64 --iters 1 --warmup 0" \
+	"tune --device sim --shape 1x64x64 --top 1 --quiet -o $TMP/t.json"; do
+	start=$(ms)
+	# shellcheck disable=SC2086 # cmd is a command line
+	(RKNN_BENCH_MEMINFO=$TMP/fifo RKNN_BENCH_READ_TIMEOUT_MS= exec $RKNN_BENCH $cmd \
+		>/dev/null 2>"$TMP/sig.err") &
+	pid=$!
+	sleep 1
+	kill -TERM $pid
+	while kill -0 $pid 2>/dev/null && [ $(($(ms) - start)) -lt 4000 ]; do sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then
+		kill -KILL $pid
+		wait $pid 2>/dev/null
+		not_ok "${cmd%% *} blocked on RKNN_BENCH_MEMINFO (a FIFO): SIGTERM ends it" \
+			"still running 3 s after SIGTERM"
+	else
+		wait $pid
+		rc=$?
+		[ "$rc" -eq 143 ] &&
+			ok "${cmd%% *} blocked on RKNN_BENCH_MEMINFO (a FIFO): SIGTERM ends it (143, $(($(ms) - start)) ms)" ||
+			not_ok "${cmd%% *} blocked on RKNN_BENCH_MEMINFO: SIGTERM ends it" "exit $rc" \
+				"$(head -c 300 "$TMP/sig.err")"
+	fi
+done
