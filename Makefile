@@ -11,9 +11,13 @@
 #                     CHECK_SCOPE=quick; the model files' tunes, sharding, calibrate,
 #                     the fake node, the shim, install and the file-reader timeouts are
 #                     left to make check
-#   make deps-check   fail when a folder of src/ includes a higher floor or folders form
-#                     a cycle (scripts/deps-check.sh, docs/architecture.md); make check
-#                     runs it first
+#   make deps-check   fail when a folder of src/ includes or calls (the built objects'
+#                     symbols) a higher floor or a folder its row of the floors table
+#                     does not name, or folders form a cycle (scripts/deps-check.sh,
+#                     docs/architecture.md); make check runs it first
+#   make doc-keys-check  fail when a key of the run report, the tuned JSON or the tune
+#                     cache is named outside its module (scripts/doc-keys-check.sh); make
+#                     check runs it after deps-check
 #   make shim         build/shim/librknnrt.so: the rknn_matmul_api on rknn-bench (docs/backend.md)
 #   make bench        build the benchmarks under bench/ (build/bench-*) and write the table of
 #                     rknn-bench against its baselines (OpenBLAS when pkg-config finds it,
@@ -76,7 +80,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -pthread -MMD 
 LDLIBS   += $(PKG_LIBS) -lm -pthread
 LDFLAGS  += $(SANFLAGS)
 
-LIB_SRC  := $(sort $(wildcard src/core/*.c src/host/*.c src/numeric/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/page/*.c))
+LIB_SRC  := $(sort $(wildcard src/core/*.c src/host/*.c src/numeric/*.c src/results/*.c src/hw/*.c src/model/*.c src/sim/*.c src/dev/*.c src/npu/*.c src/run/*.c src/tune/*.c src/selftest/*.c src/page/*.c))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -112,7 +116,7 @@ Q = @
 quiet = @printf '  %-6s %s\n' $(1) $(2);
 endif
 
-.PHONY: FORCE all check check-build check-quick deps-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
+.PHONY: FORCE all check check-build check-quick deps-check doc-keys-check check-aarch64 lint format-check format run bench calibrate install uninstall clean deps test-deps baseline shim man
 .DEFAULT_GOAL := all
 # Keep the test objects (intermediate files) so rebuilds stay incremental.
 .SECONDARY:
@@ -169,7 +173,7 @@ $(BUILD)/tests/maxrss: $(BUILD)/obj/tests/tools/maxrss.o
 # (objects in $(BUILD)/pic; the main binary is built as always).
 FAKENODE     := $(BUILD)/tests/libfakenode.so
 FAKENODE_SRC := tests/fakenode/fakenode.c $(sort $(wildcard src/sim/*.c)) src/core/error.c \
-                src/core/fileio.c src/core/fp16.c src/core/json.c src/numeric/layout.c src/numeric/ref.c src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c
+                src/core/fileio.c src/core/fp16.c src/core/json.c $(wildcard src/numeric/layout*.c src/numeric/ref*.c) src/hw/regs.c src/hw/conv.c src/hw/soc.c src/hw/board.c src/host/devtree.c
 FAKENODE_OBJ := $(FAKENODE_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/soc_rk3588.o
 
 $(BUILD)/pic/%.o: %.c
@@ -238,6 +242,7 @@ $(BUILD)/bench-summary: LDLIBS += $(BLAS_LIBS)
 
 bench: $(BENCHES)
 	$(RUNNER) $(BUILD)/bench-summary $(BENCH_ARGS) -o bench/results.md
+	$(RUNNER) $(BUILD)/bench-host -o bench/host.md
 
 calibrate: $(BUILD)/bench-calibrate
 	$(BUILD)/bench-calibrate -o bench/calibration.md
@@ -261,18 +266,24 @@ RUNNER ?=
 
 include tests/fuzz/fuzz.mk
 
-deps-check:
-	@sh scripts/deps-check.sh .
+# The include level reads the sources, the link level the symbols of every object of
+# src/ (the shim's too, compiled here as any other object).
+deps-check: $(LIB_OBJ) $(CLI_OBJ) $(BUILD)/obj/src/shim/shim.o
+	@sh scripts/deps-check.sh . $(BUILD)/obj
+
+# The keys of the run report, the tuned JSON and the tune cache in their modules only.
+doc-keys-check:
+	@sh scripts/doc-keys-check.sh .
 
 # What the tests run: `make check-build` builds it without running anything.
-CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
+CHECK_DEPS := $(BIN) $(TESTS) $(BUILD)/obj/src/shim/shim.o $(BUILD)/tests/jsoncheck $(BUILD)/tests/mkgguf $(BUILD)/tests/maxrss \
 	$(BUILD)/tests/consumer $(BENCHES) \
 	$(BUILD)/tests/backend-demo $(BUILD)/tests/shim-api $(STANDIN) $(FAKENODE) \
 	$(BUILD)/tests/prime-probe $(FUZZ_REPLAYS)
 
 check-build: $(CHECK_DEPS)
 
-check: deps-check $(CHECK_DEPS)
+check: deps-check doc-keys-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" sh tests/run-tests.sh $(TESTS)
 
@@ -286,7 +297,7 @@ QUICK_E2E := bad_input bench_summary calibration compare deps_check disk_full fa
 	fuzz_replay info limits mem output perf plan regcmd regression report rocket run shapes \
 	sim soc_profiles tuned_roundtrip wreuse ggml_slices
 
-check-quick: deps-check $(CHECK_DEPS)
+check-quick: deps-check doc-keys-check $(CHECK_DEPS)
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CROSS=$(CROSS) DEVICE=$(DEVICE) BASELINE=$(BASELINE) \
 		RUNNER="$(RUNNER)" CHECK_SCOPE=quick E2E="$(QUICK_E2E)" sh tests/run-tests.sh $(TESTS)
 

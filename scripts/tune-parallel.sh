@@ -4,13 +4,15 @@
 #
 # usage: scripts/tune-parallel.sh [options] SHAPES.json [-- TUNE OPTIONS...]
 #   -n N            shards (default: the jobs, or the number of --sshlogin entries)
-#   -j J            shards running at once per machine (default: this machine's cores;
-#                   with --sshlogin: 1 per board, which has one NPU)
+#   -j J            shards running at once on this machine (default: its cores); with
+#                   --sshlogin always one per board (see below)
 #   -o OUT.json     the merged tuned JSON (default tuned.json); its cache is
 #                   OUT.json.cache.jsonl, the shards' files are in OUT.json.shards/
 #   --sshlogin L    run the shards on these hosts (GNU parallel's --sshlogin: a
-#                   comma-separated list, e.g. rock@board1,rock@board2), each with
-#                   rknn-bench installed; the shapes file is sent, the results fetched
+#                   comma-separated list, e.g. rock@board1,rock@board2, one entry per
+#                   board), each with rknn-bench installed; the shapes file is sent, the
+#                   results fetched. One shard per board at a time: two tunes on one
+#                   NPU kill each other's jobs (the vendor driver's cleanup)
 #   --bin PATH      the rknn-bench to run (default: build/rknn-bench beside this
 #                   script if built, else rknn-bench on PATH; on boards: on their PATH)
 # Whatever follows -- goes to every `rknn-bench tune` (e.g. --device sim --top 4).
@@ -45,8 +47,16 @@ if [ -z "$bin" ]; then
 	else bin=rknn-bench; fi
 fi
 if [ -n "$logins" ]; then
+	# One tune per board at a time. On each non-blocking submit the vendor driver drops
+	# every job on the core older than its timeout, the timeout's milliseconds counted as
+	# microseconds (6000 ms: 6 ms): a second tune on the NPU kills the first one's jobs
+	# and the NPU is reset under both (docs/scale-out.md).
+	# GNU parallel's --jobs counts per host; "1/host" also tells it the host takes one.
+	[ "${jobs:-1}" = 1 ] ||
+		die "-j $jobs with --sshlogin: one shard per board at a time (docs/scale-out.md)"
+	jobs=1
+	logins=$(echo "$logins" | tr ',' '\n' | sed '/^$/d; s#^[0-9]*/##; s#^#1/#' | paste -sd, -)
 	boards=$(echo "$logins" | tr ',' '\n' | grep -c .)
-	jobs=${jobs:-1}
 	n=${n:-$boards}
 else
 	jobs=${jobs:-$(nproc 2>/dev/null || echo 2)}

@@ -162,6 +162,11 @@ struct rb_matmul_stats {
 	double device_us;
 	bool modeled;
 	unsigned runs; /* successful runs so far */
+	/* Host wall time of the last run's phases, in µs (this CPU, not the device):
+	 * converting A to fp16 and C from fp32 (convert_us), packing A into its cube
+	 * (pack_us), submitting and waiting (submit_us: on the emulator its own work
+	 * too), unpacking C and adding K-slices (unpack_us). */
+	double convert_us, pack_us, submit_us, unpack_us;
 };
 
 void rb_matmul_stats(const struct rb_matmul *mm, struct rb_matmul_stats *stats);

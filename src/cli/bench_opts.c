@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "dev/npu_device.h"
 #include "numeric/verify.h"
 #include "hw/board.h"
 #include "hw/soc.h"
@@ -55,6 +56,9 @@ static const struct cli_bench_option {
      "tune shard I of N: a deterministic part of the shapes\n"
      "(or, with fewer shapes than shards, of a shape's space);\n"
      "join the shards with `rknn-bench merge` (docs/scale-out.md)"},
+    {"shard-plan", required_argument, CLI_OPT_SHARD_PLAN, CLI_TUNE, "search", "--shard-plan N",
+     "print which shapes each of N shards takes and the modeled\n"
+     "work of each (no device needed) and exit"},
     {"list-space", no_argument, CLI_OPT_LIST_SPACE, CLI_TUNE, "search", NULL,
      "print the space (per shape when shapes are given) and exit"},
     {"weight-copies", no_argument, CLI_OPT_WEIGHT_COPIES, CLI_TUNE, "search", NULL,
@@ -77,6 +81,9 @@ static const struct cli_bench_option {
      "(default: the built-in profile of the board's memory,\n"
      "configs/soc/rk3588-lpddr4x.json or rk3588-lpddr5.json, for\n"
      "a board the device tree names; else configs/soc/rk3588.json)"},
+    {"wait-device", no_argument, CLI_OPT_WAIT_DEVICE, BOTH, "device", "--wait-device",
+     "NPU: wait while another rknn-bench process holds the device\n"
+     "(default: fail, exit 3; $RKNN_BENCH_SIM_NODE: a sim's node)"},
     {"threads", required_argument, CLI_OPT_THREADS, BOTH, "device", "--threads N",
      "CPU threads for the reference, and for tune's timing model\n"
      "(one engine per thread, at most 16; default: one per CPU)"},
@@ -241,20 +248,27 @@ static int parse_soc(struct rb_engine_opts *engine, const char *path)
 	if (ret < 0)
 		return rb_error("--soc: %s%s", rb_last_error(), cli_data_hint(path, ret));
 	snprintf(soc.chosen_by, sizeof(soc.chosen_by), "--soc %.180s", path);
+	soc.pinned = true; /* its clock, whatever the driver */
 	engine->sim.soc = &soc;
 	return 0;
 }
 
 /* Without --soc: the built-in profile of the board's memory type, else the default
  * (rb_soc_choose); named in every report through chosen_by. */
-static int choose_soc(struct rb_engine_opts *engine)
+static int choose_soc(struct rb_engine_opts *engine, const char *device)
 {
 	static struct rb_soc_profile soc;
+	const char *dev = device ? device : "auto", *sysfs = getenv("RKNN_BENCH_SYSFS");
 
 	if (engine->sim.soc)
 		return 0;
 	if (rb_soc_choose(&soc, rb_board_dt_root()) < 0)
 		return rb_error("%s", rb_last_error());
+	/* the clock the driver runs the NPU at: a board's kernel's, or mainline's */
+	rb_soc_for_driver(&soc, strstr(dev, "rocket") != NULL,
+			  strncmp(dev, "sim", 3) == 0 ? NULL
+			  : sysfs                     ? sysfs
+						      : "/sys");
 	engine->sim.soc = &soc;
 	return 0;
 }
@@ -298,6 +312,9 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 	case CLI_OPT_SOC:
 		b->soc_path = cli_data_path(arg, "soc");
 		return parse_soc(b->engine, b->soc_path);
+	case CLI_OPT_WAIT_DEVICE:
+		rb_npu_device_set_wait(true); /* dev/npu_device.h: the lock on the node */
+		return 0;
 	case CLI_OPT_VERIFY:
 		return parse_named("--verify", arg, rb_verify_mode_parse(arg, &b->verify->mode));
 	case CLI_OPT_SEED:
@@ -317,8 +334,10 @@ int cli_bench_option(struct cli_bench *b, int code, const char *arg)
 		cli_unsafe_skip_validation(b->engine);
 		return 0;
 	default:
-		if (code >= CLI_PLAN_OPT_BASE)
+		if (code >= CLI_PLAN_OPT_BASE) {
+			b->engine->config_given = true; /* no model-guided default then */
 			return cli_plan_option(&b->engine->plan, code, arg);
+		}
 		return parse_measure(b, code, arg);
 	}
 }
@@ -348,6 +367,6 @@ int cli_bench_parse(struct cli_bench *b, unsigned cmd, int argc, char **argv,
 	}
 	free(opts);
 	if (ret == 0)
-		ret = choose_soc(b->engine);
+		ret = choose_soc(b->engine, *b->device_name);
 	return ret;
 }

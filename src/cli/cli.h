@@ -25,6 +25,12 @@ int cmd_info(int argc, char **argv);
 int cmd_shapes(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
+int cmd_bugreport(int argc, char **argv);
+/* Where a file kept between commands goes (the last selftest report, cmd_selftest.c):
+ * $RKNN_BENCH_STATE, else $XDG_STATE_HOME/rknn-bench, else ~/.local/state/rknn-bench
+ * (made as needed). 0, or -ENOENT when there is no such directory. */
+int cli_state_path(const char *name, char *buf, size_t size);
 
 /* An HTML report page (report/page.h) to out_path, written atomically, or to stdout
  * when out_path is NULL (cmd_report.c): an exit code. */
@@ -114,6 +120,7 @@ enum cli_bench_code {
 	CLI_OPT_DTYPE,
 	CLI_OPT_DEVICE,
 	CLI_OPT_SOC,
+	CLI_OPT_WAIT_DEVICE,
 	CLI_OPT_THREADS,
 	CLI_OPT_LAUNCH,
 	CLI_OPT_TUNED,
@@ -141,6 +148,7 @@ enum cli_bench_code {
 	CLI_OPT_WEIGHT_COPIES,
 	CLI_OPT_CACHE,
 	CLI_OPT_SHARD,
+	CLI_OPT_SHARD_PLAN,
 	CLI_OPT_QUIET,
 	CLI_OPT_VERBOSE,
 	CLI_OPT_EXPORT_JSON,

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "core/error.h"
+#include "dev/discover.h"
 #include "dev/info.h"
 #include "hw/board.h"
 #include "hw/soc.h"
@@ -199,8 +200,22 @@ static void print_host(const struct rb_host_info *h)
 	print_devfreq("npu devfreq", &h->npu);
 }
 
+/* The profile run and tune use without --soc: the board's memory (rb_soc_choose) at
+ * the NPU clock its kernel set (sysfs, else 200 MHz under a mainline rocket node). */
+static int board_profile(struct rb_soc_profile *p)
+{
+	struct rb_npu_node node;
+	const char *sysfs = getenv("RKNN_BENCH_SYSFS");
+	int ret = rb_soc_choose(p, rb_board_dt_root());
+
+	if (ret == 0)
+		rb_soc_for_driver(p, rb_discover_driver("rocket", &node) == 0,
+				  sysfs ? sysfs : "/sys");
+	return ret;
+}
+
 /* The board the device tree names, its memory and the hardware profile run and tune
- * use without --soc (hw/board.h, rb_soc_choose). */
+ * use without --soc (hw/board.h, board_profile). */
 static void print_board(void)
 {
 	struct rb_board b;
@@ -211,7 +226,7 @@ static void print_board(void)
 	printf("  %-18s %s\n", "model", b.model[0] ? b.model : "unknown");
 	printf("  %-18s %s", "memory", rb_ddr_type_name(b.ddr));
 	printf(b.source ? " (%s)\n" : " (not a board whose memory is known)\n", b.source);
-	if (rb_soc_choose(&p, rb_board_dt_root()) == 0)
+	if (board_profile(&p) == 0)
 		printf("  %-18s %s, chosen by %s\n", "hardware profile", p.label, p.chosen_by);
 }
 
@@ -233,7 +248,7 @@ static cJSON *board_json(void)
 	else
 		cJSON_AddNullToObject(o, "memory_source");
 	prof = cJSON_AddObjectToObject(o, "hw_profile");
-	if (prof && rb_soc_choose(&p, rb_board_dt_root()) == 0) {
+	if (prof && board_profile(&p) == 0) {
 		cJSON_AddStringToObject(prof, "label", p.label);
 		cJSON_AddStringToObject(prof, "chosen_by", p.chosen_by);
 	}

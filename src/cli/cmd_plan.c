@@ -10,8 +10,11 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/version.h"
+#include "hw/board.h"
+#include "hw/soc.h"
 #include "npu/job.h"
 #include "npu/plan.h"
+#include "run/plan_model.h"
 #include "rknn_bench/shape.h"
 
 #define DEFAULT_SHOWN_TASKS 16
@@ -21,7 +24,9 @@ static const char plan_usage[] =
     "\n"
     "Print the plan of C = A·B for every shape: the config as planned, the buffers, and\n"
     "per NPU core its range of the split axis and its tasks (rows, channels and kernels,\n"
-    "CBUF banks, buffer offsets, bytes moved), then totals.\n"
+    "CBUF banks, buffer offsets, bytes moved), then totals. Without config flags the\n"
+    "config is the model-guided default: the candidates the timing model ranked are\n"
+    "listed with their modeled device and host times (the launch is run's choice).\n"
     "\n"
     "shapes:\n"
     "  --shape MxKxN        a shape on the command line, e.g. 1x2048x8192 (repeatable)\n"
@@ -53,6 +58,8 @@ struct plan_opts {
 	enum rb_dtype dtype;
 	bool json;
 	long shown_tasks;
+	bool config_given;                /* a config flag: no model-guided default */
+	struct rb_plan_ranking *rankings; /* per entry, without config flags */
 };
 
 static int parse_format(struct plan_opts *o, const char *arg)
@@ -85,6 +92,7 @@ static int parse_option(struct plan_opts *o, int c, const char *arg, const char 
 		o->shown_tasks = v;
 		return 0;
 	default:
+		o->config_given = true;
 		return cli_plan_option(&o->config, c, arg);
 	}
 }
@@ -190,11 +198,30 @@ static void print_head(const struct rb_plan *p, const struct rb_shape_entry *e)
 	       (unsigned long long)p->c_cube_bytes);
 }
 
-static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, long shown)
+/* The candidates of the model-guided default, best marked. */
+static void print_ranking(const struct rb_plan_ranking *r)
 {
+	char line[320];
+
+	if (!r || !r->count)
+		return;
+	printf("  ranked  %zu candidate%s by the timing model (modeled; %zu planned the same "
+	       "program, %zu refused):\n",
+	       r->count, r->count == 1 ? "" : "s", r->duplicates, r->rejected);
+	for (size_t i = 0; i < r->count; i++) {
+		rb_plan_candidate_format(r, i, line, sizeof(line));
+		printf("    %s\n", line);
+	}
+}
+
+static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, long shown,
+		       const struct rb_plan_ranking *r)
+{
+	char note[320];
 	uint64_t moved = p->feature_bytes + p->weight_bytes + p->output_bytes;
 
 	print_head(p, e);
+	print_ranking(r);
 	for (unsigned i = 0; i < p->n_cores; i++)
 		print_core(p, &p->cores[i], shown);
 	printf("  total   %zu task%s, %zu submit%s; feature %llu B, weights %llu B, output %llu "
@@ -211,6 +238,8 @@ static void print_plan(const struct rb_plan *p, const struct rb_shape_entry *e, 
 		printf(
 		    "  note    WEIGHT_REUSE (a chained task keeps the weights of the task before "
 		    "in the CBUF) is unproven on silicon\n");
+	rb_plan_timeout_note(p, p->config.mainline ? "rocket" : "rknpu", note, sizeof(note));
+	printf("  submits %s (modeled)\n", note);
 }
 
 static int print_json(const struct rb_plan *plans, const struct plan_opts *o)
@@ -228,16 +257,46 @@ static int print_json(const struct rb_plan *plans, const struct plan_opts *o)
 
 /* ---- command -------------------------------------------------------------------- */
 
+/* The config of entry i: the flags', or the model's choice over them (ranked once per
+ * shape: a model file repeats its shapes). */
+static void entry_config(const struct plan_opts *o, size_t i, struct rb_plan_config *cfg)
+{
+	const struct rb_shape *s = &o->shapes.entries[i].shape;
+	struct rb_plan_ranking *r = &o->rankings[i];
+	enum rb_npu_launch launch;
+
+	*cfg = o->config;
+	if (o->config_given)
+		return;
+	for (size_t j = 0; j < i; j++)
+		if (rb_shape_equal(&o->shapes.entries[j].shape, s) && o->rankings[j].count) {
+			*r = o->rankings[j];
+			*cfg = r->items[r->best].config;
+			return;
+		}
+	if (rb_plan_model_default(s, &o->config, false, RB_PLAN_RANK_ALL_LAUNCHES, NULL, cfg,
+				  &launch, r) < 0)
+		*cfg = o->config; /* planning it says why */
+}
+
 static int plan_all(const struct plan_opts *o, struct rb_plan *plans)
 {
+	struct rb_soc_profile soc; /* the driver's clock: rocket's for a mainline plan */
+
+	if (rb_soc_choose(&soc, rb_board_dt_root()) < 0)
+		return rb_error("%s", rb_last_error());
+	rb_soc_for_driver(&soc, o->config.mainline, NULL);
 	for (size_t i = 0; i < o->shapes.count; i++) {
 		const struct rb_shape_entry *e = &o->shapes.entries[i];
 		struct rb_npu_job_bytes bytes;
+		struct rb_plan_config cfg;
 		char spec[80];
 
+		entry_config(o, i, &cfg);
 		/* the buffers a job allocates must fit too, as run and tune would find */
-		if (rb_plan_init(&plans[i], &e->shape, &o->config) == 0 &&
-		    rb_npu_job_check_limits(&plans[i], 0, &bytes) == 0)
+		if (rb_plan_init(&plans[i], &e->shape, &cfg) == 0 &&
+		    rb_npu_job_check_limits(&plans[i], 0, &bytes) == 0 &&
+		    rb_plan_fit_driver(&plans[i], &soc) == 0)
 			continue;
 		if (spec_of(e, spec, sizeof(spec)))
 			return rb_error("%s (%s %s): %s", e->names[0], spec,
@@ -254,7 +313,8 @@ static int print_all(const struct plan_opts *o, const struct rb_plan *plans)
 	for (size_t i = 0; i < o->shapes.count; i++) {
 		if (i)
 			putchar('\n');
-		print_plan(&plans[i], &o->shapes.entries[i], o->shown_tasks);
+		print_plan(&plans[i], &o->shapes.entries[i], o->shown_tasks,
+			   o->rankings ? &o->rankings[i] : NULL);
 	}
 	return 0;
 }
@@ -270,13 +330,15 @@ int cmd_plan(int argc, char **argv)
 	ret = parse_args(&o, argc, argv);
 	if (ret == 0) {
 		plans = calloc(o.shapes.count, sizeof(*plans));
-		ret = plans ? plan_all(&o, plans) : rb_error("out of memory");
+		o.rankings = calloc(o.shapes.count, sizeof(*o.rankings));
+		ret = plans && o.rankings ? plan_all(&o, plans) : rb_error("out of memory");
 	}
 	if (ret == 0)
 		ret = print_all(&o, plans);
 	for (size_t i = 0; plans && i < o.shapes.count; i++)
 		rb_plan_release(&plans[i]);
 	free(plans);
+	free(o.rankings);
 	rb_shape_list_release(&o.shapes);
 	if (ret == 1)
 		return RB_EXIT_OK;

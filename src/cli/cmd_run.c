@@ -8,6 +8,8 @@
 
 #include "cli/cli.h"
 #include "run/measure.h"
+#include "tune/tuned_opts.h"
+#include "run/plan_model.h"
 #include "run/tuned_run.h"
 #include "core/debug.h"
 #include "run/engine.h"
@@ -129,6 +131,7 @@ static int parse_option(struct run_opts *o, int c, const char *arg)
 
 	switch (c) {
 	case CLI_OPT_LAUNCH:
+		o->engine.config_given = true;
 		return parse_named("--launch", arg, rb_npu_launch_parse(arg, &o->engine.launch));
 	case CLI_OPT_MIN_TIME:
 		return cli_parse_double("--min-time", arg, 0, &o->measure.min_time_s);
@@ -299,6 +302,7 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 		     struct rb_progress *progress)
 {
 	struct rb_plan_config saved = e->opts.plan;
+	enum rb_npu_launch saved_launch = e->opts.launch;
 	int ret;
 
 	if (entry->config && !tuned && rb_plan_config_parse(&e->opts.plan, entry->config) < 0) {
@@ -306,8 +310,12 @@ static int run_entry(const struct run_opts *o, struct rb_engine *e,
 		rb_error("%s: config '%s': %s", entry->names[0], entry->config, rb_last_error());
 		return RB_EXIT_USAGE;
 	}
+	/* no config at all: the model-guided default (a refusal is reported by the run) */
+	if (!entry->config && !tuned && !e->opts.config_given && !e->ops->is_reference)
+		rb_engine_opts_model_default(&e->opts, e->ops, &entry->shape);
 	ret = run_shape(o, e, entry, r, progress);
 	e->opts.plan = saved;
+	e->opts.launch = saved_launch;
 	return ret;
 }
 

@@ -1,5 +1,7 @@
 /* rknn-bench tune: search planner configs per shape, write the tuned kernel JSON. */
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,7 @@ static void tune_usage(void)
 struct tune_cli {
 	struct rb_tune_opts *o;
 	enum rb_table_style style; /* --format of the summary */
+	long shard_plan;           /* --shard-plan N (0: none) */
 };
 
 static int parse_format(struct tune_cli *cli, const char *arg)
@@ -83,6 +86,9 @@ static int parse_option(struct tune_cli *cli, int c, const char *arg)
 	case CLI_OPT_LIST_SPACE:
 		o->list_space = true;
 		return 0;
+	case CLI_OPT_SHARD_PLAN: /* like --list-space: no device, no output file */
+		o->list_space = true;
+		return cli_parse_int("--shard-plan", arg, 1, RB_TUNE_MAX_SHARDS, &cli->shard_plan);
 	case CLI_OPT_WEIGHT_COPIES:
 		o->weight_copies = true;
 		return 0;
@@ -265,10 +271,61 @@ static int list_space(const struct rb_tune_opts *o)
 	return RB_EXIT_OK;
 }
 
+/* ---- --shard-plan ---- */
+
+static void print_shard(const struct rb_tune_shard_plan *p, const struct rb_tune_opts *o,
+			unsigned s, struct rb_tune_shard_work *work)
+{
+	char key[64];
+
+	rb_tune_shard_split(p, &o->shapes, &(struct rb_tune_shard){s + 1, p->count}, work);
+	printf("shard %u/%u: %.1f s modeled\n", s + 1, p->count, p->seconds[s]);
+	for (size_t u = 0; u < p->n_units; u++) {
+		const struct rb_tune_shard_unit *x = &p->units[u];
+
+		if (!work[x->entry].mine)
+			continue;
+		rb_tune_shape_key(&o->shapes.entries[x->entry].shape, key, sizeof(key));
+		printf("  %-22s %5zu configs %11.0f tasks %8.1f s whole", key, x->configs, x->tasks,
+		       x->seconds);
+		if (x->slices > 1)
+			printf(", slice %u of %u", work[x->entry].slice + 1, x->slices);
+		printf("\n");
+	}
+}
+
+static int shard_plan(const struct rb_tune_opts *o, unsigned count)
+{
+	struct rb_tune_shard_plan p;
+	struct rb_tune_shard_work *work = calloc(o->shapes.count + 1, sizeof(*work));
+	double lo = INFINITY, hi = 0;
+	int ret = work ? rb_tune_shard_plan_init(&p, &o->shapes, &o->space, count) : -ENOMEM;
+
+	if (ret == 0 && p.n_units) {
+		printf("%u shards of %zu unique shapes, by the modeled work of each shape's tune "
+		       "(CPU s of the emulator)\n",
+		       count, p.n_units);
+		for (unsigned s = 0; s < count; s++) {
+			print_shard(&p, o, s, work);
+			lo = fmin(lo, p.seconds[s]);
+			hi = fmax(hi, p.seconds[s]);
+		}
+		printf("longest / shortest shard: %.2f (modeled)\n", hi / lo);
+	} else if (ret == 0) {
+		ret = rb_error("--shard-plan: give the shapes to tune");
+	}
+	if (ret < -1)
+		rb_error("%s", work ? rb_last_error() : "out of memory");
+	if (work)
+		rb_tune_shard_plan_release(&p);
+	free(work);
+	return ret < 0 ? RB_EXIT_USAGE : RB_EXIT_OK;
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct rb_tune_opts *o = malloc(sizeof(*o));
-	struct tune_cli cli = {o, RB_TABLE_TEXT};
+	struct tune_cli cli = {o, RB_TABLE_TEXT, 0};
 	int ret;
 
 	if (!o)
@@ -282,7 +339,9 @@ int cmd_tune(int argc, char **argv)
 		cJSON_Delete(settings);
 	}
 	if (ret == 0)
-		ret = o->list_space ? list_space(o) : tune_main(o, cli.style);
+		ret = cli.shard_plan  ? shard_plan(o, (unsigned)cli.shard_plan)
+		      : o->list_space ? list_space(o)
+				      : tune_main(o, cli.style);
 	rb_shape_list_release(&o->shapes);
 	for (int i = 0; o->file_texts && i < o->n_files; i++)
 		free(o->file_texts[i].data);

@@ -32,6 +32,9 @@ static const struct command commands[] = {
     {"calibrate", cmd_calibrate, "fit the emulator's hardware profile to a board's run reports"},
     {"report", cmd_report, "write an HTML page (rooflines, bars, heatmaps) from reports"},
     {"info", cmd_info, "show the NPU driver, hardware and host settings numbers depend on"},
+    {"selftest", cmd_selftest,
+     "first light on a board: a ladder of checks that stops at what broke"},
+    {"bugreport", cmd_bugreport, "bundle info, the last selftest and its failing programs"},
     {"help", cmd_help, "show help for rknn-bench or one command"},
 };
 

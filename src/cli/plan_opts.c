@@ -48,7 +48,7 @@ const char cli_plan_usage[] =
     "                       (unproven on silicon)\n"
     "  --chain, --no-chain  one submit per core for all its tasks (default), or per task\n"
     "  --out fp32|fp16|int32 output precision (default fp32 for fp16, int32 for int8)\n"
-    "  --mainline           the rocket-safe program variant (pads M < 4 to 4 rows)\n"
+    "  --mainline           the rocket-safe program variant (pads M to a multiple of 4)\n"
     "  --weight-reuse, --no-weight-reuse\n"
     "                       CBUF_CON0 WEIGHT_REUSE on chained tasks that keep the\n"
     "                       weights of the task before (default on; unproven on silicon)\n"

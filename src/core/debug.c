@@ -9,8 +9,9 @@
 #include <string.h>
 
 static const char *const valid_flags[] = {
-    "corrupt_c",   "fault_word",      "fault_banks",   "fault_size_e", "fault_dma", "fault_tail",
-    "fault_mask5", "fault_hang_once", "fault_no_rdma", "shim",         "stream_b",  "device_c",
+    "corrupt_c",  "fault_word",  "fault_banks",     "fault_size_e",  "fault_dma",
+    "fault_tail", "fault_mask5", "fault_hang_once", "fault_no_rdma", "shim",
+    "stream_b",   "device_c",    "no_prune",        "fault_no_sync",
 };
 #define N_FLAGS (sizeof(valid_flags) / sizeof(valid_flags[0]))
 

@@ -3,7 +3,7 @@
  *   corrupt_c   after each verification run, change one element of C: proves end to
  *               end that a wrong result is caught (exit code 1)
  *   fault_*     break the first task of an NPU job (word, banks, tail, size_e, dma,
- *               mask5, hang_once, no_rdma): see src/npu/fault.h
+ *               mask5, hang_once, no_rdma) or skip a sync (no_sync): see src/npu/fault.h
  *   shim        build/shim/librknnrt.so prints each failed call and each run's device
  *               time on stderr (it is silent otherwise)
  *   stream_b    `run` streams B to an NPU device whatever its size (run/measure.h):

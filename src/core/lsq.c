@@ -260,17 +260,30 @@ int rb_lsq_fit(const struct rb_lsq_problem *p, double *x, struct rb_lsq_result *
 	return ret < 0 ? ret : 0;
 }
 
-int rb_lsq_sensitivity(const struct rb_lsq_problem *p, const double *x, double *norms)
+/* w set up for p, with the residuals and the Jacobian at x; 0, or an error with w
+ * freed. */
+static int work_at(struct work *w, const struct rb_lsq_problem *p, const double *x)
 {
-	struct work w;
-	int ret = work_init(&w, p);
+	int ret = work_init(w, p);
 
 	if (ret)
 		return ret;
-	ret = eval(&w, x, w.r);
+	ret = eval(w, x, w->r);
 	if (ret == 0)
-		ret = jacobian(&w, x);
-	for (size_t j = 0; ret == 0 && j < p->n_params; j++) {
+		ret = jacobian(w, x);
+	if (ret)
+		work_free(w);
+	return ret;
+}
+
+int rb_lsq_sensitivity(const struct rb_lsq_problem *p, const double *x, double *norms)
+{
+	struct work w;
+	int ret = work_at(&w, p, x);
+
+	if (ret)
+		return ret;
+	for (size_t j = 0; j < p->n_params; j++) {
 		double s = 0;
 
 		for (size_t i = 0; i < p->n_rows; i++)
@@ -293,16 +306,12 @@ static int inverse_column(const double *jtj, double *a, double *col, size_t n, s
 int rb_lsq_spread(const struct rb_lsq_problem *p, const double *x, double noise, double *spread)
 {
 	struct work w;
-	int ret = work_init(&w, p);
+	int ret = work_at(&w, p, x);
 
 	if (ret)
 		return ret;
-	ret = eval(&w, x, w.r);
-	if (ret == 0)
-		ret = jacobian(&w, x);
-	if (ret == 0)
-		normal_equations(&w);
-	for (size_t j = 0; ret == 0 && j < p->n_params; j++) {
+	normal_equations(&w);
+	for (size_t j = 0; j < p->n_params; j++) {
 		/* delta and x_try are free scratch here: n values each, contiguous */
 		if (inverse_column(w.jtj, w.a, w.delta, p->n_params, j) || !(w.delta[j] >= 0))
 			spread[j] = INFINITY;

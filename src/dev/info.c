@@ -13,6 +13,7 @@
 #include "dev/discover.h"
 #include "dev/rknpu.h"
 #include "dev/transport.h"
+#include "sim/sim.h" /* the emulator's core count */
 
 /* ---- the NPU ---- */
 

@@ -15,7 +15,8 @@
 #include <cJSON.h>
 
 #include "host/context.h"
-#include "sim/sim.h"
+
+struct rb_sim_config; /* sim/sim.h: only the emulated transport includes it */
 
 #define RB_INFO_MAX_POLICIES 16
 #define RB_INFO_MAX_WARNINGS 16

@@ -24,6 +24,11 @@
 
 struct rb_sim_config; /* sim/sim.h: the emulator behind a sim device */
 
+/* The timeout rknn-bench asks of the vendor kernel per submit (rknpu's `timeout`):
+ * generous for the largest plans on a board; the planner keeps every submit's modeled
+ * time under half of it (rb_npu_fit_plan). */
+#define RB_NPU_DEFAULT_TIMEOUT_MS 6000
+
 /* How the per-core work of a job reaches the kernel. On rocket: fences = one SUBMIT
  * with one job per core, then PREP_BO on the output (rocket's fences are on the BOs);
  * threads = one SUBMIT per core from its own thread; multicore does not exist. */
@@ -123,6 +128,9 @@ struct rb_dev_ops {
 	 * (rocket, §d.2): the runner fills C with RB_DEV_OUT_FILL bytes before each launch
 	 * (unless model_only) and checks what is left of it after. */
 	bool drops_timed_out_jobs;
+	/* The kernel's own job timeout in ms (rocket: 500, from a job's first kick, §a.3);
+	 * 0: the timeout the submit asks for (rknpu: rb_npu_device.timeout_ms). */
+	unsigned job_timeout_ms;
 	int (*bo_create)(struct rb_npu_device *dev, uint64_t size, enum rb_dev_bo_kind kind,
 			 struct rb_dev_bo *bo);
 	void (*bo_destroy)(struct rb_npu_device *dev, struct rb_dev_bo *bo);
@@ -167,6 +175,13 @@ struct rb_npu_device {
 	bool model_only;           /* emulator timing only: C is never written, so no data is
 				      packed or unpacked (inputs may hold no matrices) */
 	int timeout_ms;            /* per submit */
+	/* The hardware profile the device runs at: the emulator's, or on a board the
+	 * default with the NPU clock the kernel set (rb_soc_for_driver); the planner cuts
+	 * submits to the kernel's timeout at its clock (rb_npu_fit_plan). */
+	struct rb_soc_profile soc;
+	/* The advisory lock on the device node (flock): rknn-bench runs alone on an NPU */
+	bool locked;
+	int lock_fd;
 	/* Optional (NULL: every phase runs): see enum rb_npu_phase. */
 	rb_npu_phase_fn on_phase;
 	void *phase_ctx;
@@ -175,12 +190,25 @@ struct rb_npu_device {
 	bool unsafe_skip_validation;
 };
 
+/* Every open of an NPU device takes an exclusive advisory lock (flock) on its node, so
+ * that no two rknn-bench processes (tunes, shards, the shim under llama.cpp) use one
+ * NPU at once: the vendor driver drops the jobs of another user whose age in µs
+ * passed their timeout in ms on every non-blocking submit (issue 32), and any two
+ * users share the cores and DDR, which spoils both measurements. An emulated device has
+ * a node of its own in each process, so it locks only when $RKNN_BENCH_SIM_NODE names a
+ * file standing for the emulated node (processes given the same file see each other).
+ * A device in use fails with -EBUSY and a message saying so, unless
+ * rb_npu_device_set_wait(true) (--wait-device) made the open wait for it. */
+void rb_npu_device_set_wait(bool wait);
+
 int rb_npu_device_open_sim(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
 /* path NULL: the first rknpu node discovery finds (dev/discover.h, which also checks an
  * explicit path is an rknpu node). */
 int rb_npu_device_open_rknpu(struct rb_npu_device *dev, const char *path);
 int rb_npu_device_open_sim_rocket(struct rb_npu_device *dev, const struct rb_sim_config *cfg);
 int rb_npu_device_open_rocket(struct rb_npu_device *dev, const char *path);
+/* The job timeout of the device's kernel in ms (job_timeout_ms, else timeout_ms). */
+unsigned rb_npu_device_job_timeout_ms(const struct rb_npu_device *dev);
 /* bo's NPU address for the plan's i-th core (the ops' bo_addr, else bo->dma_addr). */
 uint32_t rb_dev_bo_addr(const struct rb_npu_device *dev, const struct rb_dev_bo *bo,
 			unsigned plan_core);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -397,18 +398,18 @@ static int check_job(const struct rb_rocket_job *j, uint32_t index)
 int rb_rocket_submit(struct rb_rocket *dev, unsigned f, const struct rb_rocket_job *jobs,
 		     uint32_t n)
 {
-	struct drm_rocket_job kjobs[8];
+	struct drm_rocket_job *kjobs = calloc(n ? n : 1, sizeof(*kjobs));
 	struct drm_rocket_submit submit;
 	int err;
 
-	if (n > sizeof(kjobs) / sizeof(kjobs[0]))
-		return rb_set_error(-EINVAL, "ROCKET_SUBMIT of %u jobs: at most %zu at once", n,
-				    sizeof(kjobs) / sizeof(kjobs[0]));
-	memset(kjobs, 0, sizeof(kjobs));
+	if (!kjobs)
+		return rb_set_error(-ENOMEM, "out of memory for a ROCKET_SUBMIT of %u jobs", n);
 	for (uint32_t i = 0; i < n; i++) {
 		err = check_job(&jobs[i], i);
-		if (err)
+		if (err) {
+			free(kjobs);
 			return err;
+		}
 		kjobs[i].tasks = (uintptr_t)jobs[i].tasks;
 		kjobs[i].task_count = jobs[i].n_tasks;
 		kjobs[i].task_struct_size = sizeof(struct drm_rocket_task);
@@ -422,6 +423,7 @@ int rb_rocket_submit(struct rb_rocket *dev, unsigned f, const struct rb_rocket_j
 	submit.job_count = n;
 	submit.job_struct_size = sizeof(struct drm_rocket_job);
 	err = file_ioctl(dev, f, DRM_IOCTL_ROCKET_SUBMIT, &submit);
+	free(kjobs);
 	if (err)
 		return rb_set_error(err, "ROCKET_SUBMIT of %u jobs failed: %s", n, strerror(-err));
 	return 0;

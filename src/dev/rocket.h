@@ -60,6 +60,10 @@ struct rb_rocket_bo {
 };
 
 /* One job of a SUBMIT: its tasks run in order on one core. */
+/* The kernel's job timeout: a job still running 500 ms after its first kick is stopped,
+ * its core reset (drivers/accel/rocket, npu-facts §a.3). */
+#define RB_ROCKET_JOB_TIMEOUT_MS 500
+
 struct rb_rocket_job {
 	const struct drm_rocket_task *tasks;
 	uint32_t n_tasks;

@@ -13,13 +13,13 @@
 #include "core/error.h"
 #include "dev/npu_device.h"
 
-/* A core's tasks as rocket's {regcmd, regcmd_count}; NULL when out of memory. */
-static struct drm_rocket_task *rocket_tasks(const struct rb_dev_core *c)
+/* A run of a core's tasks as rocket's {regcmd, regcmd_count}; NULL when out of memory. */
+static struct drm_rocket_task *rocket_tasks(const struct rb_dev_task *tasks, uint32_t n)
 {
-	struct drm_rocket_task *t = calloc(c->n_tasks ? c->n_tasks : 1, sizeof(*t));
+	struct drm_rocket_task *t = calloc(n ? n : 1, sizeof(*t));
 
-	for (uint32_t i = 0; t && i < c->n_tasks; i++)
-		t[i] = (struct drm_rocket_task){c->tasks[i].regcmd_addr, c->tasks[i].regcmd_words};
+	for (uint32_t i = 0; t && i < n; i++)
+		t[i] = (struct drm_rocket_task){tasks[i].regcmd_addr, tasks[i].regcmd_words};
 	return t;
 }
 
@@ -51,25 +51,59 @@ static unsigned file_handles(const struct rb_dev_job *job, unsigned f, uint32_t 
 	return n_in;
 }
 
-/* Cores [first, first + n) of the job that go through file f, as rocket jobs (one per
- * core) in one SUBMIT on f. */
+/* The index of the first task of plan core i in the submits' numbering (core after
+ * core). */
+static uint32_t core_first_task(const struct rb_dev_job *job, unsigned i)
+{
+	uint32_t first = 0;
+
+	for (unsigned c = 0; c < i; c++)
+		first += job->cores[c].n_tasks;
+	return first;
+}
+
+/* The submits of the job's cores [first, first + n) that go through file f. */
+static size_t file_submits(const struct rb_npu_device *dev, const struct rb_dev_job *job,
+			   unsigned f, unsigned first, unsigned n)
+{
+	size_t count = 0;
+
+	for (size_t s = 0; s < job->n_submits; s++) {
+		unsigned i = job->submits[s].plan_core;
+
+		count +=
+		    i >= first && i < first + n && core_file(dev, i) == f && job->cores[i].n_tasks;
+	}
+	return count;
+}
+
+/* Cores [first, first + n) of the job that go through file f, as rocket jobs in one
+ * SUBMIT on f: a job per submit of the plan (one per core, unless the planner cut a
+ * core's tasks to keep each job inside the kernel's 500 ms, rb_plan_fit_timeout). The
+ * fd's jobs run one after another on one core, each with its own timeout. */
 static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, unsigned f,
 		       unsigned first, unsigned n)
 {
-	struct rb_rocket_job rj[RB_HW_MAX_CORES];
-	struct drm_rocket_task *tasks[RB_HW_MAX_CORES] = {NULL};
+	size_t max = file_submits(dev, job, f, first, n), used = 0;
+	struct rb_rocket_job *rj = calloc(max ? max : 1, sizeof(*rj));
+	struct drm_rocket_task **tasks = calloc(max ? max : 1, sizeof(*tasks));
 	uint32_t handles[sizeof(job->in) / sizeof(job->in[0]) + 1];
-	unsigned used = 0, n_in = file_handles(job, f, handles);
-	int ret = 0;
+	unsigned n_in = file_handles(job, f, handles);
+	int ret = rj && tasks ? 0 : rb_set_error(-ENOMEM, "out of memory for rocket jobs");
 
-	for (unsigned i = first; ret == 0 && i < first + n; i++) {
-		if (!job->cores[i].n_tasks || core_file(dev, i) != f)
+	for (size_t s = 0; ret == 0 && s < job->n_submits; s++) {
+		const struct rb_dev_submit *sub = &job->submits[s];
+		unsigned i = sub->plan_core;
+		const struct rb_dev_task *t;
+
+		if (i < first || i >= first + n || core_file(dev, i) != f || !job->cores[i].n_tasks)
 			continue;
-		tasks[used] = rocket_tasks(&job->cores[i]);
+		t = job->cores[i].tasks + (sub->task_start - core_first_task(job, i));
+		tasks[used] = rocket_tasks(t, sub->task_number);
 		if (!tasks[used])
 			ret = rb_set_error(-ENOMEM, "out of memory for a rocket job");
 		rj[used] = (struct rb_rocket_job){.tasks = tasks[used],
-						  .n_tasks = job->cores[i].n_tasks,
+						  .n_tasks = sub->task_number,
 						  .in_handles = handles,
 						  .n_in = n_in,
 						  .out_handles = &handles[n_in],
@@ -77,9 +111,11 @@ static int submit_file(struct rb_npu_device *dev, const struct rb_dev_job *job, 
 		used++;
 	}
 	if (ret == 0 && used)
-		ret = rb_rocket_submit(&dev->rocket, f, rj, used);
-	for (unsigned i = 0; i < used; i++)
+		ret = rb_rocket_submit(&dev->rocket, f, rj, (uint32_t)used);
+	for (size_t i = 0; tasks && i < used; i++)
 		free(tasks[i]);
+	free(tasks);
+	free(rj);
 	return ret;
 }
 
@@ -223,9 +259,19 @@ static int bo_to_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
 	return rb_rocket_bo_fini(&dev->rocket, &bo->rocket);
 }
 
+/* PREP_BO in every file of bo (the jobs writing it are done, the CPU's cache
+ * invalidated), then what the other files' jobs wrote gathered into file 0's view: the
+ * runner fills C, the one buffer the NPU writes, with RB_DEV_OUT_FILL before (arm_output
+ * in npu/job.c), except under model_only where nothing writes it. The gather comes after
+ * every PREP_BO: a later one invalidates file 0's cache lines, dropping what the CPU
+ * wrote into them (the emulated CPU cache, rb_sim_config.cpu_cache, showed it). */
 static int bo_from_device(struct rb_npu_device *dev, const struct rb_dev_bo *bo)
 {
-	return rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
+	int ret = rb_rocket_bo_prep(&dev->rocket, &bo->rocket, dev->timeout_ms);
+
+	if (ret == 0 && !dev->model_only && !bo->parts)
+		rb_rocket_bo_gather(&dev->rocket, &bo->rocket, RB_DEV_OUT_FILL);
+	return ret;
 }
 
 static int check_launch(enum rb_npu_launch launch)
@@ -237,10 +283,8 @@ static int check_launch(enum rb_npu_launch launch)
 	return 0;
 }
 
-/* The jobs of every core, then PREP_BO on C in every file (the end of every job that
- * writes it), then what the other files' jobs wrote into file 0's C: the runner filled C
- * with RB_DEV_OUT_FILL before (drops_timed_out_jobs), except under model_only where
- * nothing writes it. */
+/* The jobs of every core, then C from the device (bo_from_device: the end of every job
+ * that writes it, and the other files' shares gathered). */
 static int launch(struct rb_npu_device *dev, enum rb_npu_launch mode, struct rb_dev_job *job)
 {
 	int ret = mode == RB_LAUNCH_THREADS ? submit_threads(dev, job)
@@ -248,8 +292,6 @@ static int launch(struct rb_npu_device *dev, enum rb_npu_launch mode, struct rb_
 
 	if (ret == 0)
 		ret = bo_from_device(dev, job->out);
-	if (ret == 0 && !dev->model_only)
-		rb_rocket_bo_gather(&dev->rocket, &job->out->rocket, RB_DEV_OUT_FILL);
 	return ret;
 }
 
@@ -265,6 +307,7 @@ const struct rb_dev_ops rb_rocket_ops = {
     .tasks_in_bo = false,
     .mainline_programs = true,
     .drops_timed_out_jobs = true,
+    .job_timeout_ms = RB_ROCKET_JOB_TIMEOUT_MS,
     .bo_create = bo_create,
     .bo_destroy = bo_destroy,
     .bo_to_device = bo_to_device,

@@ -9,10 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/fileio.h"
+#include "core/util.h"
 #include "core/version.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "host/devtree.h"
 
 /* ---- context ----------------------------------------------------------------- */
 
@@ -109,19 +108,13 @@ static void read_cpuinfo(const char *path, struct cpuinfo *ci)
 	fclose(f);
 }
 
-/* The last string of a device-tree "compatible" list (NUL-separated, most specific
- * first), which names the SoC: "radxa,rock-5b\0rockchip,rk3588\0" -> rockchip,rk3588. */
+/* The SoC a device tree's "compatible" list names (its last string). */
 static void read_dt_soc(const char *path, char *buf, size_t size)
 {
 	char data[512];
-	ssize_t got = path ? rb_file_read_prefix(path, data, sizeof(data)) : -1;
-	size_t len = got > 0 ? (size_t)got : 0, i, last = 0;
+	size_t len = rb_devtree_read(path, data, sizeof(data));
 
-	buf[0] = '\0';
-	for (i = 0; i + 1 < len; i++)
-		if (data[i] == '\0' && data[i + 1] != '\0')
-			last = i + 1;
-	copy_str(buf, size, data + last);
+	copy_str(buf, size, rb_devtree_last_string(data, len));
 }
 
 static void part_name(char *buf, size_t size, unsigned id)
@@ -176,9 +169,7 @@ void rb_board_model_read(char *buf, size_t size, const char *model_path)
 {
 	char data[256];
 
-	buf[0] = '\0';
-	if (!model_path || rb_file_read_prefix(model_path, data, sizeof(data)) <= 0)
-		return;
+	rb_devtree_read(model_path, data, sizeof(data));
 	copy_trimmed(buf, size, data); /* the model ends at its NUL (or a newline) */
 }
 

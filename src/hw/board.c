@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/fileio.h"
+#include "core/util.h"
+#include "host/devtree.h"
 
 #define MAX_ALIASES 3
 
@@ -88,7 +89,7 @@ static const struct known_board boards[] = {
      "https://www.khadas.com/edge2 (LPDDR4X)"},
 };
 
-#define N_BOARDS (sizeof(boards) / sizeof(boards[0]))
+#define N_BOARDS ARRAY_SIZE(boards)
 
 const char *rb_board_dt_root(void)
 {
@@ -103,7 +104,7 @@ static void read_dt_string(const char *dt_root, const char *name, char *buf, siz
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/%s", dt_root, name);
-	(void)rb_file_read_prefix(path, buf, size); /* bounded: RKNN_BENCH_DTROOT may be a FIFO */
+	rb_devtree_read(path, buf, size);
 	buf[strcspn(buf, "\n")] = '\0';
 }
 

@@ -1,5 +1,6 @@
 /* The shared rules of a convolution task (conv.h). */
 #include "numeric/layout.h"
+#include "core/util.h"
 #include "hw/conv.h"
 
 #include <stdio.h>
@@ -7,11 +8,6 @@
 #include "hw/task.h"
 
 #define ATOM 16u /* bytes of a cube atom (§b.1) */
-
-static uint64_t div_up(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
 
 int64_t rb_conv_field(rb_conv_reg_fn *reg, const void *ctx, enum rb_field_id id)
 {
@@ -108,7 +104,7 @@ int rb_conv_check_enable(uint32_t op, bool mrdma_disable, bool rdma_required, ch
 
 uint32_t rb_conv_feature_groups(const struct rb_conv *cv)
 {
-	return (uint32_t)div_up(cv->channels, cv->c2_in);
+	return (uint32_t)DIV_UP(cv->channels, cv->c2_in);
 }
 
 /* §b.2 [derived]: line pitch 4·LINE_STRIDE bytes, surface (channel group) pitch
@@ -158,7 +154,7 @@ struct rb_dma_range rb_conv_weight_range(const struct rb_conv *cv)
 
 uint32_t rb_conv_output_subs(const struct rb_conv *cv)
 {
-	return (uint32_t)div_up(cv->kernels, cv->c2_out);
+	return (uint32_t)DIV_UP(cv->kernels, cv->c2_out);
 }
 
 /* §b.4 [derived]: channel c of pixel (h, w) at DST_BASE + (c / KB)·SURFACE_ADD +

@@ -494,3 +494,83 @@ int rb_soc_choose(struct rb_soc_profile *out, const char *dt_root)
 			 "built-in default: no board in the device tree");
 	return 0;
 }
+
+/* ---- the clock the kernel runs the NPU at ---- */
+
+static int64_t read_hz(const char *root, const char *rel, char *from, size_t size)
+{
+	char path[512], buf[64];
+	FILE *f;
+	char *end;
+	long long v;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	end = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!end)
+		return 0;
+	v = strtoll(buf, &end, 10);
+	if (end == buf || v <= 0 || v > 10000000000LL)
+		return 0;
+	snprintf(from, size, "%s", path);
+	return v;
+}
+
+int64_t rb_soc_read_npu_clock_hz(const char *sysfs_root, char *from, size_t size)
+{
+	static const char *const files[] = {
+	    "class/devfreq/fdab0000.npu/cur_freq",    /* vendor kernel: devfreq */
+	    "kernel/debug/clk/scmi_clk_npu/clk_rate", /* mainline: the SCMI clock */
+	    "kernel/debug/clk/clk_npu/clk_rate",
+	};
+	const char *root = sysfs_root ? sysfs_root : "/sys";
+
+	if (size)
+		from[0] = '\0';
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int64_t hz = read_hz(root, files[i], from, size);
+
+		if (hz)
+			return hz;
+	}
+	return 0;
+}
+
+/* Appends text to a string buffer, cutting what does not fit. */
+static void append(char *buf, size_t size, const char *text)
+{
+	size_t used = strlen(buf), n = strlen(text);
+
+	if (used + 1 >= size)
+		return;
+	if (n > size - used - 1)
+		n = size - used - 1;
+	memcpy(buf + used, text, n);
+	buf[used + n] = '\0';
+}
+
+void rb_soc_for_driver(struct rb_soc_profile *p, bool mainline, const char *sysfs_root)
+{
+	char from[256], note[320], at[48];
+	int64_t hz = rb_soc_read_npu_clock_hz(sysfs_root, from, sizeof(from));
+
+	if (p->pinned || (!hz && !mainline))
+		return;
+	if (hz) {
+		p->clock_mhz = (double)hz / 1e6;
+		snprintf(note, sizeof(note), "; NPU clock %.0f MHz read from %.200s", p->clock_mhz,
+			 from);
+	} else {
+		p->clock_mhz = RB_SOC_MAINLINE_CLOCK_MHZ;
+		snprintf(note, sizeof(note),
+			 "; NPU clock %.0f MHz: the mainline device tree's assigned-clock-rates "
+			 "(rocket has no NPU frequency scaling)",
+			 p->clock_mhz);
+	}
+	snprintf(at, sizeof(at), " at %.0f MHz", p->clock_mhz);
+	append(p->label, sizeof(p->label), at);
+	append(p->chosen_by, sizeof(p->chosen_by), note);
+}

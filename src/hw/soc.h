@@ -18,6 +18,7 @@
 #ifndef RB_HW_SOC_H
 #define RB_HW_SOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,7 +33,10 @@ struct rb_soc_profile {
 	char label[96];  /* "rk3588.json v1 (calibrated, see bench/calibration.md)" */
 	/* how it was chosen: "--soc FILE", "board 'Orange Pi 5' (LPDDR4x)", "built-in
 	 * default: ...", or "" when it was loaded without a choice (rb_soc_load_*) */
-	char chosen_by[192];
+	char chosen_by[320];
+	/* The user named it (--soc): no driver's clock replaces its clock_mhz
+	 * (rb_soc_for_driver). The loaders leave it false. */
+	bool pinned;
 	int64_t cores;    /* NPU cores, 1..RB_SIM_MAX_CORES */
 	double clock_mhz; /* NPU clock */
 	/* the MAC array of one core */
@@ -61,6 +65,11 @@ struct rb_soc_profile {
 	double submit_wake_ns;   /* waking the waiting thread */
 };
 
+/* The NPU clock under a mainline (rocket) kernel when the board does not say: the RK3588
+ * device tree assigns the SCMI NPU clock 200 MHz (assigned-clock-rates) and mainline has
+ * no NPU frequency scaling (npu-facts §1, §e); vendor kernels run it at 1 GHz. */
+#define RB_SOC_MAINLINE_CLOCK_MHZ 200.0
+
 /* Loads a profile from JSON text; label names it in messages (a file name), its last
  * path component goes into the profile's label. 0, or -EINVAL with a message naming
  * label, JSON path and problem (rb_last_error); *out is untouched on error. */
@@ -84,5 +93,18 @@ const char *rb_soc_builtin_text(const char *name, size_t *len);
  * out->chosen_by says which and why. -ENOENT only if an embedded profile does not
  * load, which `make check` rules out. */
 int rb_soc_choose(struct rb_soc_profile *out, const char *dt_root);
+
+/* The NPU clock the kernel set, in Hz, read under sysfs_root (NULL: "/sys"): the vendor
+ * kernel's devfreq (class/devfreq/fdab0000.npu/cur_freq), else the clock framework's
+ * debugfs rate of the NPU clock (kernel/debug/clk/{scmi_clk_npu,clk_npu}/clk_rate, a
+ * mainline kernel without devfreq). 0 when none is readable (not a board, or no
+ * debugfs); `from` gets the file read ("" when none). */
+int64_t rb_soc_read_npu_clock_hz(const char *sysfs_root, char *from, size_t size);
+
+/* The profile as the kernel driver runs the NPU: its clock_mhz becomes the clock read
+ * under sysfs_root (a board), else, under a mainline kernel (`mainline`: rocket), the
+ * mainline clock RB_SOC_MAINLINE_CLOCK_MHZ; a vendor kernel keeps the profile's. The
+ * label and chosen_by say so. A pinned profile (--soc) is left as it is. */
+void rb_soc_for_driver(struct rb_soc_profile *p, bool mainline, const char *sysfs_root);
 
 #endif

@@ -25,9 +25,11 @@ enum rb_npu_prec {
 
 #define RB_NPU_CBUF_BANKS      12
 #define RB_NPU_CBUF_BANK_BYTES 32768
-/* Fewest rows of a mainline-variant task and its cubes: the public mainline userspace
- * (rocket-userspace) clamps SURF_STRIDE to 0 below 4 rows and finds M = 1 broken on
- * silicon unless M is padded to 4 (npu-facts §b.2). W·(H − 4) is then 0. */
+/* Rows of a mainline-variant task and its cubes come in multiples of this: the public
+ * mainline userspace (rocket-userspace) clamps SURF_STRIDE to 0 below 4 rows, finds
+ * M = 1 broken on silicon unless M is padded to 4, and accepts only M % 4 == 0
+ * (npu-facts §b.2); Mesa's W·(H − 4) for other M is its convolution formula, unproven
+ * for a matmul. */
 #define RB_NPU_MAINLINE_MIN_ROWS 4
 
 struct rb_npu_task {

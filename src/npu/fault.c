@@ -3,8 +3,9 @@
 #include "core/debug.h"
 #include "hw/regs.h"
 
-/* An address below every buffer the emulated kernel (or a real IOMMU) hands out. */
-#define UNMAPPED_ADDR 0x1000u
+/* An address no buffer of a test shape has: the vendor kernel hands out addresses
+ * top-down below 4 GiB, rocket bottom-up from 0 (where 0x1000 is a buffer's). */
+#define UNMAPPED_ADDR 0x80000000u
 /* A target code the PC does not know (§a.1 lists every valid one). */
 #define BAD_TARGET 0x0003u
 
@@ -100,4 +101,9 @@ int rb_fault_hang_once(uint64_t *word)
 int rb_fault_no_rdma(void)
 {
 	return rb_debug("fault_no_rdma");
+}
+
+int rb_fault_no_sync(void)
+{
+	return rb_debug("fault_no_sync");
 }

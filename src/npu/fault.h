@@ -13,6 +13,9 @@
  *                 later ones the program intact               -> timeout, reset, retry: ok
  *   fault_no_rdma a rocket device keeps the vendor program variant (mainline=0)
  *                                                             -> device error (DPU_RDMA)
+ *   fault_no_sync the runner skips the sync of A to the device after packing it (rknpu
+ *                 MEM_SYNC, rocket FINI_BO): under the emulated CPU cache
+ *                 (rb_sim_config.cpu_cache) the NPU reads stale A -> verify fails
  * On rocket, fault_tail and fault_mask5 change nothing: the kernel kicks one task at a
  * time (no chain is followed) and has no core masks.
  */
@@ -32,5 +35,7 @@ uint32_t rb_fault_core_mask(uint32_t mask);
 int rb_fault_hang_once(uint64_t *word);
 /* fault_no_rdma: rocket devices keep the plan's mainline flag as given. */
 int rb_fault_no_rdma(void);
+/* fault_no_sync: the job runner leaves A's CPU writes in the CPU's cache. */
+int rb_fault_no_sync(void);
 
 #endif

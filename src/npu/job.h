@@ -120,6 +120,14 @@ int rb_npu_job_read_c(const struct rb_npu_job *job, int64_t m0, int64_t rows, in
 		      int64_t cols, void *c);
 void rb_npu_job_free(struct rb_npu_job *job);
 
+/* rb_plan_fit_timeout for the device: its kernel's job timeout at its profile's clock
+ * (plan_timeout.c). */
+int rb_npu_fit_plan(struct rb_plan *plan, const struct rb_npu_device *dev);
+/* The same without a device (`plan`): a mainline plan gets rocket's 500 ms, another the
+ * vendor submit's RB_NPU_DEFAULT_TIMEOUT_MS; soc should run at the driver's clock
+ * (rb_soc_for_driver). */
+int rb_plan_fit_driver(struct rb_plan *plan, const struct rb_soc_profile *soc);
+
 /* Words of all the programs of a job of `plan` (the regcmd buffer). */
 int rb_npu_job_program_words(const struct rb_plan *plan, size_t *words);
 

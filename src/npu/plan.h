@@ -73,7 +73,7 @@ struct rb_plan_config {
 	enum rb_plan_residency residency;
 	bool chain; /* one submit per core for all its tasks, else one per task */
 	enum rb_plan_out out;
-	bool mainline; /* rocket-safe program variant (§a.6); pads M < 4 to 4 rows (§b.2) */
+	bool mainline; /* rocket-safe program variant (§a.6); pads M to a multiple of 4 (§b.2) */
 	/* CBUF_CON0 WEIGHT_REUSE on a chained task whose weights are the previous task's
 	 * (§c): the CNA skips their DMA. Unproven on silicon for rknn-bench. */
 	bool weight_reuse;
@@ -97,8 +97,22 @@ struct rb_plan_core {
 	uint32_t begin, end; /* its range of the split axis: rows, or padded kernels */
 	struct rb_plan_task *tasks;
 	size_t n_tasks;
+	size_t n_listed; /* tasks in `tasks`: n_tasks, but at most `head` in a head plan */
 	size_t n_submits;
+	/* NULL: submits of RB_PLAN_TASKS_PER_SUBMIT tasks (chain) or of one; else where
+	 * each of the n_submits ends (one past its last task), cut by rb_plan_fit_timeout */
+	uint32_t *submit_ends;
 	uint64_t feature_bytes, weight_bytes, output_bytes;
+};
+
+/* What rb_plan_fit_timeout did (plan_timeout.c); all zero when it did not run. */
+struct rb_plan_timeout_fit {
+	double clock_mhz;    /* the profile's NPU clock the times are modeled at */
+	unsigned timeout_ms; /* the kernel's job timeout */
+	uint64_t limit_ns;   /* half of it: the most a submit may model */
+	uint64_t unsplit_ns; /* the longest submit as the plan cut them, modeled */
+	uint64_t longest_ns; /* the longest submit after the fit, modeled */
+	size_t submits_before, submits_after;
 };
 
 struct rb_plan {
@@ -116,12 +130,14 @@ struct rb_plan {
 	uint64_t c_cube_bytes, c_bytes; /* one K-slice cube; all of them */
 	bool streamed;                  /* some task streams its weights: unproven on silicon */
 	bool weight_reuse;              /* some task reuses its weights: unproven on silicon */
+	size_t head;                    /* 0; else a head plan (rb_plan_init_head) */
 	unsigned n_cores;
 	struct rb_plan_core cores[RB_PLAN_MAX_CORES];
 	/* totals over the cores */
 	size_t n_tasks, n_submits;
 	uint64_t feature_bytes, weight_bytes, output_bytes;
 	uint64_t max_core_bytes; /* bytes moved by the busiest core */
+	struct rb_plan_timeout_fit timeout_fit;
 };
 
 /* NPU base addresses of the three buffers (16-byte aligned). */
@@ -153,12 +169,30 @@ bool rb_plan_unproven(const struct rb_plan *plan);
 
 int rb_plan_init(struct rb_plan *plan, const struct rb_shape *shape,
 		 const struct rb_plan_config *cfg);
+/* A head plan: what rb_plan_init plans, but each core lists only its first `head` tasks
+ * (n_listed); task, submit and core counts are the whole plan's, the byte totals those of
+ * the listed tasks. For a model that times the first tasks and scales (run/plan_model.c):
+ * the lm head of a model file has 60 k tasks per candidate. Not for a job. */
+int rb_plan_init_head(struct rb_plan *plan, const struct rb_shape *shape,
+		      const struct rb_plan_config *cfg, size_t head);
 void rb_plan_release(struct rb_plan *plan);
 /* Whether the plan's packed B is byte for byte the rknn matmul API's native B layout
  * (RK3588: (N/16, K/32, 16, 32) fp16, (N/32, K/32, 32, 32) int8, in segments of 8192
  * rows of K): no padding, and no K-slice for K <= 8192, else K-slices of exactly 8192.
  * Then a native B in the caller's memory is what the NPU reads, with no copy. */
 bool rb_plan_native_b(const struct rb_plan *plan);
+/* Cuts every core's submits (rb_plan_core.submit_ends) so that none models above half
+ * of the kernel's job timeout at the profile's clock (plan_timeout.c): the rocket
+ * kernel resets a core whose job passes 500 ms, and a mainline board runs the NPU at
+ * 200 MHz. kick_per_task: the kernel kicks each task alone, with its fixed costs
+ * (rocket). A task that starts a new submit loses its weight reuse. Records what it did
+ * in plan->timeout_fit. 0, -EINVAL (timeout 0) or -ENOMEM. */
+int rb_plan_fit_timeout(struct rb_plan *plan, const struct rb_soc_profile *soc, unsigned timeout_ms,
+			bool kick_per_task);
+/* One sentence on the fit for `plan` and reports ("" when it did not run), naming the
+ * driver ("rocket"); returns what snprintf returns. */
+int rb_plan_timeout_note(const struct rb_plan *plan, const char *driver, char *buf, size_t size);
+
 /* Whether two configs ask the planner for the same thing (the weights past n_weights
  * do not count). */
 bool rb_plan_config_equal(const struct rb_plan_config *a, const struct rb_plan_config *b);

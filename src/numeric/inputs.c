@@ -14,8 +14,7 @@
 #include "core/fp16.h"
 #include "host/limits.h"
 #include "core/rng.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "core/util.h"
 
 /* Exact data: A in {-4..4}, B in {-8/8..8/8} (see inputs.h for why). */
 #define EXACT_A_MAX   4

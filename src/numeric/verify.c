@@ -9,6 +9,7 @@
 #include "numeric/inputs.h"
 #include "numeric/ref.h"
 #include "core/rng.h"
+#include "core/util.h"
 
 static const char *const mode_names[] = {
     [RB_VERIFY_AUTO] = "auto",
@@ -22,8 +23,6 @@ static const char *const status_names[] = {
     [RB_VERIFY_FAILED] = "failed",
     [RB_VERIFY_SKIPPED] = "skipped",
 };
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 void rb_verify_opts_init(struct rb_verify_opts *opts, enum rb_dtype dtype)
 {

@@ -7,40 +7,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/json.h"
 #include "page/page_internal.h"
 #include "tune/tune.h"
-
-/* The header line as the cache reader wants it to compare with: the file's own. */
-static int read_header(const char *path, const char *text, size_t len, struct rb_tune_header *h,
-		       cJSON **doc)
-{
-	static const struct {
-		const char *key;
-		size_t offset, size;
-	} fields[] = {
-#define F(f) {#f, offsetof(struct rb_tune_header, f), sizeof(((struct rb_tune_header *)0)->f)}
-	    F(tool_version), F(device), F(driver), F(soc), F(space), F(space_desc), F(measure),
-#undef F
-	};
-	const char *nl = memchr(text, '\n', len);
-	int ret = rb_json_load(text, nl ? (size_t)(nl - text) : len, path, NULL, doc);
-
-	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; ret == 0 && i < sizeof(fields) / sizeof(fields[0]); i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(*doc, fields[i].key);
-
-		if (!cJSON_IsString(v) || strlen(v->valuestring) >= fields[i].size)
-			ret = rb_set_error(-EINVAL,
-					   "%s: line 1 (the cache header) needs '%s', a string of "
-					   "fewer than %zu bytes",
-					   path, fields[i].key, fields[i].size);
-		else
-			snprintf((char *)h + fields[i].offset, fields[i].size, "%s",
-				 v->valuestring);
-	}
-	return ret;
-}
 
 /* The value of `key=` in a config text ("mask=0x7 split=n:2,1 ..."), "" if absent. */
 static void config_value(const char *config, const char *key, char *buf, size_t size)
@@ -201,26 +169,34 @@ static int cache_grids(struct rb_page *page, const struct rb_tune_cache *c, bool
 	return 0;
 }
 
+/* The header's fields as facts, named by the cache's own table (tune/cache.c). */
+static int header_facts(struct rb_page_source *s, const struct rb_tune_header *h)
+{
+	const char *name, *value;
+	int ret = 0;
+
+	for (size_t i = 0; ret == 0 && (name = rb_tune_header_field(h, i, &value)); i++)
+		if (value[0])
+			ret = page_fact(s, name, value, false);
+	return ret;
+}
+
 int rb_page_add_cache(struct rb_page *page, const char *path, const char *text, size_t len)
 {
-	static const char *const skip[] = {"schema"};
 	struct rb_tune_header h;
 	struct rb_tune_cache c;
 	struct rb_page_source *s;
 	size_t valid;
-	cJSON *doc = NULL;
 	bool modeled;
-	int ret = read_header(path, text, len, &h, &doc);
+	int ret = rb_tune_cache_read_header(path, text, len, &h);
 
-	if (ret < 0) {
-		cJSON_Delete(doc);
+	if (ret < 0)
 		return ret;
-	}
 	ret = rb_tune_cache_parse(&c, path, text, len, &h, &valid);
 	modeled = strncmp(h.device, "sim", 3) == 0;
 	s = ret == 0 ? page_source(page, path, "tune cache", modeled) : NULL;
 	if (ret == 0)
-		ret = s ? page_facts(s, doc, "", skip, 1) : -ENOMEM;
+		ret = s ? header_facts(s, &h) : -ENOMEM;
 	if (ret == 0 && c.dropped_last_line)
 		ret = page_fact(s, "warning",
 				"the last line is cut short (a tune stopped mid-write): left out",
@@ -228,6 +204,5 @@ int rb_page_add_cache(struct rb_page *page, const char *path, const char *text, 
 	if (ret == 0)
 		ret = cache_grids(page, &c, modeled, path);
 	rb_tune_cache_close(&c);
-	cJSON_Delete(doc);
 	return ret;
 }

@@ -11,6 +11,8 @@
 #include "core/fileio.h"
 #include "core/json.h"
 #include "page/page_internal.h"
+#include "results/report.h"
+#include "rknn_bench/tuned.h"
 #include "tune/tune.h"
 
 void rb_page_init(struct rb_page *page, const char *title)
@@ -243,57 +245,25 @@ struct rb_page_grid *page_grid(struct rb_page *page)
 	return g;
 }
 
-static const cJSON *member(const cJSON *o, const char *key)
+/* One document's totals ("run", or the tuned JSON's "default", "tuned", ...). */
+int page_totals(struct rb_page *page, const char *path, const char *which,
+		const struct rb_total *totals, size_t n, bool modeled)
 {
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
+	for (size_t i = 0; i < n; i++) {
+		const struct rb_total *t = &totals[i];
+		struct rb_page_total *row = GROW(page, totals);
 
-/* A whole number from `min` that a long long holds exactly. */
-static bool count_in_range(const cJSON *v, double min)
-{
-	return cJSON_IsNumber(v) && v->valuedouble >= min && v->valuedouble < 9007199254740992.0 &&
-	       v->valuedouble == floor(v->valuedouble);
-}
-
-/* One "totals" array: [{"m", "kind", "per", "pairs", "total_us"}]. */
-int page_totals(struct rb_page *page, const char *path, const char *which, const cJSON *array,
-		bool modeled)
-{
-	const cJSON *t;
-	int i = 0;
-
-	if (!array)
-		return 0;
-	if (!cJSON_IsArray(array))
-		return rb_set_error(-EINVAL, "%s: totals%s%s is not an array", path,
-				    strcmp(which, "run") ? "." : "",
-				    strcmp(which, "run") ? which : "");
-	cJSON_ArrayForEach(t, array)
-	{
-		const cJSON *m = member(t, "m"), *kind = member(t, "kind"), *per = member(t, "per"),
-			    *pairs = member(t, "pairs"), *us = member(t, "total_us");
-		struct rb_page_total *row;
-
-		if (!count_in_range(m, 1) || !cJSON_IsString(kind) || !cJSON_IsString(per) ||
-		    !count_in_range(pairs, 0) || !(cJSON_IsNumber(us) || cJSON_IsNull(us)))
-			return rb_set_error(
-			    -EINVAL,
-			    "%s: totals entry %d of '%s' needs numbers m and pairs, "
-			    "strings kind and per, and total_us (a number or null)",
-			    path, i, which);
-		row = GROW(page, totals);
 		if (!row)
 			return -ENOMEM;
 		page->n_totals++;
 		snprintf(row->source, sizeof(row->source), "%s", path);
 		snprintf(row->which, sizeof(row->which), "%s", which);
-		snprintf(row->kind, sizeof(row->kind), "%s", kind->valuestring);
-		snprintf(row->per, sizeof(row->per), "%s", per->valuestring);
-		row->m = (long long)m->valuedouble;
-		row->pairs = (long long)pairs->valuedouble;
-		row->total_us = cJSON_IsNumber(us) ? us->valuedouble : NAN;
+		snprintf(row->kind, sizeof(row->kind), "%s", rb_total_kind(t));
+		snprintf(row->per, sizeof(row->per), "%s", rb_total_per(t));
+		row->m = (long long)t->m;
+		row->pairs = (long long)t->pairs;
+		row->total_us = t->complete ? t->total_us : NAN;
 		row->modeled = modeled;
-		i++;
 	}
 	return 0;
 }
@@ -307,14 +277,13 @@ void page_shape_text(const struct rb_shape *s, char *buf, size_t size)
 /* ---- run reports ---- */
 
 /* The largest ceilings the results record (the most cores any of them used). */
-static void run_ceilings(struct rb_page_roofline *r, const cJSON *roofline, bool int8)
+static void run_ceilings(struct rb_page_roofline *r, const struct rb_compare_roofline *rl,
+			 bool int8)
 {
-	const cJSON *peak = member(roofline, "peak_gflops"), *ddr = member(roofline, "ddr_gbps");
-
-	if (cJSON_IsNumber(peak) && peak->valuedouble > r->peak_gflops[int8])
-		r->peak_gflops[int8] = peak->valuedouble;
-	if (cJSON_IsNumber(ddr) && ddr->valuedouble > r->ddr_gbps)
-		r->ddr_gbps = ddr->valuedouble;
+	if (rl->peak_gflops > r->peak_gflops[int8])
+		r->peak_gflops[int8] = rl->peak_gflops;
+	if (rl->ddr_gbps > r->ddr_gbps)
+		r->ddr_gbps = rl->ddr_gbps;
 }
 
 /* "recorded in a.json, b.json (...)": every file whose ceilings the chart takes. */
@@ -338,28 +307,23 @@ static void ceilings_source(struct rb_page_roofline *r, const char *path)
 
 static int run_points(struct rb_page *page, const char *path, const struct rb_compare_report *rep)
 {
-	const cJSON *results = member(rep->doc, "results");
-
 	for (size_t i = 0; i < rep->n; i++) {
 		const struct rb_compare_entry *e = &rep->entries[i];
-		const cJSON *res = cJSON_GetArrayItem(results, (int)i);
-		const cJSON *rl = member(res, "roofline"), *gflops = member(res, "gflops");
-		const cJSON *intensity = member(rl, "intensity_flop_per_byte");
 		struct rb_page_roofline *r;
 		char shape[64], label[RB_PAGE_TEXT];
 		bool int8 = e->shape.dtype == RB_DTYPE_INT8;
 
-		if (!cJSON_IsObject(rl) || !cJSON_IsNumber(intensity) || !cJSON_IsNumber(gflops))
+		if (!e->roofline.present || !isfinite(e->gflops))
 			continue; /* no roofline: the cpu device or a phase alone */
 		r = page_roofline(page, e->device, e->modeled);
 		if (!r)
 			return -ENOMEM;
-		run_ceilings(r, rl, int8);
+		run_ceilings(r, &e->roofline, int8);
 		ceilings_source(r, path);
 		page_shape_text(&e->shape, shape, sizeof(shape));
 		snprintf(label, sizeof(label), "%s %s (%s)", e->n_names ? e->names[0] : "", shape,
 			 path);
-		if (page_point(r, label, int8, intensity->valuedouble, gflops->valuedouble) < 0)
+		if (page_point(r, label, int8, e->roofline.intensity, e->gflops) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -367,7 +331,6 @@ static int run_points(struct rb_page *page, const char *path, const struct rb_co
 
 int rb_page_add_run(struct rb_page *page, const char *path, const char *text, size_t len)
 {
-	static const char *const skip[] = {"schema"};
 	struct rb_compare_report rep;
 	struct rb_page_source *s;
 	bool modeled = false;
@@ -378,11 +341,11 @@ int rb_page_add_run(struct rb_page *page, const char *path, const char *text, si
 	for (size_t i = 0; i < rep.n; i++)
 		modeled = modeled || rep.entries[i].modeled;
 	s = page_source(page, path, "run report", modeled);
-	ret = s ? page_facts(s, member(rep.doc, "context"), "", skip, 1) : -ENOMEM;
+	ret = s ? page_facts(s, rep.context, "", NULL, 0) : -ENOMEM;
 	if (ret == 0)
 		ret = run_points(page, path, &rep);
 	if (ret == 0)
-		ret = page_totals(page, path, "run", member(rep.doc, "totals"), modeled);
+		ret = page_totals(page, path, "run", rep.totals, rep.n_totals, modeled);
 	rb_compare_report_release(&rep);
 	return ret;
 }
@@ -432,54 +395,51 @@ int rb_page_add_compare(struct rb_page *page, const struct rb_compare *cmp, cons
 
 /* ---- any file ---- */
 
-/* The schema of the first line when it is a JSON object (a cache's header), else of the
- * whole text; "" when there is none. */
+/* The schema of a JSON document, "" when it has none: every document of rknn-bench
+ * names its own on its top level. */
 static int read_schema(const char *path, const char *text, size_t len, char *schema, size_t size)
 {
-	const char *nl = memchr(text, '\n', len);
 	cJSON *doc = NULL;
 	const cJSON *v;
-	int ret;
-
-	schema[0] = '\0';
-	if (nl && rb_json_load(text, (size_t)(nl - text), path, NULL, &doc) == 0) {
-		v = member(doc, "schema");
-		if (cJSON_IsString(v) && strcmp(v->valuestring, RB_TUNE_CACHE_SCHEMA) == 0) {
-			snprintf(schema, size, "%s", v->valuestring);
-			cJSON_Delete(doc);
-			return 0;
-		}
-		cJSON_Delete(doc);
-		doc = NULL;
-	}
-	ret =
+	int ret =
 	    rb_json_load(text, len, path,
 			 "a run report, a tuned JSON or a tune cache written by rknn-bench", &doc);
+
+	schema[0] = '\0';
 	if (ret < 0)
 		return ret;
-	v = member(doc, "schema");
+	v = cJSON_GetObjectItemCaseSensitive(doc, "schema");
 	if (cJSON_IsString(v))
 		snprintf(schema, size, "%s", v->valuestring);
 	cJSON_Delete(doc);
 	return 0;
 }
 
+/* Whether `schema` is `known` or a later minor version of it ("x/1" and "x/1.2"). */
+static bool same_major(const char *schema, const char *known)
+{
+	size_t n = strlen(known);
+
+	return strncmp(schema, known, n) == 0 && (schema[n] == '\0' || schema[n] == '.');
+}
+
 int rb_page_add_text(struct rb_page *page, const char *path, const char *text, size_t len)
 {
 	char schema[64];
-	int ret = read_schema(path, text, len, schema, sizeof(schema));
+	int ret;
 
+	if (rb_tune_cache_text_is(text, len))
+		return rb_page_add_cache(page, path, text, len);
+	ret = read_schema(path, text, len, schema, sizeof(schema));
 	if (ret < 0)
 		return ret;
-	if (strcmp(schema, RB_TUNE_CACHE_SCHEMA) == 0)
-		return rb_page_add_cache(page, path, text, len);
-	if (strncmp(schema, "rknn-bench-tuned/", 17) == 0)
+	if (same_major(schema, RB_TUNED_SCHEMA))
 		return rb_page_add_tuned(page, path, text, len);
-	if (strncmp(schema, "rknn-bench/", 11) == 0)
+	if (same_major(schema, RB_SCHEMA))
 		return rb_page_add_run(page, path, text, len);
 	return rb_set_error(-EINVAL,
-			    "%s: schema is '%s': expected a run report (rknn-bench/1), a tuned "
-			    "JSON (rknn-bench-tuned/1) or a tune cache (%s)",
+			    "%s: schema is '%s': expected a run report (" RB_SCHEMA
+			    "), a tuned JSON (" RB_TUNED_SCHEMA ") or a tune cache (%s)",
 			    path, schema[0] ? schema : "missing", RB_TUNE_CACHE_SCHEMA);
 }
 

@@ -1,4 +1,4 @@
-/* Helpers shared by the files of src/report/ (not part of the report's interface). */
+/* Helpers shared by the files of src/page/ (not part of the report's interface). */
 #ifndef RB_PAGE_PAGE_INTERNAL_H
 #define RB_PAGE_PAGE_INTERNAL_H
 
@@ -9,6 +9,7 @@
 #include <cJSON.h>
 
 #include "page/page.h"
+#include "results/totals.h"
 #include "rknn_bench/shape.h"
 
 /* Each adds one element to the page (zeroed, then filled) and returns it, or NULL
@@ -27,9 +28,10 @@ int page_facts(struct rb_page_source *s, const cJSON *o, const char *prefix,
 /* A point with no positive finite intensity or rate is left out (0). */
 int page_point(struct rb_page_roofline *r, const char *label, bool int8, double intensity,
 	       double gflops);
-/* One "totals" array of `path` (NULL: none); -EINVAL naming the entry. */
-int page_totals(struct rb_page *page, const char *path, const char *which, const cJSON *array,
-		bool modeled);
+/* One document's totals, read by its reader ("run", or a tuned JSON's way of running
+ * the pairs); 0 or -ENOMEM. */
+int page_totals(struct rb_page *page, const char *path, const char *which,
+		const struct rb_total *totals, size_t n, bool modeled);
 void page_shape_text(const struct rb_shape *s, char *buf, size_t size);
 
 /* HTML text: s with &, <, >, " and ' escaped. */

@@ -108,6 +108,32 @@ static int parse_stats(const char *label, size_t i, const cJSON *r, struct rb_co
 	return parse_samples(label, i, stats, e);
 }
 
+static double number_or_nan(const cJSON *v)
+{
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *string_or_null(const cJSON *v)
+{
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* What the page and calibrate read: the rates, the roofline and the config's strings. */
+static void parse_extras(const cJSON *r, struct rb_compare_entry *e)
+{
+	const cJSON *rl = item(r, "roofline"), *config = item(r, "config");
+
+	e->gflops = number_or_nan(item(r, "gflops"));
+	e->roofline.present =
+	    cJSON_IsObject(rl) && cJSON_IsNumber(item(rl, "intensity_flop_per_byte"));
+	e->roofline.intensity = number_or_nan(item(rl, "intensity_flop_per_byte"));
+	e->roofline.peak_gflops = number_or_nan(item(rl, "peak_gflops"));
+	e->roofline.ddr_gbps = number_or_nan(item(rl, "ddr_gbps"));
+	e->plan = string_or_null(item(config, "plan"));
+	e->launch = string_or_null(item(config, "launch"));
+	e->driver = string_or_null(item(config, "driver"));
+}
+
 static int parse_entry(const char *label, size_t i, const cJSON *r, struct rb_compare_entry *e)
 {
 	const cJSON *device = item(r, "device"), *modeled = item(r, "modeled");
@@ -130,6 +156,7 @@ static int parse_entry(const char *label, size_t i, const cJSON *r, struct rb_co
 	e->device = device->valuestring;
 	e->modeled = cJSON_IsTrue(modeled);
 	e->verify_failed = cJSON_IsString(status) && strcmp(status->valuestring, "failed") == 0;
+	parse_extras(r, e);
 	return 0;
 }
 
@@ -157,6 +184,39 @@ static int check_schema(const char *label, const cJSON *root)
 	if (!cJSON_IsArray(item(root, "results")))
 		return rb_set_error(-EINVAL, "%s: results must be an array", label);
 	return 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *text)
+{
+	for (const char *p = text; p && *p; p++)
+		h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/* The fingerprint of the evidence: context and results printed compactly. */
+static int fingerprint(struct rb_compare_report *rep)
+{
+	char *ctx = rep->context ? cJSON_PrintUnformatted(rep->context) : NULL;
+	char *results = cJSON_PrintUnformatted(item(rep->doc, "results"));
+	int ret = results && (ctx || !rep->context) ? 0 : rb_set_error(-ENOMEM, "out of memory");
+
+	rep->fingerprint = fnv1a(fnv1a(UINT64_C(0xcbf29ce484222325), ctx), results);
+	free(ctx);
+	free(results);
+	return ret;
+}
+
+/* The context's facts that readers use, and the totals. */
+static int parse_context(struct rb_compare_report *rep)
+{
+	const cJSON *ctx = item(rep->doc, "context");
+	const cJSON *warnings = item(item(ctx, "host_settings"), "warnings");
+
+	rep->context = cJSON_IsObject(ctx) ? ctx : NULL;
+	rep->host = string_or_null(item(ctx, "host"));
+	rep->settings_warning = string_or_null(cJSON_GetArrayItem(warnings, 0));
+	return rb_totals_parse(item(rep->doc, "totals"), rep->label, "totals", rep->totals,
+			       RB_TOTALS_MAX, &rep->n_totals);
 }
 
 static int parse_results(struct rb_compare_report *rep)
@@ -210,6 +270,10 @@ int rb_compare_parse(struct rb_compare_report *rep, const char *json, size_t len
 	free(text);
 	if (ret == 0)
 		ret = parse_results(rep);
+	if (ret == 0)
+		ret = parse_context(rep);
+	if (ret == 0)
+		ret = fingerprint(rep);
 	if (ret < 0)
 		rb_compare_report_release(rep);
 	return ret;

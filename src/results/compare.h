@@ -32,6 +32,9 @@
 
 #include <cJSON.h>
 
+#include <stdint.h>
+
+#include "results/totals.h"
 #include "rknn_bench/shape.h"
 
 /* Fewest raw samples per side for the significance test. */
@@ -39,8 +42,14 @@
 #define RB_COMPARE_DEFAULT_THRESHOLD_PCT 5.0
 #define RB_COMPARE_DEFAULT_ALPHA         0.05
 
-/* One result of a report, as far as comparing needs it. Strings point into the
- * report's JSON document. */
+/* Where a result sits on its device's roofline, as the report recorded it. */
+struct rb_compare_roofline {
+	bool present;                            /* false: the cpu device, or a phase timed alone */
+	double intensity, peak_gflops, ddr_gbps; /* flop/byte; NAN when not recorded */
+};
+
+/* One result of a report, as its readers (compare, calibrate, the page) need it.
+ * Strings point into the report's JSON document. */
 struct rb_compare_entry {
 	struct rb_shape shape;
 	const char **names;
@@ -51,6 +60,11 @@ struct rb_compare_entry {
 	double *samples_us; /* owned; NULL when n_samples is 0 */
 	size_t n_samples;
 	bool verify_failed; /* verify.status is "failed" */
+	double gflops;      /* NAN when not recorded */
+	struct rb_compare_roofline roofline;
+	/* the device's config strings (NULL when absent): the plan, the launch mode and
+	 * the driver an NPU result ran with */
+	const char *plan, *launch, *driver;
 };
 
 struct rb_compare_report {
@@ -58,6 +72,15 @@ struct rb_compare_report {
 	cJSON *doc;
 	struct rb_compare_entry *entries;
 	size_t n;
+	/* the context (provenance, a free-form object of facts; NULL when absent), its
+	 * host (NULL when absent) and the first warning about the host's settings (NULL) */
+	const cJSON *context;
+	const char *host, *settings_warning;
+	struct rb_total totals[RB_TOTALS_MAX];
+	size_t n_totals;
+	/* FNV-1a over the context and results as written: the same evidence twice (a
+	 * report given again, or copied) has the same fingerprint */
+	uint64_t fingerprint;
 };
 
 /* Reads and checks a report. Returns 0, -ENOENT/-EIO/... when the file cannot be read,

@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/util.h"
 #include "results/report_format.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- CSV --------------------------------------------------------------------- */
 

@@ -9,10 +9,9 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/util.h"
 #include "results/report_format.h"
 #include "results/totals.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- JSON -------------------------------------------------------------------- */
 

@@ -2,10 +2,13 @@
 #include "results/totals.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/error.h"
 
 /* After the last layer's attention, llama.cpp keeps the output rows only (totals.h). */
 static const char *const output_rows_nodes[] = {"ffn_up", "ffn_gate", "ffn_out", "result_output"};
@@ -143,8 +146,8 @@ cJSON *rb_totals_json(const struct rb_total *t, size_t n)
 			return NULL;
 		}
 		cJSON_AddNumberToObject(o, "m", (double)t[i].m);
-		cJSON_AddStringToObject(o, "kind", t[i].m == 1 ? "decode" : "prefill");
-		cJSON_AddStringToObject(o, "per", t[i].m == 1 ? "token" : "prompt");
+		cJSON_AddStringToObject(o, "kind", rb_total_kind(&t[i]));
+		cJSON_AddStringToObject(o, "per", rb_total_per(&t[i]));
 		cJSON_AddNumberToObject(o, "pairs", (double)t[i].pairs);
 		if (t[i].m > 1)
 			cJSON_AddNumberToObject(o, "output_rows", (double)t[i].output_rows);
@@ -154,6 +157,74 @@ cJSON *rb_totals_json(const struct rb_total *t, size_t n)
 			cJSON_AddNullToObject(o, "total_us");
 	}
 	return array;
+}
+
+const char *rb_total_kind(const struct rb_total *t)
+{
+	return t->m == 1 ? "decode" : "prefill";
+}
+
+const char *rb_total_per(const struct rb_total *t)
+{
+	return t->m == 1 ? "token" : "prompt";
+}
+
+/* A whole number from `min` that a long long holds exactly. */
+static bool count_in_range(const cJSON *v, double min)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= min && v->valuedouble < 9007199254740992.0 &&
+	       v->valuedouble == floor(v->valuedouble);
+}
+
+/* kind and per follow from m: absent (an older writer) or as rb_totals_json writes them */
+static bool string_is(const cJSON *o, const char *key, const char *want)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return !v || (cJSON_IsString(v) && strcmp(v->valuestring, want) == 0);
+}
+
+static bool total_parse(const cJSON *o, struct rb_total *t)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "m");
+	const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(o, "pairs");
+	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "output_rows");
+	const cJSON *us = cJSON_GetObjectItemCaseSensitive(o, "total_us");
+
+	if (!count_in_range(m, 1) || !count_in_range(pairs, 0) ||
+	    !(cJSON_IsNumber(us) || cJSON_IsNull(us)) || (rows && !count_in_range(rows, 0)))
+		return false;
+	t->m = (int64_t)m->valuedouble;
+	t->pairs = (size_t)pairs->valuedouble;
+	t->output_rows = rows ? (size_t)rows->valuedouble : 0;
+	t->complete = cJSON_IsNumber(us);
+	t->total_us = t->complete ? us->valuedouble : NAN;
+	return string_is(o, "kind", rb_total_kind(t)) && string_is(o, "per", rb_total_per(t));
+}
+
+int rb_totals_parse(const cJSON *array, const char *label, const char *where, struct rb_total *out,
+		    size_t max, size_t *n)
+{
+	const cJSON *o;
+
+	*n = 0;
+	if (!array)
+		return 0;
+	if (!cJSON_IsArray(array))
+		return rb_set_error(-EINVAL, "%s: %s is not an array", label, where);
+	cJSON_ArrayForEach(o, array)
+	{
+		if (*n >= max)
+			break;
+		if (!total_parse(o, &out[*n]))
+			return rb_set_error(-EINVAL,
+					    "%s: %s[%zu] needs whole numbers m and pairs, kind "
+					    "and per as m makes them, and total_us (a number "
+					    "or null)",
+					    label, where, *n);
+		(*n)++;
+	}
+	return 0;
 }
 
 void rb_total_text(const struct rb_total *t, char *buf, size_t size)

@@ -54,6 +54,14 @@ bool rb_totals_output_rows_node(const char *node);
  * incomplete)}; NULL when out of memory. */
 cJSON *rb_totals_json(const struct rb_total *t, size_t n);
 
+/* The groups of a "totals" array read back (rb_totals_json's shape): at most `max`
+ * into out, *n of them. 0, or -EINVAL naming `label`, `where` and the entry. */
+int rb_totals_parse(const cJSON *array, const char *label, const char *where, struct rb_total *out,
+		    size_t max, size_t *n);
+/* "decode" or "prefill", and what a total is per: "token" or "prompt". */
+const char *rb_total_kind(const struct rb_total *t);
+const char *rb_total_per(const struct rb_total *t);
+
 /* "decode (M = 1): 1234.5 µs per token over 35 pairs" into buf; a prompt that runs
  * pairs at M = 1 says how many ("over 113 pairs, 4 of them at M = 1 (output row)"). */
 void rb_total_text(const struct rb_total *t, char *buf, size_t size);

@@ -32,6 +32,8 @@ struct rb_engine_opts {
 	struct rb_sim_config sim;   /* the emulator */
 	/* NPU devices: submit programs unchecked (job.h) */
 	bool unsafe_skip_validation;
+	/* a plan flag or a launch was given: run's model-guided default stays off */
+	bool config_given;
 };
 
 /* Everything default: auto plan, fences, the RK3588 emulator. */

@@ -47,6 +47,8 @@ int rb_engine_open_npu_device(struct rb_npu_device *dev, const struct rb_engine_
 		return rb_set_error(-EINVAL, "device '%s' is not an NPU", ops->name);
 	if (ret == 0)
 		dev->unsafe_skip_validation = opts->unsafe_skip_validation;
+	if (ret == 0 && opts->sim.soc && !dev->modeled)
+		dev->soc = *opts->sim.soc; /* a board's: the CLI chose it (--soc, its clock) */
 	return ret;
 }
 
@@ -155,6 +157,9 @@ static int npu_prepare(struct rb_engine *e, const struct rb_inputs *in)
 	if (ret < 0)
 		return -EINVAL;
 	ne->planned = true;
+	ret = rb_npu_fit_plan(&ne->plan, &ne->dev);
+	if (ret < 0)
+		return ret;
 	if (!rb_npu_packed_b_fits(&ne->kept_b, &ne->dev, &ne->plan, in))
 		rb_npu_packed_b_release(&ne->dev, &ne->kept_b); /* before memory is counted */
 	ret = check_limits(e, &ne->plan, true, &words);
@@ -267,6 +272,11 @@ static cJSON *npu_config(const struct rb_engine *e)
 		cJSON_AddStringToObject(config, "plan", text);
 		cJSON_AddNumberToObject(config, "tasks", (double)ne->plan.n_tasks);
 		cJSON_AddNumberToObject(config, "submits", (double)ne->plan.n_submits);
+		/* the DDR traffic the plan moves (features, weights, outputs per task), which
+		 * the minimum A + B + C of the GB/s column leaves out (issue 32) */
+		cJSON_AddNumberToObject(config, "moved_bytes",
+					(double)(ne->plan.feature_bytes + ne->plan.weight_bytes +
+						 ne->plan.output_bytes));
 		cJSON_AddBoolToObject(config, "unproven_on_silicon", rb_plan_unproven(&ne->plan));
 	}
 	cJSON_AddStringToObject(config, "launch", rb_npu_launch_name(e->opts.launch));

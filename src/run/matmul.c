@@ -17,9 +17,11 @@
 #include "core/fp16.h"
 #include "numeric/inputs.h"
 #include "numeric/layout.h"
+#include "core/stats.h"
 #include "npu/job.h"
 #include "run/engine.h"
 #include "run/npu_time.h"
+#include "run/plan_model.h"
 
 #define NAME_MAX_LEN 512
 
@@ -213,10 +215,29 @@ bool rb_matmul_device_modeled(const struct rb_matmul_device *d)
 	return d->dev.modeled;
 }
 
-/* The desc's config over the planner's default, with the core mask override. */
-static int desc_config(const struct rb_matmul_desc *desc, const struct rb_npu_device *dev,
-		       struct rb_plan_config *cfg)
+/* The model's choice over base; on a refusal base stays (planning it says why). */
+static void model_default(const struct rb_matmul_desc *desc, const struct rb_matmul_device *d,
+			  struct rb_plan_config *cfg, enum rb_npu_launch *launch)
 {
+	struct rb_plan_config base = *cfg;
+	enum rb_npu_launch chosen;
+
+	/* B native: the caller's weights may be read in place (a buffer, the shim) */
+	if (rb_plan_model_default(&desc->shape, &base, true, rb_plan_model_launches_of(d->dev.name),
+				  d->opts.sim.soc, cfg, &chosen, NULL) < 0)
+		*cfg = base;
+	else if (!desc->launch)
+		*launch = chosen;
+}
+
+/* The desc's config over the planner's default, with the core mask override. Without
+ * a config (none given, none tuned for the shape) the model-guided default
+ * (run/plan_model.h) chooses the knobs left auto and, without a launch, the launch. */
+static int desc_config(const struct rb_matmul_desc *desc, const struct rb_matmul_device *d,
+		       struct rb_plan_config *cfg, enum rb_npu_launch *launch)
+{
+	const struct rb_npu_device *dev = &d->dev;
+
 	rb_plan_config_init(cfg);
 	if (desc->config && rb_plan_config_parse(cfg, desc->config) < 0)
 		return rb_set_error(-EINVAL, "config '%s': %s", desc->config, rb_last_error());
@@ -230,6 +251,8 @@ static int desc_config(const struct rb_matmul_desc *desc, const struct rb_npu_de
 		cfg->core_mask = desc->core_mask;
 	}
 	rb_engine_plan_for_device(cfg, dev);
+	if (!desc->config)
+		model_default(desc, d, cfg, launch);
 	return 0;
 }
 
@@ -237,13 +260,16 @@ static int plan_matmul(struct rb_matmul *mm, const struct rb_matmul_desc *desc)
 {
 	struct rb_plan_config cfg;
 	struct rb_npu_job_bytes bytes;
-	int ret = desc_config(desc, &mm->dev->dev, &cfg);
+	int ret = desc_config(desc, mm->dev, &cfg, &mm->launch);
 
 	if (ret < 0)
 		return ret;
 	if (rb_plan_init(&mm->plan, &desc->shape, &cfg) < 0)
 		return -EINVAL;
 	mm->planned = true;
+	ret = rb_npu_fit_plan(&mm->plan, &mm->dev->dev);
+	if (ret < 0)
+		return ret;
 	rb_plan_config_format(&mm->plan.config, mm->config, sizeof(mm->config));
 	return rb_npu_job_check_limits(&mm->plan, mm->dev->opts.sim.mem_budget, &bytes);
 }
@@ -255,7 +281,6 @@ static int prepare_run(struct rb_matmul *mm, const char *launch_name)
 	size_t mk = (size_t)s->m * (size_t)s->k, mn = (size_t)s->m * (size_t)s->n;
 	int ret;
 
-	mm->launch = RB_LAUNCH_FENCES;
 	if (launch_name && rb_npu_launch_parse(launch_name, &mm->launch) < 0)
 		return rb_set_error(-EINVAL, "launch '%s': use fences, threads or multicore",
 				    launch_name);
@@ -594,6 +619,7 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 	const struct rb_shape *s;
 	struct rb_npu_job_times t;
 	const void *a_job = NULL;
+	double t0, convert_us;
 	int ret;
 
 	if (!mm || !a || !c)
@@ -605,16 +631,23 @@ int rb_matmul_run(struct rb_matmul *mm, const void *a, enum rb_matmul_type a_typ
 				    "rb_matmul_set_weights first",
 				    (long long)s->m, (long long)s->k, (long long)s->n);
 	ret = check_c_type(s, c_type);
+	t0 = rb_now_us();
 	if (ret == 0)
 		ret = features(mm, a, a_type, &a_job);
 	if (ret < 0)
 		return ret;
+	convert_us = rb_now_us() - t0;
 	rb_npu_job_set_features(mm->job, a_job);
 	ret = rb_npu_job_run(mm->job, c_type == RB_MATMUL_FP16 ? (void *)mm->c32 : c, &t);
 	if (ret < 0)
 		return ret;
+	t0 = rb_now_us();
 	if (c_type == RB_MATMUL_FP16)
 		rb_fp16_from_f32_array(c, mm->c32, (size_t)s->m * (size_t)s->n);
+	mm->stats.convert_us = convert_us + (rb_now_us() - t0);
+	mm->stats.pack_us = t.pack_us;
+	mm->stats.submit_us = t.submit_us;
+	mm->stats.unpack_us = t.unpack_us;
 	mm->stats.device_us = t.device_us;
 	mm->stats.runs++;
 	rb_npu_time_add(&mm->dev->time, t.device_begin_ns, t.device_end_ns, mm->tuned);

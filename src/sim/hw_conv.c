@@ -31,6 +31,7 @@
 #include <stdlib.h>
 
 #include "hw/conv.h"
+#include "core/util.h"
 #include "hw/task.h"
 #include "sim/npu_internal.h"
 
@@ -55,11 +56,6 @@ static const char *prec_name(int64_t p)
 					    "int32", "fp32",  "int4", "tf32"};
 
 	return p >= 0 && p < 8 ? names[p] : "?";
-}
-
-static uint64_t div_up(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
 }
 
 /* §a.1, §a.6: what the kick runs (the rule is hw/conv.c's, shared with the validator). */
@@ -191,7 +187,7 @@ static int check_banks(const struct rb_sim_exec *x, struct rb_conv *cv, struct r
 
 	if (rb_conv_check_banks(cv, (uint32_t)soc->cbuf_banks, why, sizeof(why)))
 		return rb_sim_hang(f, "%s", why);
-	feature = (uint64_t)cv->width * cv->height * div_up(cv->channels, cv->c2_in) * ATOM;
+	feature = (uint64_t)cv->width * cv->height * DIV_UP(cv->channels, cv->c2_in) * ATOM;
 	if (feature > cv->data_banks * bank_bytes)
 		return rb_sim_hang(f,
 				   "%s: the feature tile (%u×%u pixels × %u channels, %llu bytes) "
@@ -212,7 +208,7 @@ static int check_banks(const struct rb_sim_exec *x, struct rb_conv *cv, struct r
 /* §b.3: the native weight layout, whole kernel groups of 32-channel blocks. */
 static int check_weights(const struct rb_conv *cv, struct rb_sim_fault *f)
 {
-	uint64_t per_kernel = div_up(cv->channels, K_BLOCK) * K_BLOCK * cv->bpe;
+	uint64_t per_kernel = DIV_UP(cv->channels, K_BLOCK) * K_BLOCK * cv->bpe;
 	uint64_t need;
 
 	if (cv->kernel_bytes != per_kernel)
@@ -222,7 +218,7 @@ static int check_weights(const struct rb_conv *cv, struct rb_sim_fault *f)
 				   fname(RB_FIELD_CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL),
 				   cv->kernel_bytes, cv->channels, cv->bpe, K_BLOCK,
 				   (unsigned long long)per_kernel);
-	need = div_up(cv->kernels, cv->kg) * cv->kg * per_kernel;
+	need = DIV_UP(cv->kernels, cv->kg) * cv->kg * per_kernel;
 	if (cv->weight_bytes < need)
 		return rb_sim_hang(f, "%s is %u but %u kernels in groups of %u take %llu bytes",
 				   fname(RB_FIELD_CNA_WEIGHT_SIZE0_WEIGHT_BYTES), cv->weight_bytes,
@@ -401,9 +397,9 @@ static void describe_timing(struct rb_sim_exec *x, const struct rb_conv *cv)
 				  x->core->pp[RB_BLOCK_CNA].ctl) != 0;
 
 	t->fetch_words = x->regcmd_bytes / 8;
-	t->feature_bytes = cv->data_reuse ? 0 : div_up(cv->channels, cv->c2_in) * pixels * ATOM;
+	t->feature_bytes = cv->data_reuse ? 0 : DIV_UP(cv->channels, cv->c2_in) * pixels * ATOM;
 	t->weight_bytes = cv->weight_reuse ? 0 : cv->weight_bytes;
-	t->output_bytes = div_up(cv->kernels, cv->c2_out) * pixels * ATOM;
+	t->output_bytes = DIV_UP(cv->kernels, cv->c2_out) * pixels * ATOM;
 	t->cycles = rb_timing_cycles(&x->npu->soc, cv->int8, pixels, cv->channels, cv->kernels);
 	t->overlap = !x->first_in_job && x->pingpong && pp;
 }
@@ -477,8 +473,8 @@ int rb_sim_conv_run(struct rb_sim_exec *x, struct rb_sim_fault *f)
 	if (ret)
 		return ret;
 	if (!x->npu->model_only)
-		a = calloc(div_up(cv.channels, cv.c2_in), sizeof(*a));
-	out = calloc(div_up(cv.kernels, cv.c2_out), sizeof(*out));
+		a = calloc(DIV_UP(cv.channels, cv.c2_in), sizeof(*a));
+	out = calloc(DIV_UP(cv.kernels, cv.c2_out), sizeof(*out));
 	ret = (a || x->npu->model_only) && out ? compute(x, &cv, a, out, f) : -ENOMEM;
 	free(a);
 	free(out);

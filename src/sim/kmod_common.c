@@ -331,6 +331,22 @@ static void *iommu_map(void *ctx, int core, uint32_t iova, uint64_t len)
 	return (char *)bo->mem + off;
 }
 
+/* Bottom-up first fit from address 0: the lowest gap that holds `size`. */
+static int iova_alloc_low(const struct bo_list *d, uint64_t size, uint32_t *iova, size_t *at)
+{
+	for (size_t i = 0; i <= d->n; i++) {
+		uint64_t start = i > 0 ? d->v[i - 1]->iova + d->v[i - 1]->size : 0;
+		uint64_t end = i == d->n ? KMOD_IOVA_END : d->v[i]->iova;
+
+		if (end - start >= size) {
+			*iova = (uint32_t)start;
+			*at = i;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
 /* Top-down first fit in one address space: the highest gap that holds `size`; *at is
  * where the new object goes in the sorted list. */
 static int iova_alloc(const struct bo_list *d, uint64_t size, uint32_t *iova, size_t *at)
@@ -362,9 +378,39 @@ static uint32_t handle_alloc(const struct rb_sim_kmod *k, int file)
 
 static void bo_free(struct rb_sim_kmod *k, struct kbo *bo)
 {
+	if (bo->cpu)
+		munmap(bo->cpu, bo->size);
 	munmap(bo->mem, bo->size);
 	k->mem_used -= bo->size;
 	free(bo);
+}
+
+/* Anonymous memory: zeroed (as both drivers hand out) and committed lazily; NULL if
+ * there is none. */
+static void *host_pages(uint64_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Huge pages where the kernel gives them on request (THP "madvise", as here): the
+	 * emulator streams a decode's weights once per run, and on 4 KiB pages its direct
+	 * kernel spent about 20% of its time more (1x2048x8192). Advice only: no error. */
+	if (size >= HUGE_BO_BYTES)
+		madvise(p, size, MADV_HUGEPAGE);
+	return p;
+}
+
+/* Objects this big or bigger stay coherent: their CPU view would be a second copy, and
+ * the large shapes of tests/e2e/mem.sh hold the emulator to 1.3x their buffers. The
+ * syncs of the runner are the same for every size, so small shapes check them. */
+#define CACHE_MAX_BYTES ((uint64_t)16 << 20)
+
+static bool bo_cached(const struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
+{
+	return k->cpu_cache && size < CACHE_MAX_BYTES &&
+	       (!k->ops->cached_flag || (flags & k->ops->cached_flag));
 }
 
 static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
@@ -373,18 +419,15 @@ static struct kbo *bo_new(struct rb_sim_kmod *k, uint64_t size, uint32_t flags)
 
 	if (!bo)
 		return NULL;
-	/* Anonymous memory: zeroed (as both drivers hand out) and committed lazily. */
-	bo->mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (bo->mem == MAP_FAILED) {
+	bo->mem = host_pages(size);
+	if (bo->mem && bo_cached(k, size, flags) && !(bo->cpu = host_pages(size))) {
+		munmap(bo->mem, size);
+		bo->mem = NULL;
+	}
+	if (!bo->mem) {
 		free(bo);
 		return NULL;
 	}
-	/* Huge pages where the kernel gives them on request (THP "madvise", as here): the
-	 * emulator streams a decode's weights once per run, and on 4 KiB pages its direct
-	 * kernel spent about 20% of its time more (1x2048x8192). Advice only: no error. */
-	if (size >= HUGE_BO_BYTES)
-		madvise(bo->mem, size, MADV_HUGEPAGE);
 	bo->size = size;
 	bo->flags = flags;
 	bo->space = k->ops->space_per_file ? k->cur_file : 0;
@@ -407,7 +450,8 @@ int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, stru
 	if (size > KMOD_IOVA_END)
 		return -ENOMEM;
 	size = (size + KMOD_PAGE_BYTES - 1) & ~(uint64_t)(KMOD_PAGE_BYTES - 1);
-	if (size > k->mem_budget - k->mem_used || iova_alloc(d, size, &iova, &at))
+	if (size > k->mem_budget - k->mem_used ||
+	    (k->ops->iova_from_zero ? iova_alloc_low : iova_alloc)(d, size, &iova, &at))
 		return -ENOMEM;
 	bo = bo_new(k, size, flags);
 	if (!bo)
@@ -424,6 +468,23 @@ int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, stru
 	}
 	*out = bo;
 	return 0;
+}
+
+void *rb_kmod_bo_cpu(const struct kbo *bo)
+{
+	return bo->cpu ? bo->cpu : bo->mem;
+}
+
+void rb_kmod_bo_sync(struct kbo *bo, uint64_t offset, uint64_t len, bool to_device)
+{
+	char *mem = (char *)bo->mem + offset, *cpu = (char *)bo->cpu + offset;
+
+	if (!bo->cpu || !len)
+		return;
+	if (to_device)
+		memcpy(mem, cpu, len);
+	else
+		memcpy(cpu, mem, len);
 }
 
 uint64_t rb_kmod_bo_mmap_offset(struct rb_sim_kmod *k, struct kbo *bo)
@@ -609,7 +670,7 @@ int rb_sim_kmod_file_mmap(struct rb_sim_kmod *k, int file, size_t len, uint64_t 
 			ret = -EACCES;
 		} else if (len && len <= bo->size) { /* DRM refuses a mapping larger than it */
 			bo->maps++;
-			*addr = bo->mem;
+			*addr = rb_kmod_bo_cpu(bo);
 			ret = 0;
 		}
 		break;
@@ -626,7 +687,7 @@ int rb_sim_kmod_mmap(struct rb_sim_kmod *k, size_t len, uint64_t offset, void **
 static struct kbo *mapped_bo(struct bo_list *l, void *addr, size_t *at)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i]->mem == addr && l->v[i]->maps) {
+		if (rb_kmod_bo_cpu(l->v[i]) == addr && l->v[i]->maps) {
 			*at = i;
 			return l->v[i];
 		}
@@ -794,6 +855,18 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *k)
 	return atomic_load(&k->now);
 }
 
+void rb_sim_kmod_spend(struct rb_sim_kmod *k, uint64_t ns)
+{
+	pthread_mutex_lock(&k->lock);
+	rb_kmod_thread_advance(k, rb_kmod_thread_now(k) + ns);
+	pthread_mutex_unlock(&k->lock);
+}
+
+uint64_t rb_sim_kmod_longest_job_ns(const struct rb_sim_kmod *k)
+{
+	return k->longest_job_ns;
+}
+
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *k)
 {
 	return k->last_fault;
@@ -863,6 +936,7 @@ struct rb_sim_kmod *rb_kmod_new(const struct rb_sim_config *cfg, const struct km
 	pthread_cond_init(&k->group.cond, NULL);
 	k->ops = ops;
 	k->mem_budget = cfg->mem_budget ? cfg->mem_budget : DEFAULT_BUDGET;
+	k->cpu_cache = cfg->cpu_cache && !cfg->model_only; /* no data moves without data */
 	k->next_token = OBJ_TOKEN_START;
 	k->next_offset = MMAP_OFFSET_START;
 	k->files[0].open = true;

@@ -50,7 +50,8 @@ struct kbo {
 	uint64_t obj_addr;
 	uint64_t mmap_offset; /* 0 until mapped */
 	uint64_t fence_ns;    /* rocket: when the last job using it ends */
-	void *mem;
+	void *mem;            /* what the NPU reaches (DRAM) */
+	void *cpu;            /* the CPU's view when cached (rb_sim_config.cpu_cache), else NULL */
 };
 
 struct bo_list {
@@ -93,6 +94,12 @@ struct kmod_ops {
 	const struct kmod_ioctl *(*find_ioctl)(unsigned nr);
 	struct kmod_version version; /* DRM_IOCTL_VERSION, served by the DRM core */
 	bool space_per_file;         /* an NPU address space per fd (rocket), else one per device */
+	/* BOs placed bottom-up from address 0 (rocket: drm_mm from the aperture start, where
+	 * 0 is a valid address); else top-down below 4 GiB, page 0 never handed out */
+	bool iova_from_zero;
+	/* The BO flag that makes a BO cached (rknpu RKNPU_MEM_CACHEABLE); 0: every BO is
+	 * (rocket's shmem pages) */
+	uint32_t cached_flag;
 	int (*wait)(struct rb_sim_kmod *k, int fence_fd, int timeout_ms);
 	int (*close_fd)(struct rb_sim_kmod *k, int fd);
 	/* A round: commit the next kick on `core` (1 kicked, 0 there was work but it
@@ -140,9 +147,11 @@ struct rb_sim_kmod {
 	struct kmod_dmabuf dmabufs[16];
 	int next_dmabuf;
 	uint64_t mem_used, mem_budget;
+	bool cpu_cache; /* rb_sim_config.cpu_cache, and not model_only */
 	uint64_t next_token, next_offset;
 	_Atomic uint64_t now; /* the latest time any thread reached */
 	struct kmod_group group;
+	uint64_t longest_job_ns; /* the longest job from its first kick to its end */
 	char last_fault[512];
 	char log[8192]; /* every fault and reset, a line each (oldest dropped) */
 	size_t log_len;
@@ -179,9 +188,15 @@ uint32_t rb_kmod_s_pointer(int core);
 uint32_t rb_kmod_task_con(bool pingpong, uint32_t tasks);
 
 /* Buffer objects of the file whose ioctl runs (cur_file): a page-aligned object placed
- * top-down in the file's NPU address space (0 is never an address), with the file's
- * lowest free handle; -EINVAL/-ENOMEM. */
+ * in the file's NPU address space (kmod_ops.iova_from_zero), with the file's lowest
+ * free handle; -EINVAL/-ENOMEM. */
 int rb_kmod_bo_create(struct rb_sim_kmod *k, uint64_t size, uint32_t flags, struct kbo **out);
+/* The CPU's view of the object: what mmap gives and the kernel's own mapping reads. */
+void *rb_kmod_bo_cpu(const struct kbo *bo);
+/* The CPU cache's sync of [offset, offset + len) (in range): to_device writes the CPU's
+ * view back to memory, else the CPU's view is read again from memory. Nothing for an
+ * object that is not cached. */
+void rb_kmod_bo_sync(struct kbo *bo, uint64_t offset, uint64_t len, bool to_device);
 /* The object a handle of cur_file names, NULL if none. */
 struct kbo *rb_kmod_bo_by_handle(const struct rb_sim_kmod *k, uint32_t handle);
 struct kbo *rb_kmod_bo_by_token(const struct rb_sim_kmod *k, uint64_t obj_addr);

@@ -47,7 +47,9 @@
  *    emulator does not have: -EINVAL (the driver trusts some of these and would read
  *    out of bounds);
  *  - only IOMMU domain 0 exists: a non-zero domain id is -EINVAL;
- *  - MEM_SYNC is a range check only: emulated memory is coherent;
+ *  - MEM_SYNC cleans and invalidates the emulated CPU cache of a CACHEABLE object
+ *    (rb_sim_config.cpu_cache): without it the NPU reads what the CPU wrote before the
+ *    last sync, and the CPU what it read before the NPU wrote;
  *  - destroying a BO that a job in flight uses is the caller's bug: DMA to it then
  *    faults, and a task BO destroyed before its job ran fails that job with -EFAULT;
  *    a destroyed BO's memory stays valid while it is still mmapped, as with GEM;
@@ -137,6 +139,7 @@ struct kjob {
 	uint64_t done_ns;
 	uint64_t hw_elapse_ns;
 	uint32_t task_counter;
+	bool dropped; /* by the timeout cleanup: its fence never signals */
 };
 
 /* The driver's hardware version: VERSION + low 16 bits of VERSION_NUM (§1). */
@@ -196,11 +199,16 @@ static int ioctl_mem_destroy(struct rb_sim_kmod *k, void *arg)
 static int ioctl_mem_sync(struct rb_sim_kmod *k, void *arg)
 {
 	struct rknpu_mem_sync *a = arg;
-	const struct kbo *bo = rb_kmod_bo_by_token(k, a->obj_addr);
+	struct kbo *bo = rb_kmod_bo_by_token(k, a->obj_addr);
 
 	if (!bo || a->offset > bo->size || a->size > bo->size - a->offset)
 		return -EINVAL;
-	return 0; /* emulated memory is coherent: nothing to flush or invalidate */
+	/* the CPU cache (rb_sim_config.cpu_cache): clean, then invalidate */
+	if (a->flags & RKNPU_MEM_SYNC_TO_DEVICE)
+		rb_kmod_bo_sync(bo, a->offset, a->size, true);
+	if (a->flags & RKNPU_MEM_SYNC_FROM_DEVICE)
+		rb_kmod_bo_sync(bo, a->offset, a->size, false);
+	return 0;
 }
 
 /* ---- jobs: lifetime and fences ---- */
@@ -282,7 +290,7 @@ static int read_task(const struct rb_sim_kmod *k, const struct kjob *job, uint32
 
 	if (!bo || off + sizeof(*t) > bo->size)
 		return -EFAULT;
-	memcpy(t, (const char *)bo->mem + off, sizeof(*t));
+	memcpy(t, (const char *)rb_kmod_bo_cpu(bo) + off, sizeof(*t));
 	return 0;
 }
 
@@ -293,8 +301,8 @@ static void write_int_status(struct rb_sim_kmod *k, const struct kjob *job, uint
 	uint64_t off = (uint64_t)index * sizeof(struct rknpu_task);
 
 	if (bo && off + sizeof(struct rknpu_task) <= bo->size)
-		memcpy((char *)bo->mem + off + offsetof(struct rknpu_task, int_status), &status,
-		       sizeof(status));
+		memcpy((char *)rb_kmod_bo_cpu(bo) + off + offsetof(struct rknpu_task, int_status),
+		       &status, sizeof(status));
 }
 
 /* ceil((regcfg_amount + 4) / 2) − 1: the PC fetches (amount + 1)·2 words. */
@@ -368,6 +376,8 @@ static void job_fail(struct rb_sim_kmod *k, struct kjob *job, const struct kpart
 	}
 }
 
+static uint64_t first_commit_ns(const struct rb_sim_kmod *k, const struct kjob *job);
+
 /* Commits the next chunk (at most 4095 tasks) of part p; false if the job failed. */
 static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *p,
 			 uint64_t *kick_ns)
@@ -376,6 +386,9 @@ static bool commit_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart *
 	uint32_t first_index = p->start + p->done_tasks;
 	uint64_t start = kmod_max(job_ready_ns(job), rk(k)->core_free[p->core]);
 	struct rknpu_task first, last;
+
+	if (!p->done_tasks && job->nparts > 1)
+		start = first_commit_ns(k, job); /* all its cores together */
 
 	if (n > MAX_SUBMIT_TASKS)
 		n = MAX_SUBMIT_TASKS;
@@ -449,7 +462,7 @@ static bool complete_chunk(struct rb_sim_kmod *k, struct kjob *job, struct kpart
 	return false;
 }
 
-static void finish_job(struct kjob *job)
+static void finish_job(struct rb_sim_kmod *k, struct kjob *job)
 {
 	uint64_t first = UINT64_MAX;
 
@@ -464,6 +477,8 @@ static void finish_job(struct kjob *job)
 	}
 	if (!job->status && job->nparts)
 		job->hw_elapse_ns = job->done_ns - first;
+	if (job->nparts && job->done_ns - first > k->longest_job_ns)
+		k->longest_job_ns = job->done_ns - first;
 }
 
 static void finish_jobs(struct rb_sim_kmod *k)
@@ -474,7 +489,7 @@ static void finish_jobs(struct rb_sim_kmod *k)
 		for (int i = 0; i < job->nparts; i++)
 			all = all && job->part[i].finished;
 		if (all)
-			finish_job(job);
+			finish_job(k, job);
 	}
 	dequeue_done(k);
 }
@@ -499,6 +514,32 @@ static struct kpart *head_part(struct rb_sim_kmod *k, int core, struct kjob **jo
 	return NULL;
 }
 
+/* A multi-core job is committed as the driver does it: only once every core of its
+ * mask has taken it (each core's queue has reached it), then kicked on all of them
+ * together; so its first commit waits for the busiest of its cores. */
+static bool all_cores_ready(struct rb_sim_kmod *k, const struct kjob *job)
+{
+	for (int i = 0; i < job->nparts; i++) {
+		const struct kpart *q = &job->part[i];
+		struct kjob *head = NULL;
+
+		if (!q->done_tasks && !q->finished &&
+		    (!head_part(k, q->core, &head) || head != job))
+			return false;
+	}
+	return true;
+}
+
+/* When the job's first commit can start: when it and its cores are ready. */
+static uint64_t first_commit_ns(const struct rb_sim_kmod *k, const struct kjob *job)
+{
+	uint64_t t = job_ready_ns(job);
+
+	for (int i = 0; i < job->nparts; i++)
+		t = kmod_max(t, rk(k)->core_free[job->part[i].core]);
+	return t;
+}
+
 static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
 {
 	struct inflight *fl = &rk(k)->fl[core];
@@ -508,6 +549,8 @@ static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
 	memset(fl, 0, sizeof(*fl));
 	if (!p)
 		return -1;
+	if (job->nparts > 1 && !p->done_tasks && !all_cores_ready(k, job))
+		return -1; /* its other cores are still busy with earlier jobs */
 	if (!commit_chunk(k, job, p, kick_ns))
 		return 0;
 	fl->job = job;
@@ -661,6 +704,63 @@ static void unknown_mask_job(struct rb_sim_kmod *k, struct kjob *job)
 	job->done_ns = job->submit_ns + timeout_ns(job);
 }
 
+/* The cores a job runs on. */
+static uint32_t job_cores(const struct kjob *job)
+{
+	uint32_t mask = 0;
+
+	for (int i = 0; i < job->nparts; i++)
+		mask |= 1u << job->part[i].core;
+	return mask;
+}
+
+/* Whether the cleanup at time t looks at the job: it is on one of `cores` and its age
+ * in µs has reached its timeout in ms. */
+static bool cleanup_sees(const struct kjob *job, uint32_t cores, uint64_t t)
+{
+	uint64_t age_us = t > job->submit_ns ? (t - job->submit_ns) / 1000 : 0;
+
+	return (job_cores(job) & cores) && age_us >= job->timeout_ms;
+}
+
+/* The vendor driver's cleanup on every non-blocking submit (rknpu_job_timeout_clean,
+ * issue 32): a job queued or running on the new job's cores whose age in microseconds
+ * has reached its timeout in milliseconds is dropped, its fence never signalled, and the
+ * NPU soft-reset. With the usual 6000 ms that is any job older than 6 ms: another
+ * user's long job dies when a non-blocking submit comes in. Jobs run when someone
+ * waits, so the jobs in flight are run first when one is old enough to be at risk (not
+ * otherwise: the modeled times of submits close together stay as they were); a job
+ * that had ended by t is safe. */
+static void timeout_clean(struct rb_sim_kmod *k, uint32_t cores, uint64_t t)
+{
+	bool at_risk = false, reset = false;
+
+	for (struct kjob *job = rk(k)->queue; job; job = job->next)
+		at_risk |= cleanup_sees(job, cores, t);
+	if (!at_risk)
+		return;
+	run_pending(k);
+	for (size_t i = 0; i < rk(k)->nfences; i++) {
+		struct kjob *job = rk(k)->fences[i];
+
+		/* a job that had ended by t is safe */
+		if (!job || job->dropped || job->done_ns <= t || !cleanup_sees(job, cores, t))
+			continue;
+		job->dropped = true;
+		job->status = -ETIMEDOUT;
+		reset = true;
+		rb_kmod_fault(k,
+			      "rknpu: a non-blocking submit at %" PRIu64 " us dropped the job "
+			      "submitted at %" PRIu64 " us (fence %zu): its age in us passed its "
+			      "timeout of %u taken as us (ms meant); soft reset, its fence never "
+			      "signals",
+			      t / 1000, job->submit_ns / 1000, FENCE_FD_BASE + i, job->timeout_ms);
+	}
+	if (reset)
+		for (int c = 0; c < k->cores; c++)
+			rk(k)->core_free[c] = kmod_max(rk(k)->core_free[c], t + COST_RESET_NS);
+}
+
 static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 {
 	struct rknpu_submit *a = arg;
@@ -671,6 +771,8 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 		return err;
 	job->submit_ns = rb_kmod_thread_now(k) + k->cost.submit;
 	rb_kmod_thread_advance(k, job->submit_ns);
+	if (a->flags & RKNPU_JOB_NONBLOCK)
+		timeout_clean(k, job->nparts ? job_cores(job) : a->core_mask, job->submit_ns);
 	if (a->flags & RKNPU_JOB_FENCE_OUT) {
 		a->fence_fd = fence_alloc(k, job);
 		if (a->fence_fd < 0) {
@@ -705,7 +807,9 @@ static int op_wait(struct rb_sim_kmod *k, int fence_fd, int timeout_ms)
 	if (!job)
 		return -EBADF;
 	run_pending(k);
-	ready = job->done_ns + k->cost.wake;
+	ready = job->dropped ? UINT64_MAX : job->done_ns + k->cost.wake;
+	if (job->dropped && timeout_ms < 0) /* would wait for ever */
+		return -ETIMEDOUT;
 	if (timeout_ms >= 0 && ready > atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS) {
 		rb_kmod_advance_to(k, atomic_load(&k->now) + (uint64_t)timeout_ms * MS_NS);
 		ret = -ETIMEDOUT;
@@ -827,6 +931,7 @@ static void op_release(struct rb_sim_kmod *k)
 static const struct kmod_ops rknpu_ops = {
     .name = "rknpu kernel",
     .find_ioctl = op_find_ioctl,
+    .cached_flag = RKNPU_MEM_CACHEABLE,
     .version = {DRV_MAJOR, DRV_MINOR, DRV_PATCH, RKNPU_DRIVER_NAME, DRV_DATE, DRV_DESC},
     .wait = op_wait,
     .close_fd = op_close_fd,

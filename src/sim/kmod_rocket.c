@@ -6,8 +6,10 @@
  * What it reproduces:
  *  - CREATE_BO (handle, NPU address, mmap offset), DRM_IOCTL_GEM_CLOSE, PREP_BO (wait
  *    for the jobs using the BO until an absolute deadline on the clock: -ETIMEDOUT, or
- *    -EBUSY when the deadline has already passed) and FINI_BO (a handle check: emulated
- *    memory is coherent), DRM_IOCTL_VERSION with the name "rocket";
+ *    -EBUSY when the deadline has already passed), then the CPU cache's sync for the
+ *    CPU, and FINI_BO (the sync for the device; rb_sim_config.cpu_cache); both check
+ *    the reserved field before the handle, as upstream; DRM_IOCTL_VERSION with the
+ *    name "rocket";
  *  - SUBMIT of jobs, each a list of tasks {regcmd address, regcmd_count with the tail}
  *    and in/out BO handles, with upstream's checks (ioctl_submit): no jobs is success,
  *    and a bad job is dropped while SUBMIT returns 0; a job's tasks run in order on one
@@ -33,9 +35,9 @@
  *
  * Time is virtual as in the vendor kernel: jobs queue at SUBMIT and run when someone
  * waits (PREP_BO), in rounds where the cores that have a task run together. Choices
- * where the driver's behaviour is unknown: BOs are placed
- * top-down below 4 GiB like the vendor kernel's (a board bump-allocates from the
- * aperture start, so 0 is a valid address there: userspace must not assume either). */
+ * where the driver's behaviour is unknown: BOs are placed bottom-up from address 0, as
+ * upstream's drm_mm allocator does from the aperture start (RUS: "IOVA bump-starts at
+ * 0 — dma_address==0 is valid"), so userspace must not take 0 for "no buffer". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -68,7 +70,7 @@ struct rjob {
 	struct drm_rocket_task *tasks;
 	uint32_t n_tasks, done;
 	struct kbo **bos; /* in, then out; each held (rb_kmod_bo_get) */
-	uint32_t n_bos;
+	uint32_t n_bos, n_in;
 	uint64_t submit_ns, first_kick_ns;
 	bool finished;
 	bool *queued; /* staged in a thread group: set when it reaches its core's queue */
@@ -117,9 +119,15 @@ static int ioctl_fini_bo(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_fini_bo *a = arg;
 
+	struct kbo *bo;
+
 	if (a->reserved)
 		return -EINVAL;
-	return rb_kmod_bo_by_handle(k, a->handle) ? 0 : -ENOENT;
+	bo = rb_kmod_bo_by_handle(k, a->handle);
+	if (!bo)
+		return -ENOENT;
+	rb_kmod_bo_sync(bo, 0, bo->size, true); /* dma_sync for the device */
+	return 0;
 }
 
 static void run_pending(struct rb_sim_kmod *k);
@@ -128,17 +136,20 @@ static void run_pending(struct rb_sim_kmod *k);
 static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 {
 	struct drm_rocket_prep_bo *a = arg;
-	struct kbo *bo = rb_kmod_bo_by_handle(k, a->handle);
+	struct kbo *bo;
 	uint64_t ready, deadline;
 
+	if (a->reserved) /* upstream checks it before the handle */
+		return -EINVAL;
+	bo = rb_kmod_bo_by_handle(k, a->handle);
 	if (!bo)
 		return -ENOENT;
-	if (a->reserved)
-		return -EINVAL;
 	run_pending(k);
 	ready = bo->fence_ns ? bo->fence_ns + k->cost.wake : 0;
-	if (ready <= now(k))
+	if (ready <= now(k)) {
+		rb_kmod_bo_sync(bo, 0, bo->size, false); /* dma_sync for the CPU */
 		return 0;
+	}
 	deadline = a->timeout_ns > 0 ? (uint64_t)a->timeout_ns : 0;
 	if (deadline <= now(k))
 		return -EBUSY;
@@ -147,6 +158,7 @@ static int ioctl_prep_bo(struct rb_sim_kmod *k, void *arg)
 		return -ETIMEDOUT;
 	}
 	rb_kmod_advance_to(k, ready);
+	rb_kmod_bo_sync(bo, 0, bo->size, false); /* dma_sync for the CPU */
 	return 0;
 }
 
@@ -252,6 +264,7 @@ static int copy_bos(const struct rb_sim_kmod *k, const struct drm_rocket_job *uj
 	for (uint64_t i = 0; i < n; i++)
 		rb_kmod_bo_get(job->bos[i]);
 	job->n_bos = (uint32_t)n;
+	job->n_in = uj->in_bo_handle_count;
 	return 0;
 }
 
@@ -393,12 +406,17 @@ static int op_commit(struct rb_sim_kmod *k, int core, uint64_t *kick_ns)
 	return 1;
 }
 
-/* The job's end: the fences of its BOs signal (successful or not). */
+/* The job's end: the fences of the BOs it writes signal (successful or not). Upstream
+ * adds a job's fence to its output BOs only (as a write fence) and PREP_BO waits for
+ * write fences, so a BO a job only reads is never waited for: a program that waits on
+ * A before rewriting it races the NPU on a board, and here too. */
 static void job_end(struct rb_sim_kmod *k, struct rjob *job, uint64_t end_ns)
 {
 	job->finished = true;
 	rt(k)->core_free[job->core] = end_ns;
-	for (uint32_t i = 0; i < job->n_bos; i++)
+	if (job->first_kick_ns && end_ns - job->first_kick_ns > k->longest_job_ns)
+		k->longest_job_ns = end_ns - job->first_kick_ns;
+	for (uint32_t i = job->n_in; i < job->n_bos; i++)
 		job->bos[i]->fence_ns = kmod_max(job->bos[i]->fence_ns, end_ns);
 }
 
@@ -522,6 +540,7 @@ static const struct kmod_ops rocket_ops = {
     .find_ioctl = op_find_ioctl,
     .version = {DRV_MAJOR, DRV_MINOR, DRV_PATCH, ROCKET_DRIVER_NAME, DRV_DATE, DRV_DESC},
     .space_per_file = true, /* rocket_open: an IOMMU domain per fd */
+    .iova_from_zero = true, /* drm_mm from the aperture start (RUS: 0 is valid) */
     .commit = op_commit,
     .complete = op_complete,
     .retire = op_retire,

@@ -34,6 +34,17 @@ struct rb_sim_config {
 	 * task that does not run DPU_RDMA hangs, as RUS reports ("MRDMA trap", §a.6;
 	 * why is open question 6, so this models the report, not a cause). */
 	bool rdma_required;
+	/* The CPU's cache (on by default; off under model_only, where no data moves): a
+	 * cached buffer object has a CPU view, which mmap gives, apart from the memory the
+	 * NPU reaches. CPU writes reach the NPU only through the sync the driver asks for
+	 * (rknpu MEM_SYNC to the device, rocket FINI_BO) and NPU writes reach the CPU only
+	 * through the matching one (MEM_SYNC from the device, PREP_BO), so a program that
+	 * misses one reads stale data, as on a board. Objects of 16 MiB or more stay
+	 * coherent (a second copy of them would double the emulator's memory; the
+	 * runner's syncs do not depend on the size). The kernels' own reads of a buffer
+	 * (rknpu's task descriptors) go through the CPU's view, as a kernel mapping shares
+	 * the CPU's caches. */
+	bool cpu_cache;
 	/* The hardware profile the timing model and the kernel's fixed costs come from
 	 * (soc.h); NULL: the embedded configs/soc/rk3588.json. Copied at creation. */
 	const struct rb_soc_profile *soc;
@@ -134,6 +145,13 @@ uint64_t rb_sim_kmod_now_ns(const struct rb_sim_kmod *kmod);
 int rb_sim_kmod_group_begin(struct rb_sim_kmod *kmod, unsigned threads);
 void rb_sim_kmod_group_leave(struct rb_sim_kmod *kmod);
 void rb_sim_kmod_group_end(struct rb_sim_kmod *kmod);
+/* A user of the kernel spends ns of host time between its calls (packing data, another
+ * process's work): the clock moves on while the jobs in flight keep their own times,
+ * as on a board. For tests of what happens to a job while time passes. */
+void rb_sim_kmod_spend(struct rb_sim_kmod *kmod, uint64_t ns);
+/* The longest any job of this kernel ran, from its first kick (commit) to its end,
+ * modeled: what the kernel's job timeout is measured against. */
+uint64_t rb_sim_kmod_longest_job_ns(const struct rb_sim_kmod *kmod);
 /* Why the last job of this kernel failed (hang, IOMMU fault): "" if none. Like the
  * kernel log (dmesg) on a board. */
 const char *rb_sim_kmod_last_fault(const struct rb_sim_kmod *kmod);

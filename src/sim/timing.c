@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "sim/sim.h"
 
 #define PS_PER_S  UINT64_C(1000000000000)
@@ -41,11 +42,6 @@ struct sim {
 	size_t n;
 	uint64_t now_ps;
 };
-
-static uint64_t div_up(uint64_t a, uint64_t b)
-{
-	return (a + b - 1) / b;
-}
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
@@ -107,7 +103,7 @@ uint64_t rb_timing_cycles(const struct rb_soc_profile *soc, bool int8, uint64_t 
 	uint64_t atom = (uint64_t)soc->channel_atom;
 	uint64_t group = (uint64_t)(int8 ? soc->int8_macs : soc->fp16_macs) / atom;
 	uint64_t load = group * (uint64_t)soc->weight_load_cycles;
-	uint64_t blocks = div_up(channels, atom) * div_up(kernels, group);
+	uint64_t blocks = DIV_UP(channels, atom) * DIV_UP(kernels, group);
 	double eff = int8 ? soc->int8_efficiency : soc->fp16_efficiency;
 	uint64_t ideal = blocks * max_u64(rows, load);
 
@@ -348,6 +344,6 @@ void rb_timing_run(const struct rb_soc_profile *soc, struct rb_timing_core *core
 		return;
 	simulate(&s);
 	for (size_t i = 0; i < s.n; i++) {
-		c[i].in->elapsed_ns = div_up(c[i].done_ps - c[i].start_ps, PS_PER_NS);
+		c[i].in->elapsed_ns = DIV_UP(c[i].done_ps - c[i].start_ps, PS_PER_NS);
 	}
 }

@@ -85,6 +85,23 @@ err:
 	return NULL;
 }
 
+/* A shard's records are valid in any tune of the setup, so a whole tune resumes any
+ * cache; but a shard tune resuming another's cache (another shard's, or a whole tune's)
+ * would keep its header, which merge refuses (docs/reliability.md): a shard resumes
+ * its own cache only. */
+static int shard_check(const struct rb_tune_cache *c, const cJSON *have,
+		       const struct rb_tune_header *want)
+{
+	const char *shard = cJSON_IsString(have) ? have->valuestring : "";
+
+	if (!want->shard[0] || strcmp(shard, want->shard) == 0)
+		return 0; /* a whole tune resumes any cache of its setup */
+	return rb_set_error(-ESTALE,
+			    "cache '%s' was written by %s%s, this tune is shard %s: give each "
+			    "shard its own --cache",
+			    c->path, shard[0] ? "shard " : "a whole tune", shard, want->shard);
+}
+
 /* The first line against this run's header: 0, or -ESTALE naming what differs. */
 static int header_check(const struct rb_tune_cache *c, const cJSON *o,
 			const struct rb_tune_header *want)
@@ -110,7 +127,7 @@ static int header_check(const struct rb_tune_cache *c, const cJSON *o,
 			    c->path, header_fields[i].name,
 			    cJSON_IsString(v) ? v->valuestring : "?", w);
 	}
-	return 0;
+	return shard_check(c, cJSON_GetObjectItemCaseSensitive(o, "shard"), want);
 }
 
 /* ---- records ---- */
@@ -160,7 +177,29 @@ static bool copy_string(const cJSON *o, const char *key, char *buf, size_t size)
 	return true;
 }
 
-static bool record_parse(const cJSON *o, struct rb_tune_record *r)
+/* What a record's own fields allow (docs/reliability.md): NULL when it can be, else
+ * why not. A resumed tune trusts a record as if it had just measured it, so a record
+ * whose status, verification or time contradict each other is refused, never ranked. */
+static const char *record_impossible(const struct rb_tune_record *r, bool has_time)
+{
+	bool measured = r->kind != RB_TUNE_MODEL;
+
+	if (r->ok && !(r->median_us > 0 && r->median_us <= RB_TUNE_MAX_US))
+		return "an ok record needs a time above 0 and at most an hour (µs)";
+	if (!r->ok && has_time)
+		return "a failed record has no time (null)";
+	if (!measured && r->verify[0])
+		return "a model record is never verified (verify \"\")";
+	if (measured && r->ok && strcmp(r->verify, "verified") != 0 &&
+	    strcmp(r->verify, "skipped") != 0)
+		return "an ok run is verified or skipped";
+	if (measured && !r->ok && r->verify[0] && strcmp(r->verify, "failed") != 0)
+		return "a failed run's verify is \"failed\" or \"\" (it did not finish)";
+	return NULL;
+}
+
+/* NULL and *r filled, or why the line is not a tune record. */
+static const char *record_parse(const cJSON *o, struct rb_tune_record *r)
 {
 	const cJSON *median = cJSON_GetObjectItemCaseSensitive(o, "median_us");
 	char kind[8], status[8];
@@ -175,15 +214,19 @@ static bool record_parse(const cJSON *o, struct rb_tune_record *r)
 	     copy_string(o, "verify", r->verify, sizeof(r->verify)) &&
 	     copy_string(o, "reason", r->reason, sizeof(r->reason));
 	if (!ok)
-		return false;
+		return "kind, status, shape, config, launch, verify and reason must be strings";
 	for (r->kind = RB_TUNE_MODEL; r->kind <= RB_TUNE_CPU; r->kind++)
 		if (strcmp(kind, kind_names[r->kind]) == 0)
 			break;
+	if (r->kind > RB_TUNE_CPU)
+		return "kind is model, run or cpu";
+	if (strcmp(status, "ok") != 0 && strcmp(status, "failed") != 0)
+		return "status is ok or failed";
+	if (median && !cJSON_IsNull(median) && !cJSON_IsNumber(median))
+		return "median_us is a number or null";
 	r->ok = strcmp(status, "ok") == 0;
 	r->median_us = cJSON_IsNumber(median) ? median->valuedouble : NAN;
-	/* a time is a positive finite number; status is ok or failed, nothing else */
-	return r->kind <= RB_TUNE_CPU && (r->ok || strcmp(status, "failed") == 0) &&
-	       (r->ok ? isfinite(r->median_us) && r->median_us > 0 : true);
+	return record_impossible(r, cJSON_IsNumber(median));
 }
 
 static int remember(struct rb_tune_cache *c, const struct rb_tune_record *r)
@@ -228,6 +271,7 @@ static int read_line(struct rb_tune_cache *c, const char *line, size_t len, size
 {
 	struct rb_tune_record r;
 	char label[64];
+	const char *impossible;
 	cJSON *o;
 	int ret;
 
@@ -242,9 +286,11 @@ static int read_line(struct rb_tune_cache *c, const char *line, size_t len, size
 	}
 	if (no == 1)
 		ret = header_check(c, o, h);
-	else if (!record_parse(o, &r))
-		ret =
-		    rb_set_error(-EINVAL, "cache '%s' line %zu is not a tune record", c->path, no);
+	else if ((impossible = record_parse(o, &r)))
+		ret = rb_set_error(-EINVAL,
+				   "cache '%s' line %zu is not a tune record: %s; delete the cache "
+				   "or give another --cache",
+				   c->path, no, impossible);
 	else
 		ret = remember(c, &r);
 	cJSON_Delete(o);
@@ -396,30 +442,53 @@ void rb_tune_cache_close(struct rb_tune_cache *c)
 	c->lock_fd = -1;
 }
 
-/* ---- merge's side: a cache's header, and a whole cache written at once ---- */
+/* ---- merge's and the page's side: a cache's header, a whole cache written at once ---- */
+
+const char *rb_tune_header_field(const struct rb_tune_header *h, size_t i, const char **value)
+{
+	if (i >= N_HEADER_FIELDS)
+		return NULL;
+	*value = header_field(h, i);
+	return header_fields[i].name;
+}
+
+bool rb_tune_cache_text_is(const char *text, size_t len)
+{
+	const char *nl = memchr(text, '\n', len);
+	cJSON *o = NULL;
+	char schema[sizeof(RB_TUNE_CACHE_SCHEMA)];
+	bool is;
+
+	if (!nl || rb_json_load(text, (size_t)(nl - text), "", NULL, &o) < 0)
+		return false;
+	is = copy_string(o, "schema", schema, sizeof(schema)) &&
+	     strcmp(schema, RB_TUNE_CACHE_SCHEMA) == 0;
+	cJSON_Delete(o);
+	return is;
+}
 
 int rb_tune_cache_read_header(const char *path, const char *data, size_t len,
 			      struct rb_tune_header *h)
 {
 	const char *nl = memchr(data, '\n', len);
 	cJSON *o = NULL;
-	bool ok;
+	int ret = rb_json_load(data, nl ? (size_t)(nl - data) : len, path, "a JSON object", &o);
 
 	memset(h, 0, sizeof(*h));
-	if (nl)
-		rb_json_load(data, (size_t)(nl - data), path, "a JSON object", &o);
-	ok = o != NULL;
-	for (size_t i = 0; ok && i < N_HEADER_FIELDS; i++) {
+	for (size_t i = 0; ret == 0 && i < N_HEADER_FIELDS; i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, header_fields[i].name);
 
 		/* a cache older than a field that is not compared lacks it: "" */
-		ok = copy_string(o, header_fields[i].name, header_field(h, i),
-				 header_fields[i].size) ||
-		     (!v && !header_fields[i].compared);
+		if (!copy_string(o, header_fields[i].name, header_field(h, i),
+				 header_fields[i].size) &&
+		    (v || header_fields[i].compared))
+			ret = rb_set_error(-EINVAL,
+					   "%s: line 1 (the cache header) needs '%s', a string of "
+					   "fewer than %zu bytes",
+					   path, header_fields[i].name, header_fields[i].size);
 	}
 	cJSON_Delete(o);
-	return ok ? 0
-		  : rb_set_error(-EINVAL, "'%s' has no tune cache header on its first line", path);
+	return ret;
 }
 
 struct whole_cache {

@@ -11,15 +11,13 @@
 
 #include "results/compare.h"
 #include "core/error.h"
-#include "core/json.h"
 #include "core/lsq.h"
-#include "core/version.h"
 #include "npu/plan.h"
 #include "run/engine.h"
 
 /* ---- the parameters ---- */
 
-#define MAX_FIELDS 2
+#define MAX_FIELDS RB_CALIB_MAX_FIELDS
 
 struct param {
 	const char *key;
@@ -103,6 +101,7 @@ void rb_calib_release(struct rb_calib *c)
 	for (size_t i = 0; i < c->n_reports; i++)
 		free(c->reports[i]);
 	free(c->reports);
+	free(c->fingerprints);
 	free(c->rows);
 	memset(c, 0, sizeof(*c));
 }
@@ -119,24 +118,17 @@ static void note(struct rb_calib *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *string_at(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A string field of results[i].config, or an error naming it. */
-static int config_string(const char *path, size_t i, const cJSON *config, const char *key,
+/* A config string of results[i], or an error naming it. */
+static int config_string(const char *path, size_t i, const char *value, const char *what,
 			 const char **out)
 {
-	*out = string_at(config, key);
-	if (!*out)
+	*out = value;
+	if (!value)
 		return rb_set_error(-EINVAL,
 				    "%s: results[%zu].config.%s is missing or not a string: "
 				    "calibrate needs the report of an NPU device written by "
 				    "'rknn-bench run -o'",
-				    path, i, key);
+				    path, i, what);
 	return 0;
 }
 
@@ -169,10 +161,8 @@ static int check_modeled(struct rb_calib *c, const char *path, size_t i, bool mo
 	return 0;
 }
 
-static int add_row(struct rb_calib *c, const char *path, size_t i, const cJSON *result,
-		   const struct rb_compare_entry *e)
+static int add_row(struct rb_calib *c, const char *path, size_t i, const struct rb_compare_entry *e)
 {
-	const cJSON *config = cJSON_GetObjectItemCaseSensitive(result, "config");
 	const char *plan, *launch, *driver;
 	struct rb_calib_row *row = &c->rows[c->n_rows];
 	struct rb_plan_config cfg;
@@ -191,11 +181,11 @@ static int add_row(struct rb_calib *c, const char *path, size_t i, const cJSON *
 	if (!(e->median_us > 0))
 		return rb_set_error(-EINVAL, "%s: results[%zu].stats.median_us must be above 0",
 				    path, i);
-	ret = config_string(path, i, config, "plan", &plan);
+	ret = config_string(path, i, e->plan, "plan", &plan);
 	if (!ret)
-		ret = config_string(path, i, config, "launch", &launch);
+		ret = config_string(path, i, e->launch, "launch", &launch);
 	if (!ret)
-		ret = config_string(path, i, config, "driver", &driver);
+		ret = config_string(path, i, e->driver, "driver", &driver);
 	if (ret)
 		return ret;
 	rb_plan_config_init(&cfg);
@@ -229,43 +219,47 @@ static int add_row(struct rb_calib *c, const char *path, size_t i, const cJSON *
 	return 0;
 }
 
-/* Reports taken with clocks that were not pinned (context.host_settings.warnings). */
-static void note_settings(struct rb_calib *c, const char *path, const cJSON *doc)
+/* The same evidence twice (a report given again, or a copy of it: same context and
+ * results) would count its rows twice and weigh the fit towards them. */
+static int check_new_evidence(const struct rb_calib *c, const char *path,
+			      const struct rb_compare_report *rep)
 {
-	const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(doc, "context");
-	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(ctx, "host_settings");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(hs, "warnings");
-
-	if (cJSON_GetArraySize(w) > 0 && cJSON_IsString(cJSON_GetArrayItem(w, 0)))
-		note(c,
-		     "%s: taken with host settings that were not pinned: %s (docs/boards.md "
-		     "section 4)",
-		     path, cJSON_GetArrayItem(w, 0)->valuestring);
+	for (size_t i = 0; i < c->n_reports; i++)
+		if (c->fingerprints[i] == rep->fingerprint)
+			return rb_set_error(-EINVAL,
+					    "%s: the same results and provenance as '%s': the "
+					    "same evidence given twice is not independent; give "
+					    "each report once",
+					    path, c->reports[i]);
+	return 0;
 }
 
 static int add_rows(struct rb_calib *c, const char *path, const struct rb_compare_report *rep)
 {
-	const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(rep->doc, "context");
-	const cJSON *results = cJSON_GetObjectItemCaseSensitive(rep->doc, "results");
-	const char *host = string_at(ctx, "host");
-	struct rb_calib_row *rows = realloc(c->rows, (c->n_rows + rep->n) * sizeof(*rows));
-	int ret = 0;
+	struct rb_calib_row *rows;
+	int ret = check_new_evidence(c, path, rep);
 
+	if (ret)
+		return ret;
+	rows = realloc(c->rows, (c->n_rows + rep->n) * sizeof(*rows));
 	if (!rows)
 		return rb_set_error(-ENOMEM, "%s: out of memory", path);
 	c->rows = rows;
 	if (!rep->n)
 		return rb_set_error(-EINVAL, "%s: results is empty: nothing to calibrate", path);
 	for (size_t i = 0; ret == 0 && i < rep->n; i++) {
-		if (i == 0 && host)
-			ret =
-			    check_same(c, path, i, "context.host", c->host, sizeof(c->host), host);
+		if (i == 0 && rep->host)
+			ret = check_same(c, path, i, "context.host", c->host, sizeof(c->host),
+					 rep->host);
 		if (!ret)
-			ret = add_row(c, path, i, cJSON_GetArrayItem(results, (int)i),
-				      &rep->entries[i]);
+			ret = add_row(c, path, i, &rep->entries[i]);
 	}
-	if (!ret)
-		note_settings(c, path, rep->doc);
+	/* reports taken with clocks that were not pinned */
+	if (!ret && rep->settings_warning)
+		note(c,
+		     "%s: taken with host settings that were not pinned: %s (docs/boards.md "
+		     "section 4)",
+		     path, rep->settings_warning);
 	return ret;
 }
 
@@ -274,15 +268,21 @@ int rb_calib_add_report(struct rb_calib *c, const char *path)
 	struct rb_compare_report rep;
 	size_t rows_before = c->n_rows;
 	char **reports = realloc(c->reports, (c->n_reports + 1) * sizeof(*reports));
+	uint64_t *prints =
+	    reports ? realloc(c->fingerprints, (c->n_reports + 1) * sizeof(*prints)) : NULL;
 	int ret;
 
-	if (!reports)
+	if (reports)
+		c->reports = reports;
+	if (prints)
+		c->fingerprints = prints;
+	if (!reports || !prints)
 		return rb_set_error(-ENOMEM, "%s: out of memory", path);
-	c->reports = reports;
 	ret = rb_compare_load(&rep, path);
 	if (ret)
 		return ret;
 	ret = add_rows(c, path, &rep);
+	c->fingerprints[c->n_reports] = rep.fingerprint;
 	rb_compare_report_release(&rep);
 	if (ret == 0)
 		c->reports[c->n_reports] = strdup(path);
@@ -507,6 +507,26 @@ static int finish(struct rb_calib *c, struct fit *f)
 	return ret;
 }
 
+/* A fit the model cannot make close is no profile: refused, naming its worst row. */
+static int check_error(const struct rb_calib *c)
+{
+	const struct rb_calib_row *worst = &c->rows[0];
+
+	if (c->rms_error <= RB_CALIB_MAX_RMS_ERROR)
+		return 0;
+	for (size_t i = 1; i < c->n_rows; i++)
+		if (fabs(c->rows[i].fitted_us / c->rows[i].measured_us - 1) >
+		    fabs(worst->fitted_us / worst->measured_us - 1))
+			worst = &c->rows[i];
+	return rb_set_error(-EINVAL,
+			    "the fit's rms error is %.1f %% (%s of %s: %.1f µs measured, "
+			    "%.1f µs fitted), above the %.0f %% a profile may have: the model "
+			    "cannot reproduce these reports (docs/reliability.md); no profile "
+			    "written",
+			    100 * c->rms_error, worst->name, c->reports[worst->report],
+			    worst->measured_us, worst->fitted_us, 100 * RB_CALIB_MAX_RMS_ERROR);
+}
+
 int rb_calib_fit(struct rb_calib *c)
 {
 	double x[RB_CALIB_PARAMS], lo[RB_CALIB_PARAMS], hi[RB_CALIB_PARAMS];
@@ -535,158 +555,17 @@ int rb_calib_fit(struct rb_calib *c)
 		ret = finish(c, &f);
 	}
 	free(f.us);
-	return ret;
+	return ret ? ret : check_error(c);
 }
 
-/* ---- the fitted profile ---- */
+/* ---- the profile's fields of a parameter (calibrate_profile.c writes them) ---- */
 
-/* The {"value", "source"} object at a dotted path of the profile document. */
-static cJSON *sourced(cJSON *doc, const char *path)
+size_t rb_calib_param_fields(const struct rb_soc_profile *soc, enum rb_calib_param p,
+			     const char **paths, double *values)
 {
-	char name[64];
-	const char *p = path;
-	cJSON *v = doc;
-
-	while (v && *p) {
-		size_t n = strcspn(p, ".");
-
-		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		v = cJSON_GetObjectItemCaseSensitive(v, name);
-		p += n + (p[n] == '.');
+	for (size_t i = 0; i < params[p].n_fields; i++) {
+		paths[i] = params[p].paths[i];
+		values[i] = *field((struct rb_soc_profile *)soc, params[p].fields[i]);
 	}
-	return cJSON_IsObject(v) ? v : NULL;
-}
-
-static int set_number(cJSON *doc, const char *path, double value, const char *source)
-{
-	cJSON *obj = sourced(doc, path);
-
-	if (!obj)
-		return rb_set_error(-EINVAL, "the base profile has no %s", path);
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, "value");
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, "source");
-	if (!cJSON_AddNumberToObject(obj, "value", value) ||
-	    !cJSON_AddStringToObject(obj, "source", source))
-		return rb_set_error(-ENOMEM, "out of memory");
-	return 0;
-}
-
-static void describe_source(const struct rb_calib *c, enum rb_calib_param j, char *buf, size_t size)
-{
-	int n = snprintf(buf, size,
-			 "fitted by rknn-bench calibrate %s to %zu %s results of %zu reports (host "
-			 "'%.60s', driver %s; see calibration.rows)",
-			 RB_VERSION, c->n_rows, c->modeled ? "modeled (emulator)" : "measured",
-			 c->n_reports, c->host[0] ? c->host : "unknown", c->device);
-
-	if (params[j].n_fields > 1 && n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n,
-			 "; run times only tell their sum (%s), the split is the base "
-			 "profile's",
-			 params[j].key);
-}
-
-static int set_fitted(cJSON *doc, const struct rb_calib *c)
-{
-	char source[512];
-	int ret = 0;
-
-	for (int j = 0; ret == 0 && j < RB_CALIB_PARAMS; j++) {
-		const struct param *q = &params[j];
-
-		if (c->held[j])
-			continue;
-		describe_source(c, (enum rb_calib_param)j, source, sizeof(source));
-		for (size_t i = 0; ret == 0 && i < q->n_fields; i++)
-			ret = set_number(doc, q->paths[i],
-					 *field((struct rb_soc_profile *)&c->fitted, q->fields[i]),
-					 source);
-	}
-	return ret;
-}
-
-static cJSON *row_json(const struct rb_calib *c, const struct rb_calib_row *r)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(o, "name", r->name);
-	cJSON_AddNumberToObject(o, "m", (double)r->shape.m);
-	cJSON_AddNumberToObject(o, "k", (double)r->shape.k);
-	cJSON_AddNumberToObject(o, "n", (double)r->shape.n);
-	cJSON_AddStringToObject(o, "dtype", rb_dtype_name(r->shape.dtype));
-	cJSON_AddStringToObject(o, "plan", r->plan);
-	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(r->launch));
-	cJSON_AddStringToObject(o, "report", c->reports[r->report]);
-	cJSON_AddNumberToObject(o, "measured_us", r->measured_us);
-	cJSON_AddNumberToObject(o, "fitted_us", r->fitted_us);
-	cJSON_AddNumberToObject(o, "error_pct", 100 * (r->fitted_us / r->measured_us - 1));
-	return o;
-}
-
-static cJSON *calibration_json(const struct rb_calib *c)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON *reports = cJSON_AddArrayToObject(o, "reports");
-	cJSON *fitted = cJSON_AddArrayToObject(o, "fitted");
-	cJSON *held = cJSON_AddArrayToObject(o, "held");
-	cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-
-	cJSON_AddStringToObject(o, "tool_version", RB_VERSION);
-	cJSON_AddBoolToObject(o, "modeled", c->modeled);
-	cJSON_AddStringToObject(o, "host", c->host);
-	cJSON_AddStringToObject(o, "driver", c->device);
-	cJSON_AddStringToObject(o, "base", c->base.label);
-	cJSON_AddNumberToObject(o, "rms_error_pct", 100 * c->rms_error);
-	cJSON_AddNumberToObject(o, "max_error_pct", 100 * c->max_error);
-	for (size_t i = 0; i < c->n_reports; i++)
-		cJSON_AddItemToArray(reports, cJSON_CreateString(c->reports[i]));
-	for (int j = 0; j < RB_CALIB_PARAMS; j++)
-		cJSON_AddItemToArray(c->held[j] ? held : fitted, cJSON_CreateString(params[j].key));
-	for (size_t i = 0; i < c->n_rows; i++)
-		cJSON_AddItemToArray(rows, row_json(c, &c->rows[i]));
-	return o;
-}
-
-static int set_identity(cJSON *doc, const struct rb_calib *c, const char *name)
-{
-	const char *status = c->modeled ? "fitted to modeled reports (emulator), not a board"
-					: "fitted to board reports by rknn-bench calibrate";
-
-	if (name && (!name[0] || strlen(name) >= sizeof(c->base.name)))
-		return rb_set_error(-EINVAL, "--name '%.64s' must be 1 to %zu characters", name,
-				    sizeof(c->base.name) - 1);
-	if (name)
-		cJSON_ReplaceItemInObjectCaseSensitive(doc, "name", cJSON_CreateString(name));
-	cJSON_ReplaceItemInObjectCaseSensitive(doc, "status", cJSON_CreateString(status));
-	cJSON_DeleteItemFromObjectCaseSensitive(doc, "calibration");
-	cJSON_AddItemToObject(doc, "calibration", calibration_json(c));
-	return 0;
-}
-
-cJSON *rb_calib_profile_json(const struct rb_calib *c, const char *base_json, size_t len,
-			     const char *name)
-{
-	struct rb_soc_profile check;
-	cJSON *doc = NULL;
-	char *text;
-	int ret = rb_json_load(base_json, len, "the base profile", NULL, &doc);
-
-	if (!ret)
-		ret = set_fitted(doc, c);
-	if (!ret)
-		ret = set_identity(doc, c, name);
-	if (ret) {
-		cJSON_Delete(doc);
-		return NULL;
-	}
-	/* what is written must load as a profile */
-	text = cJSON_Print(doc);
-	ret = text ? rb_soc_load_string(&check, text, strlen(text), "the fitted profile")
-		   : rb_set_error(-ENOMEM, "out of memory");
-	free(text);
-	if (ret) {
-		cJSON_Delete(doc);
-		return NULL;
-	}
-	return doc;
+	return params[p].n_fields;
 }

@@ -35,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -60,6 +61,11 @@ enum rb_calib_param {
 const char *rb_calib_param_key(enum rb_calib_param p);
 /* Its value in a profile (the sum for RB_CALIB_SUBMIT_KICK). */
 double rb_calib_param_get(const struct rb_soc_profile *soc, enum rb_calib_param p);
+/* The profile fields a parameter stands for (at most RB_CALIB_MAX_FIELDS): their
+ * dotted paths in a profile document and their values in soc; returns how many. */
+#define RB_CALIB_MAX_FIELDS 2
+size_t rb_calib_param_fields(const struct rb_soc_profile *soc, enum rb_calib_param p,
+			     const char **paths, double *values);
 /* Sets it; the sum's costs are scaled by one factor (a 0 sum: split evenly). */
 void rb_calib_param_set(struct rb_soc_profile *soc, enum rb_calib_param p, double v);
 
@@ -75,13 +81,18 @@ struct rb_calib_row {
 
 #define RB_CALIB_MAX_NOTES 16
 #define RB_CALIB_LOOSE     0.10
+/* The largest rms error (relative) of a fit calibrate writes: the per-anchor tolerances
+ * of bench/calibration.md are 20-30 %; a fit off by more than half cannot stand for
+ * the board (docs/reliability.md). */
+#define RB_CALIB_MAX_RMS_ERROR 0.50
 
 struct rb_calib {
 	struct rb_soc_profile base;   /* where the fit starts, and what it holds */
 	struct rb_soc_profile fitted; /* after rb_calib_fit */
 	struct rb_calib_row *rows;
 	size_t n_rows;
-	char **reports; /* the paths */
+	char **reports;         /* the paths */
+	uint64_t *fingerprints; /* of each report's evidence (rb_compare_report) */
 	size_t n_reports;
 	bool modeled; /* the reports' times are the emulator's */
 	bool rocket;  /* driver rocket (else rknpu) */
@@ -102,12 +113,14 @@ void rb_calib_init(struct rb_calib *c, const struct rb_soc_profile *base);
 void rb_calib_release(struct rb_calib *c);
 
 /* Reads one `run` report (rknn-bench/1) and adds its results as rows. 0, or -EINVAL
- * (a message naming the file, result and field), -ENOENT etc. for a file that cannot
+ * (a message naming the file, result and field; or the same evidence as a report
+ * added before: same context and results), -ENOENT etc. for a file that cannot
  * be read, -ENOMEM. */
 int rb_calib_add_report(struct rb_calib *c, const char *path);
 
 /* Fits the parameters; fills fitted, held, every row's fitted_us and the errors.
- * -EINVAL when there are fewer rows than parameters the rows constrain; -ENODEV or
+ * -EINVAL when there are fewer rows than parameters the rows constrain, or when the
+ * fit's rms error is above RB_CALIB_MAX_RMS_ERROR (the message names the worst row); -ENODEV or
  * the emulator's error when a row cannot be run. */
 int rb_calib_fit(struct rb_calib *c);
 

@@ -86,6 +86,7 @@ struct rb_tune_best {
 				    * ties: it runs first) */
 	unsigned slice, slices;    /* --shard: the slice of the space searched (0 of 1: all) */
 	size_t n_space, n_model, n_run, n_failed;
+	size_t n_pruned;  /* not modeled: their bound shows they cannot win (search.c) */
 	size_t n_settled; /* candidates not run: a modeled device cannot time them faster */
 	/* The fastest verified config rknn_matmul_api can express (rb_tune_space_rknn_api):
 	 * the backend's own way, next to the best overall (for target rknn-api, the same). */

@@ -109,6 +109,22 @@ static void fill_header(struct rb_tune_run *t, struct rb_tune_header *h)
 		 rb_ref_threads(o->engine.threads), RB_TUNE_HOST_MODEL);
 }
 
+/* --shard I/N: this shard's part of the plan every shard makes alike (tune/shard.h). */
+static int split_shards(struct rb_tune_run *t)
+{
+	struct rb_tune_shard_plan plan;
+	int ret;
+
+	t->work = calloc(t->o->shapes.count ? t->o->shapes.count : 1, sizeof(*t->work));
+	if (!t->work)
+		return rb_set_error(-ENOMEM, "out of memory");
+	ret = rb_tune_shard_plan_init(&plan, &t->o->shapes, &t->o->space, t->o->shard.count);
+	if (ret == 0)
+		rb_tune_shard_split(&plan, &t->o->shapes, &t->o->shard, t->work);
+	rb_tune_shard_plan_release(&plan);
+	return ret;
+}
+
 int rb_tune_open(struct rb_tune_run *t)
 {
 	int ret = open_engines(t);
@@ -117,10 +133,7 @@ int rb_tune_open(struct rb_tune_run *t)
 		return ret;
 	fill_header(t, &t->header);
 	if (rb_tune_shard_active(&t->o->shard)) {
-		t->work = calloc(t->o->shapes.count ? t->o->shapes.count : 1, sizeof(*t->work));
-		if (!t->work)
-			return rb_set_error(-ENOMEM, "out of memory");
-		ret = rb_tune_shard_split(&t->o->shapes, &t->o->shard, t->work);
+		ret = split_shards(t);
 		if (ret < 0)
 			return ret;
 	}

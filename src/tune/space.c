@@ -4,6 +4,7 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,8 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/rng.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "core/util.h"
+#include "run/plan_model.h"
 
 static const char *const knob_names[RB_KNOB_COUNT] = {
     "mask", "split", "weights", "align", "banks", "kslice", "res", "chain", "wreuse", "launch",
@@ -407,6 +408,10 @@ struct seen {
 	struct rb_plan_config last;
 	uint64_t last_hash;
 	double last_host_us; /* the host work of its result (rb_tune_host_us) */
+	size_t last_tasks;   /* of its program */
+	/* its device time per launch mode in the plan model (run/plan_model.h) */
+	double last_estimate[RB_PLAN_RANK_LAUNCHES];
+	const struct rb_soc_profile *soc;
 };
 
 static bool seen_has(const struct seen *seen, uint64_t sig)
@@ -415,6 +420,18 @@ static bool seen_has(const struct seen *seen, uint64_t sig)
 		if (seen->sigs[i] == sig)
 			return true;
 	return false;
+}
+
+/* The plan model's times: a few hundred task timings per launch mode, where the
+ * emulator runs every task's program. */
+static void estimate(struct seen *seen, const struct rb_plan *plan)
+{
+	for (int l = 0; l < RB_PLAN_RANK_LAUNCHES; l++)
+		seen->last_estimate[l] = NAN;
+	if (rb_plan_model_launches((void *)seen->soc, plan, (1u << RB_PLAN_RANK_LAUNCHES) - 1,
+				   seen->last_estimate) < 0)
+		for (int l = 0; l < RB_PLAN_RANK_LAUNCHES; l++)
+			seen->last_estimate[l] = NAN; /* no estimate: never skipped */
 }
 
 /* Plans the point; keeps it when the planner accepts it and its program is new. */
@@ -433,6 +450,8 @@ static int consider(const struct rb_tune_space *s, struct rb_tune_points *pts, s
 			seen->last_native = rb_plan_native_b(&plan);
 			seen->last_hash = program_hash(&plan);
 			seen->last_host_us = rb_tune_host_us(&plan);
+			seen->last_tasks = plan.n_tasks;
+			estimate(seen, &plan);
 		}
 		rb_plan_release(&plan);
 	}
@@ -452,6 +471,9 @@ static int consider(const struct rb_tune_space *s, struct rb_tune_points *pts, s
 	pts->items[pts->count] = *p;
 	pts->items[pts->count].index = pts->count;
 	pts->items[pts->count].host_us = seen->last_host_us;
+	pts->items[pts->count].tasks = seen->last_tasks;
+	pts->items[pts->count].estimate_us =
+	    p->launch < RB_PLAN_RANK_LAUNCHES ? seen->last_estimate[p->launch] : NAN;
 	pts->count++;
 	seen->sigs[seen->count++] = sig;
 	return 0;
@@ -480,9 +502,15 @@ static size_t combinations(const struct rb_tune_space *s)
 int rb_tune_space_enumerate(const struct rb_tune_space *space, const struct rb_shape *shape,
 			    struct rb_tune_points *pts)
 {
+	return rb_tune_space_enumerate_on(space, shape, NULL, pts);
+}
+
+int rb_tune_space_enumerate_on(const struct rb_tune_space *space, const struct rb_shape *shape,
+			       const struct rb_soc_profile *soc, struct rb_tune_points *pts)
+{
 	unsigned idx[RB_KNOB_COUNT] = {0};
 	size_t total = combinations(space);
-	struct seen seen = {.sigs = calloc(total ? total : 1, sizeof(uint64_t))};
+	struct seen seen = {.sigs = calloc(total ? total : 1, sizeof(uint64_t)), .soc = soc};
 	struct rb_tune_point p;
 	int ret = 0;
 

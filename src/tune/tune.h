@@ -115,6 +115,11 @@ struct rb_tune_point {
 	char text[192]; /* rb_plan_config_format of `plan` */
 	size_t index;   /* in the enumeration of its space (SIZE_MAX: not in it) */
 	double host_us; /* the host work its result needs, modeled (rb_tune_host_us) */
+	size_t tasks;   /* of its program: what the timing model steps through (tune/shard.h) */
+	/* the plan model's device time for its launch (run/plan_model.h), a bound on what
+	 * the emulator models that lets a search skip the configs that cannot win (NAN:
+	 * none) */
+	double estimate_us;
 };
 
 /* ---- what the consumer pays on the host ----
@@ -165,6 +170,9 @@ struct rb_tune_points {
 
 int rb_tune_space_enumerate(const struct rb_tune_space *space, const struct rb_shape *shape,
 			    struct rb_tune_points *points);
+/* The same, each point's estimate_us on the hardware profile soc (NULL: the default). */
+int rb_tune_space_enumerate_on(const struct rb_tune_space *space, const struct rb_shape *shape,
+			       const struct rb_soc_profile *soc, struct rb_tune_points *points);
 void rb_tune_points_release(struct rb_tune_points *points);
 
 /* The signature rb_tune_space_enumerate deduplicates on (a hash of the program). */
@@ -176,6 +184,9 @@ size_t *rb_tune_shuffle(size_t n, uint64_t seed);
 /* ---- the cache ---- */
 
 #define RB_TUNE_CACHE_SCHEMA "rknn-bench-tune-cache/1"
+/* The longest time a record may hold, µs: an hour. The slowest matmul a tune runs (the
+ * CPU reference of a 128k-vocabulary output layer) takes minutes. */
+#define RB_TUNE_MAX_US 3.6e9
 
 struct rb_tune_header {
 	char tool_version[32];
@@ -220,8 +231,10 @@ struct rb_tune_cache {
 /* Opens (creating it with the header if missing or empty) the cache at path, a regular
  * file locked for this process until _close: -ETXTBSY when another tune holds it. An
  * existing cache whose header differs is refused with -ESTALE and a message naming the
- * field; a line other than the last that is not a record, or a record out of range (a
- * time that is not a positive number), is -EINVAL. */
+ * field; a line other than the last that is not a record, or a record its own fields
+ * rule out (a time that is not a positive number up to RB_TUNE_MAX_US, an ok run that
+ * is not verified or skipped, a failed one with a time, a verified model
+ * record), is -EINVAL naming the line and the rule. */
 int rb_tune_cache_open(struct rb_tune_cache *cache, const char *path,
 		       const struct rb_tune_header *header);
 /* The reading half of _open, on the text of an existing cache held in memory (path
@@ -239,6 +252,11 @@ void rb_tune_cache_close(struct rb_tune_cache *cache);
  * are ""): 0 or -EINVAL. */
 int rb_tune_cache_read_header(const char *path, const char *data, size_t len,
 			      struct rb_tune_header *header);
+/* The i-th field of the header: its key in the cache, with *value its text (""
+ * when absent); NULL past the last. How the page lists a header without naming it. */
+const char *rb_tune_header_field(const struct rb_tune_header *header, size_t i, const char **value);
+/* Whether the first line of a text is a tune cache's header (its schema). */
+bool rb_tune_cache_text_is(const char *text, size_t len);
 /* A whole cache, header and records, written to path at once (temporary file, rename):
  * what `merge --cache` writes. 0 or a negative errno. */
 int rb_tune_cache_write(const char *path, const struct rb_tune_header *header,

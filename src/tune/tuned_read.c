@@ -25,13 +25,16 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "npu/plan.h"
+#include "tune/tuned_doc.h"
 
 #define MAX_WARNINGS 32
 
 struct rb_tuned_db {
 	cJSON *root;
 	struct rb_tuned_config *items;
+	struct rb_tuned_times *times; /* beside items */
 	size_t count;
+	cJSON *facts;                 /* rb_tuned_facts, made when first asked */
 	char *warnings[MAX_WARNINGS]; /* the first MAX_WARNINGS; the last says how many more */
 	size_t n_warnings, n_dropped;
 };
@@ -416,6 +419,24 @@ static int get_top(const cJSON *root, const char *label, const cJSON **pairs, en
 	return 0;
 }
 
+static double number_or_nan(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void get_times(const cJSON *pair, struct rb_tuned_times *t)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(pair, "measured");
+
+	t->default_us = number_or_nan(m, "default_us");
+	t->default_host_us = number_or_nan(m, "default_host_us");
+	t->host_us = number_or_nan(cJSON_GetObjectItemCaseSensitive(pair, "tuned"), "host_us");
+	t->api_host_us =
+	    number_or_nan(cJSON_GetObjectItemCaseSensitive(pair, "rknn_matmul_api"), "host_us");
+}
+
 static int load_pairs(struct rb_tuned_db *db, const char *label)
 {
 	const cJSON *pairs = NULL;
@@ -427,11 +448,13 @@ static int load_pairs(struct rb_tuned_db *db, const char *label)
 	if (ret)
 		return ret;
 	db->items = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*db->items));
-	if (!db->items)
+	db->times = calloc((size_t)cJSON_GetArraySize(pairs) + 1, sizeof(*db->times));
+	if (!db->items || !db->times)
 		return rb_set_error(-ENOMEM, "%s: out of memory", label);
 	for (const cJSON *p = pairs->child; ret == 0 && p; p = p->next, c.pair++) {
 		ret = get_pair(&c, p, dtype, &db->items[db->count], &tuned);
-		db->count += ret == 0 && tuned;
+		if (ret == 0 && tuned)
+			get_times(p, &db->times[db->count++]);
 	}
 	return ret;
 }
@@ -474,7 +497,9 @@ void rb_tuned_free(struct rb_tuned_db *db)
 	if (!db)
 		return;
 	cJSON_Delete(db->root);
+	cJSON_Delete(db->facts);
 	free(db->items);
+	free(db->times);
 	for (size_t i = 0; i < db->n_warnings; i++)
 		free(db->warnings[i]);
 	free(db);
@@ -571,4 +596,65 @@ const char *rb_tuned_match_name(enum rb_tuned_match match)
 	static const char *const names[] = {"none", "name", "shape", "bucket"};
 
 	return match <= RB_TUNED_BUCKET ? names[match] : "unknown";
+}
+
+/* ---- rknn-bench's own readers (tune/tuned_doc.h) ---- */
+
+const struct rb_tuned_times *rb_tuned_times_at(const struct rb_tuned_db *db, size_t i)
+{
+	return db && i < db->count ? &db->times[i] : NULL;
+}
+
+static const char *const totals_names[RB_TUNED_TOTALS_OF] = {
+    [RB_TUNED_TOTALS_DEFAULT] = "default",     [RB_TUNED_TOTALS_TUNED] = "tuned",
+    [RB_TUNED_TOTALS_API] = "rknn_matmul_api", [RB_TUNED_TOTALS_BACKEND] = "backend",
+    [RB_TUNED_TOTALS_BEST] = "best_overall",
+};
+
+const char *rb_tuned_totals_name(enum rb_tuned_totals_of of)
+{
+	return of < RB_TUNED_TOTALS_OF ? totals_names[of] : "";
+}
+
+int rb_tuned_totals(const struct rb_tuned_db *db, const char *label, enum rb_tuned_totals_of of,
+		    struct rb_total *out, size_t max, size_t *n)
+{
+	const cJSON *totals = cJSON_GetObjectItemCaseSensitive(db->root, "totals");
+	char where[48];
+
+	*n = 0;
+	if (totals && !cJSON_IsObject(totals))
+		return rb_set_error(-EINVAL, "%s: totals is not an object", label);
+	snprintf(where, sizeof(where), "totals.%s", rb_tuned_totals_name(of));
+	return rb_totals_parse(cJSON_GetObjectItemCaseSensitive(totals, rb_tuned_totals_name(of)),
+			       label, where, out, max, n);
+}
+
+bool rb_tuned_modeled(const struct rb_tuned_db *db)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(db->root, "modeled")) ||
+	       strncmp(rb_tuned_device(db), "sim", 3) == 0;
+}
+
+const char *rb_tuned_device(const struct rb_tuned_db *db)
+{
+	return rb_tuned_info(db, "device");
+}
+
+const char *rb_tuned_soc(const struct rb_tuned_db *db)
+{
+	return rb_tuned_info(db, "soc");
+}
+
+const cJSON *rb_tuned_facts(const struct rb_tuned_db *db)
+{
+	struct rb_tuned_db *mut = (struct rb_tuned_db *)db; /* made once, kept with the db */
+
+	if (!mut->facts) {
+		mut->facts = cJSON_Duplicate(db->root, true);
+		cJSON_DeleteItemFromObjectCaseSensitive(mut->facts, "schema");
+		cJSON_DeleteItemFromObjectCaseSensitive(mut->facts, "pairs");
+		cJSON_DeleteItemFromObjectCaseSensitive(mut->facts, "totals");
+	}
+	return mut->facts;
 }

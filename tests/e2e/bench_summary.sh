@@ -56,3 +56,19 @@ expect_grep "cannot write '$TMP/no/such/dir/r.md'" "$TMP/err" "names the file it
 if grep -q '\*\*missed\*\*' "$TMP/stdout"; then
 	expect_exit 1 "--strict with a missed target: exit 1" -- built "$SUMMARY" --quick --strict
 fi
+
+# build/bench-host (the host rows of `make bench`, bench/host.c): host time per call of the
+# executor next to the modeled NPU time, labelled x86; a decode call's host share stays
+# under 10 % of its modeled NPU time (0.8 % on the 2-core x86 VM).
+HOST=${BUILD:-build}/bench-host
+expect_exit 0 "bench-host --quick -o: exit 0" -- built "$HOST" --quick -o "$TMP/host.md"
+expect_grep '^Host: .*\(x86, not the board.s Cortex-A76\)' "$TMP/out" "the host is labelled"
+expect_grep '^\| 1x2048x8192 decode ffn_up \| [0-9.]+ \| ' "$TMP/out" "a decode row"
+expect_grep '^\| 128x2048x2048 prefill 128 Qcur \| [0-9.]+ \| ' "$TMP/out" "a prefill row"
+cmp -s "$TMP/out" "$TMP/host.md" && ok "bench-host -o writes what stdout shows" ||
+	not_ok "bench-host -o writes what stdout shows"
+share=$(sed -n 's/^| 1x2048x8192 decode ffn_up |.*| \([0-9.]*\) % |.*/\1/p' "$TMP/out")
+awk -v s="$share" 'BEGIN { exit !(s != "" && s < 10) }' &&
+	ok "a decode call's host share under 10 % ($share %)" ||
+	not_ok "a decode call's host share under 10 %" "'$share'"
+expect_exit 2 "bench-host: bad usage exits 2" -- built "$HOST" --nonsense

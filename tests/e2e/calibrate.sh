@@ -186,6 +186,31 @@ expect_exit 2 "rknpu and rocket reports: exit 2" -- \
 	$RKNN_BENCH calibrate "$first" "$TMP/rocket.json" -o "$TMP/x.json"
 expect_grep "rocket.json: results\[0\] has driver 'rocket' where the reports before have 'rknpu'" \
 	"$TMP/err" "refuses to mix kernel drivers"
+# The same evidence twice (docs/reliability.md): a report given again, or a copy of it.
+cp "$first" "$TMP/copy.json"
+# shellcheck disable=SC2086
+expect_exit 2 "a report given twice: exit 2" -- $RKNN_BENCH calibrate $REPORTS "$first" -o "$TMP/x.json"
+expect_grep "r1.json: the same results and provenance as '.*r1.json': the same evidence given twice" \
+	"$TMP/err" "names the report given twice"
+# shellcheck disable=SC2086
+expect_exit 2 "a copy of a report: exit 2" -- $RKNN_BENCH calibrate $REPORTS "$TMP/copy.json" -o "$TMP/x.json"
+expect_grep "copy.json: the same results and provenance as '.*r1.json'" "$TMP/err" \
+	"names the copy and the report it copies"
+# A fit the model cannot make close: every time scaled by an unrelated factor (1 to 343).
+for r in $REPORTS; do
+	awk '{
+		if (match($0, /"median_us":[ \t]*[0-9.eE+-]+/)) {
+			v = substr($0, RSTART, RLENGTH); sub(/.*[ \t:]/, "", v)
+			f = (NR % 7 + 1) ^ 3
+			$0 = substr($0, 1, RSTART - 1) "\"median_us\": " v * f substr($0, RSTART + RLENGTH)
+		}
+		print
+	}' "$r" >"$TMP/scrambled-$(basename "$r")"
+done
+expect_exit 2 "a fit above the error limit: exit 2" -- $RKNN_BENCH calibrate "$TMP"/scrambled-r*.json \
+	-o "$TMP/x.json"
+expect_grep "the fit's rms error is [0-9.]+ % \(.* µs measured, .* µs fitted\), above the 50 % a profile may have" \
+	"$TMP/err" "names the fit error, the worst row and the limit"
 [ -e "$TMP/x.json" ] && not_ok "no profile after a refusal" || ok "no profile after a refusal"
 expect_exit 2 "-o onto a report: exit 2" -- $RKNN_BENCH calibrate $REPORTS -o "$first"
 expect_exit 2 "a bad --soc: exit 2" -- $RKNN_BENCH calibrate $REPORTS --soc "$TMP/cut.json" \

@@ -2,10 +2,28 @@
 # configs exit 2 naming the constraint.
 . tests/e2e/lib.sh
 
-# Text plans of decode and prefill shapes with the default config.
+# Text plans of decode and prefill shapes with the default config: the model-guided
+# default, which lists the candidates it ranked and marks the one it chose.
 expect_exit 0 "plan 1x2048x8192" -- $RKNN_BENCH plan --shape 1x2048x8192
-expect_grep '^  config  mask=0x7 split=n:1,1,1 align=16 banks=[0-9]+:[0-9]+ kslice=2048 res=resident chain=1 out=fp32 mainline=0 wreuse=1$' \
+expect_grep '^  config  mask=0x7 split=n:1,1,1 align=16 banks=[0-9]+:[0-9]+ kslice=[0-9]+ res=resident chain=1 out=fp32 mainline=0 wreuse=1$' \
 	"$TMP/out" "text shows the planned config"
+expect_grep '^  ranked  [0-9]+ candidates by the timing model \(modeled;' "$TMP/out" "the ranked candidates are listed"
+expect_grep '^    split=auto banks=0:0 kslice=auto launch=[a-z]+: [0-9.]+ \+ [0-9.]+ host us' "$TMP/out" \
+	"the planner's own auto config is the first candidate"
+chosen=$(grep -c ' (chosen)$' "$TMP/out")
+[ "$chosen" -eq 1 ] && ok "one candidate is chosen" || not_ok "one candidate is chosen" "found $chosen"
+ranked_cfg=$(sed -n 's/^    split=\([a-z]*\) banks=\([0-9]*\):\([0-9]*\) kslice=\([a-z0-9]*\) .*(chosen)$/\1 \2 \3 \4/p' "$TMP/out")
+set -- $ranked_cfg
+[ "$4" = auto ] && ks=0 || ks=$4
+expect_exit 0 "plan the chosen candidate by flags" -- $RKNN_BENCH plan --shape 1x2048x8192 \
+	--split "$1" --data-banks "$2" --weight-banks "$3" --k-slice "$ks"
+grep -q '^  ranked' "$TMP/out" && not_ok "config flags plan without ranking" "a ranking was listed" ||
+	ok "config flags plan without ranking"
+cp "$TMP/out" "$TMP/flags.txt"
+expect_exit 0 "plan 1x2048x8192 again" -- $RKNN_BENCH plan --shape 1x2048x8192
+grep -v '^  ranked\|^    split=' "$TMP/out" | diff - "$TMP/flags.txt" >/dev/null &&
+	ok "the default is the chosen candidate's plan" ||
+	not_ok "the default is the chosen candidate's plan" "plans differ"
 expect_grep '^  core 2  n \[[0-9]+,8192\): ' "$TMP/out" "core 2 ends at N"
 expect_grep '^  total   [0-9]+ tasks, 3 submits' "$TMP/out" "totals with one submit per core"
 expect_exit 0 "plan 512x2048x8192" -- $RKNN_BENCH plan --shape 512x2048x8192 --tasks 0
@@ -25,7 +43,8 @@ expect_grep 'unproven on silicon' "$TMP/out" "streamed plan marked unproven"
 expect_grep '^  total   1 task, 1 submit;' "$TMP/out" "MTX's single task"
 
 # JSON: parses, carries the documented fields, bytes add up.
-expect_exit 0 "plan --format json" -- $RKNN_BENCH plan --shape 512x2048x8192 --shape 1x20000x100 --format json
+# --k-slice 0 (auto) is a config flag: the planner's own choice, not the model's.
+expect_exit 0 "plan --format json" -- $RKNN_BENCH plan --shape 512x2048x8192 --shape 1x20000x100 --format json --k-slice 0
 cp "$TMP/out" "$TMP/plan.json"
 expect_exit 0 "json output parses" -- "$JSONCHECK" "$TMP/plan.json"
 check_field() { # path expected

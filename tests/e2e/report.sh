@@ -136,7 +136,7 @@ expect_grep "cut.json: invalid JSON .*(truncated|end of the file)" "$TMP/err" \
 	"truncation named with the file"
 sed 's/"kind":[[:space:]]*"decode"/"kind": 7/' "$TMP/tuned.json" >"$TMP/badtotals.json"
 expect_exit 2 "bad totals" -- $RKNN_BENCH report "$TMP/badtotals.json" -o "$TMP/none.html"
-expect_grep "badtotals.json: totals entry 0 of 'default' needs" "$TMP/err" \
+expect_grep "badtotals.json: totals.default\[0\] needs" "$TMP/err" \
 	"the totals entry is named"
 { head -n 2 "$CACHE"; echo '{"kind": "model"}'; tail -n 1 "$CACHE"; } >"$TMP/bad.jsonl"
 expect_exit 2 "a cache with a bad record" -- $RKNN_BENCH report "$TMP/bad.jsonl" -o "$TMP/none.html"

@@ -116,3 +116,28 @@ expect_grep "is the rocket kernel module loaded" "$TMP/err" "the missing-node er
 expect_exit 0 "info on sim:rocket" -- $RKNN_BENCH info --device sim:rocket
 expect_grep 'drm driver +rocket' "$TMP/out" "info shows the rocket driver"
 
+# The mainline clock and rocket's 500 ms job timeout (issue 32): a mainline plan of
+# 4096^3 fp16 on one core models 1.3 s at 200 MHz, so plan cuts it into jobs of at most
+# 250 ms and says so; the vendor plan (6000 ms, 1 GHz) is not cut.
+expect_exit 0 "plan 4096^3 mainline on one core" -- \
+	$RKNN_BENCH plan --shape 4096x4096x4096 --mainline --core-mask 0x1 --tasks 1
+expect_grep 'submits split into [0-9]* submits \(from 1\) for rocket.s 500 ms job timeout.*at 200 MHz' \
+	"$TMP/out" "plan says it split the rocket job for the timeout at 200 MHz"
+expect_exit 0 "plan 4096^3 vendor on one core" -- \
+	$RKNN_BENCH plan --shape 4096x4096x4096 --core-mask 0x1 --tasks 1
+expect_grep "within half of rknpu's 6000 ms job timeout" "$TMP/out" "the vendor plan is not cut"
+# Mainline tiles in fours (issue 32): M padded to a multiple of 4 as rocket-userspace
+# takes it; 5x64x64 and the 394-row shape run and verify.
+for s in 5x64x64 394x394x394; do
+	expect_exit 0 "sim:rocket $s (M padded to a multiple of 4)" -- \
+		$RUN --device sim:rocket --shape $s
+	expect_grep "verified" "$TMP/out" "sim:rocket $s verified"
+done
+# On a board the profile follows the NPU clock its kernel set: info reads it from
+# devfreq (here a fake sysfs at 600 MHz).
+mkdir -p "$TMP/sys/class/devfreq/fdab0000.npu"
+echo 600000000 >"$TMP/sys/class/devfreq/fdab0000.npu/cur_freq"
+expect_exit 0 "info with the NPU at 600 MHz" -- env RKNN_BENCH_SYSFS="$TMP/sys" \
+	$RKNN_BENCH info --device cpu
+expect_grep 'hardware profile .* at 600 MHz.*NPU clock 600 MHz read from' "$TMP/out" \
+	"info's hardware profile follows the NPU clock the kernel set"

@@ -27,33 +27,25 @@ if [ "${CHECK_SCOPE:-}" = quick ] || [ "${SANITIZE:-}" = 1 ]; then
 EOF
 fi
 
-# same_tune A B LABEL [KEY...]: every pair's config, launch and modeled times, the
-# totals, and the KEYs given.
+# same_tune A B LABEL [JQPATH...]: every key of both files (scripts/tune-diff.sh: all but
+# when and where each was made), less the JQPATHs given.
 same_tune() {
 	a_=$1 b_=$2 label=$3
 	shift 3
-	pairs=$(json "$a_" pairs.#) i=0 paths=
-	while [ "$i" -lt "$pairs" ]; do
-		for k in tuned.config tuned.launch measured.median_us measured.default_us \
-			rknn_matmul_api.config rknn_matmul_api.median_us "$@"; do
-			paths="$paths pairs.$i.$k"
-		done
-		i=$((i + 1))
-	done
-	paths="$paths totals.tuned totals.default totals.rknn_matmul_api"
-	# one jsoncheck run per file, a line per value, compared line by line
-	# shellcheck disable=SC2086
-	"$JSONCHECK" "$a_" $paths >"$TMP/same-a" 2>/dev/null
-	# shellcheck disable=SC2086
-	"$JSONCHECK" "$b_" $paths >"$TMP/same-b" 2>/dev/null
-	# shellcheck disable=SC2086
-	printf '%s\n' $paths | paste - "$TMP/same-a" "$TMP/same-b" |
-		awk -F '\t' '$2 != $3 { printf "# %s: %s vs %s\n", $1, $2, $3 }' >"$TMP/same-diff"
-	cat "$TMP/same-diff"
-	differ=$(wc -l <"$TMP/same-diff")
-	[ "$pairs" -gt 0 ] && [ "$differ" -eq 0 ] &&
-		ok "$label: $pairs pairs and the totals identical" ||
-		not_ok "$label: identical to the unsharded tune" "$differ differences"
+	if ! command -v jq >/dev/null 2>&1; then
+		ok "$label: identical to the unsharded tune # SKIP jq is missing (apt-get install jq)"
+		return
+	fi
+	ignore=
+	for k in "$@"; do ignore="$ignore --ignore $k"; done
+	# shellcheck disable=SC2086 # one word per --ignore and its path
+	sh scripts/tune-diff.sh $ignore "$a_" "$b_" >"$TMP/same-diff" 2>&1
+	rc=$?
+	head -n 20 "$TMP/same-diff" | sed 's/^/# /'
+	pairs=$(json "$a_" pairs.#)
+	[ "$pairs" -gt 0 ] && [ "$rc" -eq 0 ] &&
+		ok "$label: $pairs pairs, every key identical" ||
+		not_ok "$label: identical to the unsharded tune" "$(wc -l <"$TMP/same-diff") differences"
 }
 
 expect_exit 0 "unsharded tune" -- $RKNN_BENCH --quiet tune "$SHAPES" $FAST -o "$TMP/whole.json"
@@ -75,16 +67,37 @@ else
 	$RKNN_BENCH merge --cache "$TMP/m.json.cache.jsonl" "$TMP/m.json" \
 		"$TMP"/m.json.shards/shard-?.json 2>/dev/null
 fi
-same_tune "$TMP/whole.json" "$TMP/m.json" "4 shards merged" measured.configs_run \
-	measured.configs_in_space
+same_tune "$TMP/whole.json" "$TMP/m.json" "4 shards merged"
 S=$TMP/m.json.shards
 [ "$(json "$S/shard-2.json" shard.index)/$(json "$S/shard-2.json" shard.count)" = 2/4 ] &&
 	ok "a shard records which it is" || not_ok "a shard records which it is"
 head -n 1 "$S/shard-3.json.cache.jsonl" | grep -q '"shard":"3/4"' &&
 	ok "a shard's cache records the shard" || not_ok "a shard's cache records the shard"
+# --shard-plan prints the split every shard made: shard I's shapes as its JSON lists them
+expect_exit 0 "tune --shard-plan 4 prints the plan" -- $RKNN_BENCH tune --shard-plan 4 "$SHAPES"
+awk '/^shard [0-9]+\/4:/ { split($2, f, "/"); i = f[1] } /^  / { print i, $1, $2 }' "$TMP/out" |
+	sort >"$TMP/plan"
+for i in 1 2 3 4; do
+	k=0
+	while [ "$k" -lt "$(json "$S/shard-$i.json" shard.work.#)" ]; do
+		echo "$i $(json "$S/shard-$i.json" "shard.work.$k.shape")"
+		k=$((k + 1))
+	done
+done | sort >"$TMP/ran"
+[ -s "$TMP/plan" ] && cmp -s "$TMP/plan" "$TMP/ran" && ok "the plan names the shapes each shard tuned" ||
+	not_ok "the plan names the shapes each shard tuned" "$(diff "$TMP/plan" "$TMP/ran")"
+grep -q "^longest / shortest shard: [0-9.]* (modeled)$" "$TMP/out" &&
+	ok "the plan gives the balance" || not_ok "the plan gives the balance" "$(cat "$TMP/out")"
 for i in 1 2 3 4; do json "$S/shard-$i.json" shard.work.#; done >"$TMP/work"
 awk '{s += $1; if ($1 < 1) e = 1} END {exit !(s >= 4 && !e)}' "$TMP/work" &&
 	ok "every shard got work" || not_ok "every shard got work" "$(cat "$TMP/work")"
+
+# One shard per board: more than one at a time per --sshlogin host is refused.
+if command -v parallel >/dev/null 2>&1; then
+	expect_exit 2 "tune-parallel.sh --sshlogin with -j 2 is refused" -- \
+		sh scripts/tune-parallel.sh --sshlogin rock@b1,rock@b2 -j 2 -o "$TMP/j.json" "$SHAPES"
+	expect_grep "one shard per board at a time" "$TMP/err" "the refusal says why"
+fi
 
 # --- the merged file where tuned JSONs are read ---
 expect_exit 0 "the library finds every merged pair" -- "$CONSUMER" --every "$TMP/m.json"
@@ -143,7 +156,9 @@ expect_exit 0 "two boards merged" -- $RKNN_BENCH merge "$TMP/boards.json" "$S"/s
 [ "$(json "$TMP/boards.json" merged.boards.#)" = 2 ] &&
 	[ "$(json "$TMP/boards.json" pairs.0.measured.boards.#)" = 2 ] &&
 	ok "both boards are kept per pair" || not_ok "both boards are kept per pair"
-same_tune "$TMP/whole.json" "$TMP/boards.json" "two equal boards"
+same_tune "$TMP/whole.json" "$TMP/boards.json" "two equal boards" \
+	'.pairs[].measured.boards' '.pairs[].measured.board_spread_pct' \
+	'.pairs[].rknn_matmul_api.boards' '.pairs[].rknn_matmul_api.board_spread_pct' 
 # board two 50 % slower on every time of its shard 1: each of its pairs' median is the
 # mean of the two boards' times
 awk '/"median_us":/ {match($0, /[0-9.]+/); v = substr($0, RSTART, RLENGTH) * 1.5
@@ -175,13 +190,35 @@ done
 [ "$(json "$TMP/sl-2.json" shard.work.0.slice)/$(json "$TMP/sl-2.json" shard.work.0.slices)" = 1/3 ] &&
 	ok "shard 2/3 of one shape is slice 1 of 3" || not_ok "shard 2/3 is slice 1 of 3"
 expect_exit 0 "three slices merged" -- $RKNN_BENCH merge "$TMP/slices.json" "$TMP"/sl-?.json
-same_tune "$TMP/one.json" "$TMP/slices.json" "3 slices merged"
+# Each slice runs the best --top of its own configs: together they run more than one
+# tune (checked below), so the counts of configs run and not run are left out.
+SLICE_COUNTS=".pairs[].measured.configs_run .pairs[].measured.configs_not_run"
+# shellcheck disable=SC2086
+same_tune "$TMP/one.json" "$TMP/slices.json" "3 slices merged" $SLICE_COUNTS
+a=$(json "$TMP/one.json" pairs.0.measured.configs_run)
+b=$(json "$TMP/slices.json" pairs.0.measured.configs_run)
+[ "$b" -ge "$a" ] && ok "the slices ran at least as many configs as the unsharded tune ($b >= $a)" ||
+	not_ok "the slices ran at least the unsharded tune's configs" "$b < $a"
 a=$(json "$TMP/one.json" pairs.0.measured.configs_in_space)
 b=$(json "$TMP/slices.json" pairs.0.measured.configs_in_space)
 [ "$a" = "$b" ] && ok "the slices cover the space ($a configs)" ||
 	not_ok "the slices cover the space" "$a vs $b"
 expect_exit 2 "a missing slice is refused" -- $RKNN_BENCH merge "$TMP/x.json" \
 	"$TMP/sl-1.json" "$TMP/sl-3.json"
+
+# --- --target ggml-rknn: one shape pinned to several cores goes to one shard ---
+GG=$TMP/ggml.json
+GOPTS="--device sim --iters 1 --warmup 0 --verify sample --top 1 --target ggml-rknn"
+$RKNN_BENCH shapes --arch llama --embd 256 --ff 512 --layers 1 --heads 4 --heads-kv 2 \
+	--vocab 512 --tokens 1 --for ggml-rknn -o "$GG" 2>/dev/null
+expect_exit 0 "ggml-rknn slices unsharded" -- $RKNN_BENCH --quiet tune "$GG" $GOPTS \
+	-o "$TMP/gg.json"
+for i in 1 2; do
+	$RKNN_BENCH --quiet tune "$GG" $GOPTS --shard $i/2 -o "$TMP/gg-$i.json" >/dev/null 2>&1
+done
+expect_exit 0 "ggml-rknn: 2 shards merged (a shape's cores in one shard)" -- \
+	$RKNN_BENCH merge "$TMP/gg-m.json" "$TMP/gg-1.json" "$TMP/gg-2.json"
+same_tune "$TMP/gg.json" "$TMP/gg-m.json" "ggml-rknn: 2 shards merged"
 
 # --- the merged cache resumes a whole tune without measuring ---
 expect_exit 0 "an unsharded tune on the merged cache" -- $RKNN_BENCH tune "$SHAPES" $FAST \
@@ -217,5 +254,6 @@ chmod +x "$TMP/bin/sbatch"
 expect_exit 0 "tune-slurm.sh submits the array and the merge" -- env PATH="$TMP/bin:$PATH" \
 	sh scripts/tune-slurm.sh -n 2 --bin "$RKNN_BENCH" -o "$TMP/slurm.json" "$ONE" -- $FAST
 expect_grep "array job 1: 2 shards" "$TMP/out" "it prints the array job"
-same_tune "$TMP/one.json" "$TMP/slurm.json" "Slurm's 2 shards merged"
+# shellcheck disable=SC2086
+same_tune "$TMP/one.json" "$TMP/slurm.json" "Slurm's 2 shards merged" $SLICE_COUNTS
 echo "1..$n"

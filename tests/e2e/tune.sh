@@ -107,8 +107,8 @@ head -c "$(wc -c <"$TMP/after-kill")" "$cache" | cmp -s - "$TMP/after-kill" &&
 	ok "the cache is append-only" || not_ok "the cache is append-only"
 dups=$(tail -n +2 "$cache" | sed 's/"status".*//' | sort | uniq -d | wc -l)
 total=$(tail -n +2 "$cache" | wc -l)
-[ "$dups" -eq 0 ] && [ "$total" -eq 30 ] &&
-	ok "each config measured once (12, the default among them, + cpu; the rknn_matmul_api pass: its 16 modeled, its best run: on a modeled device no other can beat it)" ||
+[ "$dups" -eq 0 ] && [ "$total" -eq 16 ] &&
+	ok "each config measured once (12, + the default: the model's choice, outside this space, + cpu; the rknn_matmul_api pass: 1 of its 16 modeled, the others pruned as they cannot win, its best run: on a modeled device no other can beat it)" ||
 	not_ok "each config measured once" "$dups duplicates, $total records"
 expect_exit 0 "tuned JSON after the resumed run" -- "$JSONCHECK" "$TMP/k.json" pairs.0.tuned.config
 # The model phase runs on one timing-model engine per thread (--threads): the cache
@@ -119,7 +119,7 @@ for t in 1 2; do
 	grep -v '"kind":"cpu"' "$TMP/thr$t.json.cache.jsonl" | tail -n +2 >"$TMP/thr$t.records"
 	"$JSONCHECK" "$TMP/thr$t.json" pairs.0.tuned >"$TMP/thr$t.tuned"
 done
-[ "$(wc -l <"$TMP/thr1.records")" -gt 300 ] && cmp -s "$TMP/thr1.records" "$TMP/thr2.records" &&
+[ "$(wc -l <"$TMP/thr1.records")" -gt 40 ] && cmp -s "$TMP/thr1.records" "$TMP/thr2.records" &&
 	ok "1 and 2 model threads: the same records in the same order" ||
 	not_ok "1 and 2 model threads: the same records in the same order" "$(diff "$TMP/thr1.records" "$TMP/thr2.records" | head -4)"
 cmp -s "$TMP/thr1.tuned" "$TMP/thr2.tuned" && ok "1 and 2 model threads: the same tuned config" ||
@@ -149,10 +149,11 @@ ran=$(json "$TMP/thr1.json" pairs.0.measured.configs_run)
 	ok "candidates that cannot win are not run, and counted ($ran run, $not_run not)" ||
 	not_ok "candidates that cannot win are not run, and counted" "$ran run, $not_run not run"
 # SIGINT in the middle of a parallel model phase: exit 130, what was modeled is kept in
-# order, and the rerun models only the rest. (The phase has 459 points: a few records in,
+# order, and the rerun models only the rest. (The phase has 459 points with
+# RKNN_BENCH_DEBUG=no_prune, which models even those that cannot win: a few records in,
 # it is under way on any machine, sanitizers included.)
 MODEL="--shape 1x2048x128256 --device sim --threads 2 --verify sample --quiet -o $TMP/mp.json"
-$RKNN_BENCH tune $MODEL >/dev/null 2>"$TMP/mint.err" &
+RKNN_BENCH_DEBUG=no_prune $RKNN_BENCH tune $MODEL >/dev/null 2>"$TMP/mint.err" &
 pid=$!
 i=0
 while [ "$(cat "$TMP/mp.json.cache.jsonl" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 600 ]; do
@@ -164,7 +165,7 @@ wait $pid
 rc=$?
 [ $rc -eq 130 ] && ok "SIGINT in the model phase: exit 130" || not_ok "SIGINT in the model phase: exit 130" "exit $rc" "$(cat "$TMP/mint.err")"
 l1=$(wc -l <"$TMP/mp.json.cache.jsonl")
-expect_exit 0 "the model phase resumes" -- $RKNN_BENCH tune $MODEL --verbose
+expect_exit 0 "the model phase resumes" -- env RKNN_BENCH_DEBUG=no_prune $RKNN_BENCH tune $MODEL --verbose
 cached=$(grep -c '(cached)' "$TMP/err")
 [ "$l1" -ge 4 ] && [ "$cached" -eq $((l1 - 1)) ] && ok "the resumed model phase reuses every kept result ($cached)" ||
 	not_ok "the resumed model phase reuses every kept result" "$cached cached, $l1 lines"

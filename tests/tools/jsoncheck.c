@@ -2,7 +2,9 @@
  * nothing after it, and prints the value at each PATH on a line of its own (dot-separated
  * keys and array indexes, e.g. results.0.verify.status; strings unquoted, "#" after a
  * key gives the array's length). A PATH with no value prints an empty line (so the
- * lines stay in step with the PATHs) and makes the exit status 1. Used by the
+ * lines stay in step with the PATHs) and makes the exit status 1. A PATH of "--keys"
+ * prints the path of every key of the document instead, one a line, array indexes as
+ * "#" (to compare which keys two documents have, whatever their values). Used by the
  * end-to-end tests: one run reads many values of a file, where a run per value parses
  * the file again each time. */
 #include <stdio.h>
@@ -71,6 +73,24 @@ static void print_value(const cJSON *v)
 	free(text);
 }
 
+static void print_keys(const cJSON *v, const char *prefix)
+{
+	const cJSON *c;
+	char path[1024];
+
+	cJSON_ArrayForEach(c, v)
+	{
+		if (cJSON_IsArray(v))
+			snprintf(path, sizeof(path), "%s%s#", prefix, *prefix ? "." : "");
+		else
+			snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "",
+				 c->string);
+		if (!cJSON_IsArray(v))
+			puts(path);
+		print_keys(c, path);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f = argc > 1 && strcmp(argv[1], "-") != 0 ? fopen(argv[1], "rb") : stdin;
@@ -94,6 +114,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--keys") == 0) {
+			print_keys(doc, "");
+			continue;
+		}
 		v = walk(doc, argv[i]);
 		if (v) {
 			print_value(v);

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "assert.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -23,23 +25,6 @@
 #include "core/lsq.h"
 #include "hw/soc.h"
 #include "tune/calibrate.h"
-
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(fabs(a_ - b_) <= (eps))) {                                                   \
-			print_error("%s = %.17g, want %.17g\n", #a, a_, b_);                       \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define assert_contains(haystack, needle)                                                          \
-	do {                                                                                       \
-		if (!strstr((haystack), (needle))) {                                               \
-			print_error("'%s' does not contain '%s'\n", (haystack), (needle));         \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
 
 /* ---- the solver ---- */
 

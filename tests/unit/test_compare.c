@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "assert.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -20,26 +22,9 @@
 #include "results/compare.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/util.h"
 
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(fabs(a_ - b_) <= (eps))) {                                                   \
-			print_error("%s = %.17g, want %.17g\n", #a, a_, b_);                       \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define assert_contains(haystack, needle)                                                          \
-	do {                                                                                       \
-		if (!strstr((haystack), (needle))) {                                               \
-			print_error("'%s' does not contain '%s'\n", (haystack), (needle));         \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define MAX_SAMPLES   64
+#define MAX_SAMPLES 64
 
 /* ---- Mann-Whitney U ---- */
 
@@ -724,6 +709,52 @@ static void test_measured_identical(void **state)
 	release(&cmp, reps);
 }
 
+/* What calibrate and the page read of a report, typed: the config's strings, the
+ * rates and roofline, the context's host and first settings warning, the totals (kind
+ * and per checked against m), and a fingerprint that is the evidence's, not the text's. */
+#define TYPED_REPORT(ws, median)                                                                   \
+	"{\"schema\":\"rknn-bench/1\"," ws "\"context\":{\"host\":\"b1\",\"host_settings\":"       \
+	"{\"warnings\":[\"governor ondemand\"]}},\"results\":[{\"shape\":{\"m\":1,\"k\":64,\"n\":" \
+	"64,\"dtype\":\"fp16\"},\"names\":[\"a\"],\"device\":\"sim\",\"modeled\":true,\"config\":" \
+	"{\"plan\":\"mask=0x1\",\"launch\":\"fences\",\"driver\":\"rknpu\"},\"stats\":{"           \
+	"\"median_us\":" median "},\"gflops\":0.5,\"roofline\":{\"intensity_flop_per_byte\":"      \
+	"2,\"peak_gflops\":1000,\"ddr_gbps\":20}}],\"totals\":[{\"m\":1,\"kind\":\"decode\","      \
+	"\"per\":\"token\",\"pairs\":1,\"total_us\":30}]}"
+
+static void test_typed_report(void **state)
+{
+	static const char text[] = TYPED_REPORT("", "30");
+	static const char spaced[] = TYPED_REPORT(" \n ", "30");
+	static const char other[] = TYPED_REPORT("", "31");
+	static const char bad_kind[] = "{\"schema\":\"rknn-bench/1\",\"results\":[],\"totals\":"
+				       "[{\"m\":4,\"kind\":\"decode\",\"pairs\":1,"
+				       "\"total_us\":null}]}";
+	struct rb_compare_report a, b, c;
+	const struct rb_compare_entry *e;
+
+	(void)state;
+	assert_int_equal(rb_compare_parse(&a, text, sizeof(text) - 1, "a.json"), 0);
+	e = &a.entries[0];
+	assert_string_equal(e->plan, "mask=0x1");
+	assert_string_equal(e->launch, "fences");
+	assert_string_equal(e->driver, "rknpu");
+	assert_true(e->gflops == 0.5 && e->roofline.present && e->roofline.intensity == 2 &&
+		    e->roofline.peak_gflops == 1000 && e->roofline.ddr_gbps == 20);
+	assert_string_equal(a.host, "b1");
+	assert_string_equal(a.settings_warning, "governor ondemand");
+	assert_int_equal(a.n_totals, 1);
+	assert_true(a.totals[0].m == 1 && a.totals[0].complete && a.totals[0].total_us == 30);
+	assert_int_equal(rb_compare_parse(&b, spaced, sizeof(spaced) - 1, "b.json"), 0);
+	assert_true(a.fingerprint == b.fingerprint); /* the same evidence, other whitespace */
+	assert_int_equal(rb_compare_parse(&c, other, sizeof(other) - 1, "c.json"), 0);
+	assert_true(a.fingerprint != c.fingerprint); /* another result */
+	rb_compare_report_release(&a);
+	rb_compare_report_release(&b);
+	rb_compare_report_release(&c);
+	assert_int_equal(rb_compare_parse(&a, bad_kind, sizeof(bad_kind) - 1, "k.json"), -EINVAL);
+	assert_non_null(strstr(rb_last_error(), "k.json: totals[0] needs"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -750,6 +781,7 @@ int main(void)
 	    cmocka_unit_test(test_gate_not_significant),
 	    cmocka_unit_test(test_gate_few_samples),
 	    cmocka_unit_test(test_measured_identical),
+	    cmocka_unit_test(test_typed_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "assert.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -18,14 +20,6 @@
 #include <time.h>
 
 #include "host/perfctr.h"
-
-static void assert_contains(const char *text, const char *part)
-{
-	if (!strstr(text, part)) {
-		print_error("'%s' does not contain '%s'\n", text, part);
-		fail();
-	}
-}
 
 static void test_reasons(void **state)
 {

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "assert.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -19,15 +21,6 @@
 #include "core/table.h"
 #include "results/totals.h"
 #include "core/version.h"
-
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(fabs(a_ - b_) <= (eps))) {                                                   \
-			print_error("%s = %.17g, want %.17g\n", #a, a_, b_);                       \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
 
 static char *const decode_names[] = {"ffn_up-0", "ffn,gate \"x\""};
 static char *const attn_names[] = {"attn_q"};

@@ -227,6 +227,9 @@ static void mm_build(struct fx *f, struct mm *m, bool mainline)
 	memcpy(m->prog.map, rc.words, rc.count * 8);
 	rb_regcmd_release(&rc);
 	memset(m->c.map, 0xff, m->c.size);
+	/* the CPU's writes reach the NPU through FINI_BO (the emulated CPU cache) */
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &m->prog), 0);
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &m->c), 0);
 	m->task.regcmd = lay.addr;
 	m->task.regcmd_count = lay.words;
 	m->in[0] = m->a.handle;
@@ -346,6 +349,7 @@ static void test_submit_as_upstream(void **state)
 	/* each job fault alone: dropped, 0, nothing runs, and PREP_BO finds nothing to
 	 * wait for: C keeps the canary and nothing but the output tells */
 	memset(m.c.map, 0xff, m.c.size);
+	assert_int_equal(rb_rocket_bo_fini(&f->dev, &m.c), 0); /* past the CPU's cache */
 	jobs[0] = raw_job(&m);
 	jobs[0].out_bo_handles = (uintptr_t)missing; /* a handle of no BO: -ENOENT */
 	jobs[1] = raw_job(&m);

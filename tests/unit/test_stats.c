@@ -7,22 +7,14 @@
 
 #include <cmocka.h>
 
+#include "assert.h"
+
 #include <errno.h>
 #include <math.h>
 #include <time.h>
 
 #include "core/stats.h"
-
-#define assert_near(a, b, eps)                                                                     \
-	do {                                                                                       \
-		double a_ = (a), b_ = (b);                                                         \
-		if (!(fabs(a_ - b_) <= (eps))) {                                                   \
-			print_error("%s = %.17g, want %.17g\n", #a, a_, b_);                       \
-			fail();                                                                    \
-		}                                                                                  \
-	} while (0)
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "core/util.h"
 
 /* {1, 2, 3, 4, 100}: mean 22; squared deviations 441+400+361+324+6084 = 7610, over
  * n-1 = 4 gives 1902.5; |x - 3| = {2,1,0,1,97} has median 1; p90: h = 3.6, so

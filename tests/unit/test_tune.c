@@ -301,7 +301,9 @@ static void record(struct rb_tune_record *r, enum rb_tune_kind kind, const char 
 	snprintf(r->launch, sizeof(r->launch), "fences");
 	r->ok = isfinite(us);
 	r->median_us = us;
-	snprintf(r->verify, sizeof(r->verify), "%s", r->ok ? "verified" : "failed");
+	/* the timing model verifies nothing */
+	if (kind != RB_TUNE_MODEL)
+		snprintf(r->verify, sizeof(r->verify), "%s", r->ok ? "verified" : "failed");
 	if (!r->ok)
 		snprintf(r->reason, sizeof(r->reason), "verification failed: 1 of 8192");
 }
@@ -410,6 +412,20 @@ static void test_cache_mismatch(void **state)
 	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
 	assert_non_null(strstr(rb_last_error(), "space"));
 
+	/* a shard resumes its own cache only; a whole tune resumes any */
+	header(&other, "sim");
+	snprintf(other.shard, sizeof(other.shard), "1/2");
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "written by a whole tune, this tune is shard 1/2"));
+	unlink(path);
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), 0);
+	rb_tune_cache_close(&c);
+	snprintf(other.shard, sizeof(other.shard), "2/2");
+	assert_int_equal(rb_tune_cache_open(&c, path, &other), -ESTALE);
+	assert_non_null(strstr(rb_last_error(), "written by shard 1/2, this tune is shard 2/2"));
+	assert_int_equal(rb_tune_cache_open(&c, path, &h), 0); /* a whole tune resumes it */
+	rb_tune_cache_close(&c);
+
 	f = fopen(path, "w");
 	fputs("{\"hello\":1}\n", f);
 	fclose(f);
@@ -451,7 +467,7 @@ static void test_cache_parse(void **state)
 	    "\"sim\",\"driver\":\"0.9.8\",\"soc\":\"rk3588\",\"space\":\"0123456789abcdef\","
 	    "\"space_desc\":\"\",\"measure\":\"seed=1\"}\n"
 	    "{\"kind\":\"cpu\",\"shape\":\"1x2048x8192 fp16\",\"config\":\"cpu\",\"launch\":"
-	    "\"-\",\"status\":\"ok\",\"median_us\":5,\"verify\":\"\",\"reason\":\"\"}\n"
+	    "\"-\",\"status\":\"ok\",\"median_us\":5,\"verify\":\"verified\",\"reason\":\"\"}\n"
 	    "{\"kind\":\"run\"";
 	struct rb_tune_header h;
 	struct rb_tune_cache c;
@@ -483,6 +499,55 @@ static void test_cache_parse(void **state)
 	assert_int_equal(rb_tune_cache_parse(&c, "mem", "{\"kind\"", 8, &h, &valid), -ESTALE);
 	assert_non_null(strstr(rb_last_error(), "cache 'mem' has no complete header line"));
 	rb_tune_cache_close(&c);
+}
+
+/* Records a resume must not trust (docs/reliability.md): each alone after a valid
+ * header is refused, naming the line and the rule, and never becomes a result. */
+static void test_cache_impossible(void **state)
+{
+	static const char head[] =
+	    "{\"schema\":\"rknn-bench-tune-cache/1\",\"tool_version\":\"0.1.0\",\"device\":"
+	    "\"sim\",\"driver\":\"0.9.8\",\"soc\":\"rk3588\",\"space\":\"0123456789abcdef\","
+	    "\"measure\":\"seed=1\"}\n";
+	static const struct {
+		const char *kind, *status, *median, *verify, *rule;
+	} cases[] = {
+	    {"run", "ok", "-5", "verified", "a time above 0"},
+	    {"run", "ok", "0", "verified", "a time above 0"},
+	    {"run", "ok", "1e300", "verified", "at most an hour"},
+	    {"run", "ok", "null", "verified", "a time above 0"},
+	    {"run", "ok", "12", "failed", "verified or skipped"},
+	    {"run", "ok", "12", "", "verified or skipped"},
+	    {"cpu", "ok", "12", "maybe", "verified or skipped"},
+	    {"run", "failed", "12", "failed", "a failed record has no time"},
+	    {"run", "failed", "null", "verified", "a failed run's verify"},
+	    {"model", "ok", "12", "verified", "a model record is never verified"},
+	    {"model", "ok", "\"fast\"", "", "median_us is a number or null"},
+	    {"run", "great", "12", "verified", "status is ok or failed"},
+	};
+	char text[1024];
+	struct rb_tune_header h;
+	struct rb_tune_cache c;
+	size_t valid;
+
+	(void)state;
+	header(&h, "sim");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = snprintf(text, sizeof(text),
+				 "%s{\"kind\":\"%s\",\"shape\":\"1x64x64 fp16\",\"config\":\"c\","
+				 "\"launch\":\"fences\",\"status\":\"%s\",\"median_us\":%s,"
+				 "\"verify\":\"%s\",\"reason\":\"r\"}\n",
+				 head, cases[i].kind, cases[i].status, cases[i].median,
+				 cases[i].verify);
+
+		assert_int_equal(rb_tune_cache_parse(&c, "mem", text, (size_t)n, &h, &valid),
+				 -EINVAL);
+		assert_non_null(strstr(rb_last_error(), "cache 'mem' line 2 is not a tune record"));
+		if (!strstr(rb_last_error(), cases[i].rule))
+			fail_msg("case %zu: '%s' does not name '%s'", i, rb_last_error(),
+				 cases[i].rule);
+		rb_tune_cache_close(&c);
+	}
 }
 
 /* The backend's own split: cores 0, 1, 2 with N/32/3*32 columns each and the rest on
@@ -609,6 +674,7 @@ int main(void)
 	    cmocka_unit_test(test_host_model),
 	    cmocka_unit_test(test_points_host),
 	    cmocka_unit_test(test_cache_parse),
+	    cmocka_unit_test(test_cache_impossible),
 	    cmocka_unit_test_setup_teardown(test_cache_resume, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cache_truncated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cache_mismatch, setup, teardown),

@@ -76,6 +76,46 @@ static void free_case(struct case_data *t)
 	free(t->c_i);
 }
 
+/* The case of a test: made before it (setup, from the shape in its row of main's
+ * table) and freed after it (teardown), with the options of a dtype and a result. */
+struct case_shape {
+	int64_t m, k, n;
+	enum rb_dtype dtype, opts; /* of the inputs; of the options */
+};
+
+struct fixture {
+	struct case_data t;
+	struct rb_verify_opts o;
+	struct rb_verify_result r;
+};
+
+static int setup(void **state)
+{
+	const struct case_shape *s = *state;
+	struct fixture *f = malloc(sizeof(*f));
+
+	if (!f)
+		return -1;
+	make_case(&f->t, s->m, s->k, s->n, s->dtype);
+	rb_verify_opts_init(&f->o, s->opts);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	free_case(&f->t);
+	free(f);
+	return 0;
+}
+
+/* A test run on a case of m×k×n inputs of `dtype`, options of `opts`. */
+#define CASE_TEST(fn, m, k, n, dtype, opts)                                                        \
+	cmocka_unit_test_prestate_setup_teardown(fn, setup, teardown,                              \
+						 (&(struct case_shape){m, k, n, dtype, opts}))
+
 static void test_opts_defaults(void **state)
 {
 	struct rb_verify_opts o;
@@ -137,169 +177,127 @@ static void test_names(void **state)
 
 static void test_full_pass(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 5, 7, 6, RB_DTYPE_FP16);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_VERIFIED);
-	assert_int_equal(r.mode, RB_VERIFY_FULL);
-	assert_int_equal(r.checked, 30);
-	assert_int_equal(r.mismatches, 0);
-	assert_int_equal(r.n_reported, 0);
-	assert_true(r.max_abs == 0 && r.max_rel == 0);
-	free_case(&t);
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_VERIFIED);
+	assert_int_equal(f->r.mode, RB_VERIFY_FULL);
+	assert_int_equal(f->r.checked, 30);
+	assert_int_equal(f->r.mismatches, 0);
+	assert_int_equal(f->r.n_reported, 0);
+	assert_true(f->r.max_abs == 0 && f->r.max_rel == 0);
 }
 
 /* Two wrong elements, planted out of row-major order: found at the right (i, j), in
  * row-major order, with the right values and error. */
 static void test_full_injected(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 5, 7, 6, RB_DTYPE_FP16);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	t.c_f[3 * 6 + 0] += 0.5f;
-	t.c_f[1 * 6 + 2] -= 2.0f;
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_FAILED);
-	assert_int_equal(r.checked, 30);
-	assert_int_equal(r.mismatches, 2);
-	assert_int_equal(r.n_reported, 2);
-	assert_int_equal(r.first[0].i, 1);
-	assert_int_equal(r.first[0].j, 2);
-	assert_true(r.first[0].expected == t.exp_f[8]);
-	assert_true(r.first[0].got == t.exp_f[8] - 2.0f);
-	assert_int_equal(r.first[1].i, 3);
-	assert_int_equal(r.first[1].j, 0);
-	assert_true(r.max_abs == 2.0);
-	free_case(&t);
+	f->t.c_f[3 * 6 + 0] += 0.5f;
+	f->t.c_f[1 * 6 + 2] -= 2.0f;
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_FAILED);
+	assert_int_equal(f->r.checked, 30);
+	assert_int_equal(f->r.mismatches, 2);
+	assert_int_equal(f->r.n_reported, 2);
+	assert_int_equal(f->r.first[0].i, 1);
+	assert_int_equal(f->r.first[0].j, 2);
+	assert_true(f->r.first[0].expected == f->t.exp_f[8]);
+	assert_true(f->r.first[0].got == f->t.exp_f[8] - 2.0f);
+	assert_int_equal(f->r.first[1].i, 3);
+	assert_int_equal(f->r.first[1].j, 0);
+	assert_true(f->r.max_abs == 2.0);
 }
 
 /* |got - exp| <= atol + rtol·|exp|: at exp = 10 the tolerance is 0.011. */
 static void test_tolerance(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 1, 1, 2, RB_DTYPE_FP16);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	t.exp_f[0] = 10;
-	t.c_f[0] = 10.01f;
-	t.exp_f[1] = 0;
-	t.c_f[1] = 0.0009f; /* within atol; exp 0 stays out of max_rel */
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_VERIFIED);
-	assert_true(fabs(r.max_rel - 0.001) < 1e-6);
-	assert_true(fabs(r.max_abs - 0.01) < 1e-6);
-	t.c_f[0] = 10.02f;
-	t.c_f[1] = 0.0011f;
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.mismatches, 2);
-	free_case(&t);
+	f->t.exp_f[0] = 10;
+	f->t.c_f[0] = 10.01f;
+	f->t.exp_f[1] = 0;
+	f->t.c_f[1] = 0.0009f; /* within atol; exp 0 stays out of max_rel */
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_VERIFIED);
+	assert_true(fabs(f->r.max_rel - 0.001) < 1e-6);
+	assert_true(fabs(f->r.max_abs - 0.01) < 1e-6);
+	f->t.c_f[0] = 10.02f;
+	f->t.c_f[1] = 0.0011f;
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.mismatches, 2);
 }
 
 static void test_nonfinite(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 2, 3, 2, RB_DTYPE_FP16);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	o.atol = 1e30; /* would accept any finite value */
-	t.c_f[1] = NAN;
-	t.c_f[2] = INFINITY;
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.mismatches, 2);
-	assert_int_equal(r.first[0].j, 1);
-	assert_true(isnan(r.first[0].got));
-	assert_int_equal(r.first[1].i, 1);
-	assert_true(isinf(r.max_abs));
+	f->o.atol = 1e30; /* would accept any finite value */
+	f->t.c_f[1] = NAN;
+	f->t.c_f[2] = INFINITY;
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.mismatches, 2);
+	assert_int_equal(f->r.first[0].j, 1);
+	assert_true(isnan(f->r.first[0].got));
+	assert_int_equal(f->r.first[1].i, 1);
+	assert_true(isinf(f->r.max_abs));
 	/* A non-finite expected value matches only itself. */
-	t.c_f[1] = t.exp_f[1] = NAN;
-	t.c_f[2] = t.exp_f[2] = INFINITY;
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_VERIFIED);
-	t.c_f[2] = -INFINITY;
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.mismatches, 1);
-	free_case(&t);
+	f->t.c_f[1] = f->t.exp_f[1] = NAN;
+	f->t.c_f[2] = f->t.exp_f[2] = INFINITY;
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_VERIFIED);
+	f->t.c_f[2] = -INFINITY;
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.mismatches, 1);
 }
 
 /* Every element wrong: all counted, the first ten reported in row-major order. */
 static void test_report_cap(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 	int64_t p;
 	int q;
 
-	(void)state;
-	make_case(&t, 4, 3, 5, RB_DTYPE_FP16);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
 	for (p = 0; p < 20; p++)
-		t.c_f[p] += 1;
-	rb_verify_full(&t.io, t.exp_f, &o, &r);
-	assert_int_equal(r.mismatches, 20);
-	assert_int_equal(r.n_reported, RB_VERIFY_MAX_REPORTED);
+		f->t.c_f[p] += 1;
+	rb_verify_full(&f->t.io, f->t.exp_f, &f->o, &f->r);
+	assert_int_equal(f->r.mismatches, 20);
+	assert_int_equal(f->r.n_reported, RB_VERIFY_MAX_REPORTED);
 	for (q = 0; q < RB_VERIFY_MAX_REPORTED; q++) {
-		assert_int_equal(r.first[q].i, q / 5);
-		assert_int_equal(r.first[q].j, q % 5);
+		assert_int_equal(f->r.first[q].i, q / 5);
+		assert_int_equal(f->r.first[q].j, q % 5);
 	}
-	free_case(&t);
 }
 
 /* int8 is exact even when the options carry fp16 tolerances (a CLI shares one set). */
 static void test_int8_exact(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 3, 9, 4, RB_DTYPE_INT8);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	o.atol = 10;
-	rb_verify_full(&t.io, t.exp_i, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_VERIFIED);
-	t.c_i[2 * 4 + 3] += 1;
-	rb_verify_full(&t.io, t.exp_i, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_FAILED);
-	assert_int_equal(r.mismatches, 1);
-	assert_int_equal(r.first[0].i, 2);
-	assert_int_equal(r.first[0].j, 3);
-	assert_true(r.first[0].got == r.first[0].expected + 1);
-	assert_true(r.max_abs == 1);
-	free_case(&t);
+	f->o.atol = 10;
+	rb_verify_full(&f->t.io, f->t.exp_i, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_VERIFIED);
+	f->t.c_i[2 * 4 + 3] += 1;
+	rb_verify_full(&f->t.io, f->t.exp_i, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_FAILED);
+	assert_int_equal(f->r.mismatches, 1);
+	assert_int_equal(f->r.first[0].i, 2);
+	assert_int_equal(f->r.first[0].j, 3);
+	assert_true(f->r.first[0].got == f->r.first[0].expected + 1);
+	assert_true(f->r.max_abs == 1);
 }
 
 static void test_sample_pass(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 37, 16, 29, RB_DTYPE_FP16);
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	o.samples = 50;
-	rb_verify_sample(&t.io, &o, &r);
-	assert_int_equal(r.status, RB_VERIFY_VERIFIED);
-	assert_int_equal(r.mode, RB_VERIFY_SAMPLE);
+	f->o.samples = 50;
+	rb_verify_sample(&f->t.io, &f->o, &f->r);
+	assert_int_equal(f->r.status, RB_VERIFY_VERIFIED);
+	assert_int_equal(f->r.mode, RB_VERIFY_SAMPLE);
 	/* 46 drawn positions plus 4 corners, one fewer per draw that hits a corner. */
-	assert_in_range(r.checked, 46, 50);
-	free_case(&t);
+	assert_in_range(f->r.checked, 46, 50);
 }
 
 /* One wrong corner at a time is always caught, with its own (i, j). */
@@ -340,55 +338,44 @@ static int64_t linear(const struct rb_mismatch *mm, int64_t n)
  * row-major order, spread over the matrix, and fixed by the seed. */
 static void test_sample_positions(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r, again, other;
+	struct fixture *f = *state;
+	struct rb_verify_result again, other;
 	int64_t p;
 	int q;
 
-	(void)state;
-	make_case(&t, 40, 4, 50, RB_DTYPE_FP16);
 	for (p = 0; p < 2000; p++)
-		t.c_f[p] = -1000;
-	rb_verify_opts_init(&o, RB_DTYPE_FP16);
-	o.samples = 12;
-	o.seed = 5;
-	rb_verify_sample(&t.io, &o, &r);
-	assert_int_equal(r.mismatches, r.checked);
-	assert_in_range(r.checked, 8, 12);
-	assert_int_equal(linear(&r.first[0], 50), 0);
-	for (q = 1; q < r.n_reported; q++)
-		assert_true(linear(&r.first[q], 50) > linear(&r.first[q - 1], 50));
+		f->t.c_f[p] = -1000;
+	f->o.samples = 12;
+	f->o.seed = 5;
+	rb_verify_sample(&f->t.io, &f->o, &f->r);
+	assert_int_equal(f->r.mismatches, f->r.checked);
+	assert_in_range(f->r.checked, 8, 12);
+	assert_int_equal(linear(&f->r.first[0], 50), 0);
+	for (q = 1; q < f->r.n_reported; q++)
+		assert_true(linear(&f->r.first[q], 50) > linear(&f->r.first[q - 1], 50));
 	/* Eight strata of 250 elements: the drawn positions (not corners 0, 49, 1950,
 	 * 1999) fall one in each. */
-	assert_true(linear(&r.first[2], 50) < 250 + 250);
-	rb_verify_sample(&t.io, &o, &again);
-	assert_memory_equal(&r, &again, sizeof(r));
-	o.seed = 6;
-	rb_verify_sample(&t.io, &o, &other);
-	assert_memory_not_equal(r.first, other.first, sizeof(r.first));
-	free_case(&t);
+	assert_true(linear(&f->r.first[2], 50) < 250 + 250);
+	rb_verify_sample(&f->t.io, &f->o, &again);
+	assert_memory_equal(&f->r, &again, sizeof(f->r));
+	f->o.seed = 6;
+	rb_verify_sample(&f->t.io, &f->o, &other);
+	assert_memory_not_equal(f->r.first, other.first, sizeof(f->r.first));
 }
 
 /* samples >= M·N checks every element, so an error anywhere is found. */
 static void test_sample_all(void **state)
 {
-	struct case_data t;
-	struct rb_verify_opts o;
-	struct rb_verify_result r;
+	struct fixture *f = *state;
 
-	(void)state;
-	make_case(&t, 6, 5, 7, RB_DTYPE_INT8);
-	rb_verify_opts_init(&o, RB_DTYPE_INT8);
-	o.samples = 42;
-	t.c_i[3 * 7 + 4] = 12345;
-	rb_verify_sample(&t.io, &o, &r);
-	assert_int_equal(r.checked, 42);
-	assert_int_equal(r.mismatches, 1);
-	assert_int_equal(r.first[0].i, 3);
-	assert_int_equal(r.first[0].j, 4);
-	assert_true(r.first[0].expected == t.exp_i[3 * 7 + 4]);
-	free_case(&t);
+	f->o.samples = 42;
+	f->t.c_i[3 * 7 + 4] = 12345;
+	rb_verify_sample(&f->t.io, &f->o, &f->r);
+	assert_int_equal(f->r.checked, 42);
+	assert_int_equal(f->r.mismatches, 1);
+	assert_int_equal(f->r.first[0].i, 3);
+	assert_int_equal(f->r.first[0].j, 4);
+	assert_true(f->r.first[0].expected == f->t.exp_i[3 * 7 + 4]);
 }
 
 /* Degenerate shapes: the corners coincide. */
@@ -434,13 +421,20 @@ static void test_skipped(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_opts_defaults),  cmocka_unit_test(test_resolve_mode),
-	    cmocka_unit_test(test_names),          cmocka_unit_test(test_full_pass),
-	    cmocka_unit_test(test_full_injected),  cmocka_unit_test(test_tolerance),
-	    cmocka_unit_test(test_nonfinite),      cmocka_unit_test(test_report_cap),
-	    cmocka_unit_test(test_int8_exact),     cmocka_unit_test(test_sample_pass),
-	    cmocka_unit_test(test_sample_corners), cmocka_unit_test(test_sample_positions),
-	    cmocka_unit_test(test_sample_all),     cmocka_unit_test(test_sample_vector),
+	    cmocka_unit_test(test_opts_defaults),
+	    cmocka_unit_test(test_resolve_mode),
+	    cmocka_unit_test(test_names),
+	    CASE_TEST(test_full_pass, 5, 7, 6, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    CASE_TEST(test_full_injected, 5, 7, 6, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    CASE_TEST(test_tolerance, 1, 1, 2, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    CASE_TEST(test_nonfinite, 2, 3, 2, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    CASE_TEST(test_report_cap, 4, 3, 5, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    CASE_TEST(test_int8_exact, 3, 9, 4, RB_DTYPE_INT8, RB_DTYPE_FP16),
+	    CASE_TEST(test_sample_pass, 37, 16, 29, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    cmocka_unit_test(test_sample_corners),
+	    CASE_TEST(test_sample_positions, 40, 4, 50, RB_DTYPE_FP16, RB_DTYPE_FP16),
+	    CASE_TEST(test_sample_all, 6, 5, 7, RB_DTYPE_INT8, RB_DTYPE_INT8),
+	    cmocka_unit_test(test_sample_vector),
 	    cmocka_unit_test(test_skipped),
 	};
 
