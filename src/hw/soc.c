@@ -497,23 +497,21 @@ int rb_soc_choose(struct rb_soc_profile *out, const char *dt_root)
 
 /* ---- the clock the kernel runs the NPU at ---- */
 
+/* A clock file's rate in Hz, or 0 when it is absent or outside the range a profile
+ * may have (the root is the environment's RKNN_BENCH_SYSFS: a reading of 1 Hz divided
+ * by zero in the timing model, a FIFO must not hang, hence the bounded reader). */
 static int64_t read_hz(const char *root, const char *rel, char *from, size_t size)
 {
 	char path[512], buf[64];
-	FILE *f;
 	char *end;
 	long long v;
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	end = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!end)
+	if (rb_file_read_prefix(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	v = strtoll(buf, &end, 10);
-	if (end == buf || v <= 0 || v > 10000000000LL)
+	if (end == buf || v < (long long)CLOCK_MHZ_MIN * 1000000 ||
+	    v > (long long)CLOCK_MHZ_MAX * 1000000)
 		return 0;
 	snprintf(from, size, "%s", path);
 	return v;
