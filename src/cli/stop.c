@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
+#include "core/fileio.h"
 
 volatile sig_atomic_t cli_stop_signal;
 
@@ -25,6 +27,7 @@ void cli_catch_stop(bool on)
 	sigemptyset(&sa.sa_mask);
 	if (on)
 		cli_stop_signal = 0;
+	rb_file_read_stop_flag(&cli_stop_signal); /* a wait for a pipe ends on a stop */
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		sigaction(signals[i], &sa, NULL);
 }

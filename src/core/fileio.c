@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Refuse to slurp more than this: inputs are small JSON files, and a mistaken path such
@@ -37,38 +39,193 @@ static int grow(char **buf, size_t *cap, size_t want)
 	return 0;
 }
 
+#define STOP_SLICE_MS 100
+
+/* ---- bounded input: every read of a pipe, FIFO or terminal waits at most until a
+ * deadline, and a signal (SIGINT, SIGTERM caught by the CLI) ends the wait ---- */
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int rb_file_read_timeout_ms(void)
+{
+	const char *env = getenv("RKNN_BENCH_READ_TIMEOUT_MS");
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return RB_READ_TIMEOUT_MS;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	return errno || *end || v < 1 || v > RB_READ_TIMEOUT_MS ? RB_READ_TIMEOUT_MS : (int)v;
+}
+
+static int stopped(const struct rb_file_in *in)
+{
+	return rb_set_error(-EINTR, "cannot read '%s': stopped by a signal while waiting for data",
+			    in->path);
+}
+
+static const volatile sig_atomic_t *stop_flag;
+
+void rb_file_read_stop_flag(const volatile sig_atomic_t *flag)
+{
+	stop_flag = flag;
+}
+
+/* Waits until the descriptor has data (or end of file) or the deadline passes: before
+ * any data the first-data limit (a FIFO's writer may never come), then the whole
+ * read's limit. The wait is cut in slices so that a stop asked for by a signal (which
+ * may reach another thread) ends it within one slice. */
+static int wait_data(const struct rb_file_in *in)
+{
+	struct pollfd p = {.fd = in->fd, .events = POLLIN};
+	double end = in->opened_ms + (in->got_data ? in->limit_ms : in->first_ms), left;
+	int r = 0;
+
+	while (r == 0 && (left = end - now_ms()) > 0) {
+		if (stop_flag && *stop_flag)
+			return stopped(in);
+		r = poll(&p, 1, left < STOP_SLICE_MS ? (int)left + 1 : STOP_SLICE_MS);
+		if (r < 0 && errno == EINTR)
+			r = 0; /* the flag says whether it was a stop */
+	}
+	if (r < 0)
+		return rb_set_error(-errno, "cannot read '%s': %s", in->path, strerror(errno));
+	if (r > 0)
+		return 0;
+	if (!in->got_data && S_ISFIFO(in->st.st_mode))
+		return rb_set_error(-ETIMEDOUT,
+				    "cannot read '%s': it is a FIFO and nothing was written to it "
+				    "for %g s",
+				    in->path, in->first_ms / 1e3);
+	return rb_set_error(-ETIMEDOUT,
+			    "cannot read '%s': the pipe stalled; its whole read must finish "
+			    "within %g s (RKNN_BENCH_READ_TIMEOUT_MS)",
+			    in->path, (in->got_data ? in->limit_ms : in->first_ms) / 1e3);
+}
+
+/* One read of up to n bytes (fewer from a pipe; 0 at end of file), after waiting. */
+int rb_file_in_read_some(struct rb_file_in *in, void *buf, size_t n, size_t *got)
+{
+	ssize_t r;
+	int rc;
+
+	for (;;) {
+		if (in->waits && (rc = wait_data(in)) < 0)
+			return rc;
+		r = read(in->fd, buf, n);
+		if (r >= 0)
+			break;
+		if (errno == EINTR && stop_flag && *stop_flag)
+			return stopped(in);
+		if (errno != EAGAIN && errno != EINTR)
+			return rb_set_error(-errno, "cannot read '%s': %s", in->path,
+					    strerror(errno));
+	}
+	in->got_data |= r > 0;
+	*got = (size_t)r;
+	return 0;
+}
+
+int rb_file_in_open(struct rb_file_in *in, const char *path)
+{
+	int err;
+
+	memset(in, 0, sizeof(*in));
+	in->path = path;
+	/* non-blocking: opening a FIFO that has no writer must not hang, and reads of a
+	 * pipe are polled against the deadline (wait_data) */
+	in->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (in->fd < 0) {
+		err = errno;
+		return rb_set_error(-err, "cannot open '%s': %s", path, strerror(err));
+	}
+	if (fstat(in->fd, &in->st) < 0) {
+		err = errno;
+		rb_file_in_close(in);
+		return rb_set_error(-err, "cannot read '%s': %s", path, strerror(err));
+	}
+	/* open() succeeds on a directory; say so instead of failing later in read() */
+	if (S_ISDIR(in->st.st_mode)) {
+		rb_file_in_close(in);
+		return rb_set_error(-EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
+	}
+	in->waits = !S_ISREG(in->st.st_mode) && !S_ISBLK(in->st.st_mode);
+	in->limit_ms = rb_file_read_timeout_ms();
+	in->first_ms = in->limit_ms < RB_FIFO_TIMEOUT_MS ? in->limit_ms : RB_FIFO_TIMEOUT_MS;
+	in->opened_ms = now_ms();
+	return 0;
+}
+
+int rb_file_in_read(struct rb_file_in *in, void *buf, size_t n, size_t *got)
+{
+	size_t done = 0, part = 1;
+	int rc = 0;
+
+	while (rc == 0 && done < n && part) {
+		rc = rb_file_in_read_some(in, (char *)buf + done, n - done, &part);
+		done += rc ? 0 : part;
+	}
+	*got = done;
+	return rc;
+}
+
+void rb_file_in_close(struct rb_file_in *in)
+{
+	if (in->fd >= 0)
+		close(in->fd);
+	in->fd = -1;
+}
+
+ssize_t rb_file_read_prefix(const char *path, char *buf, size_t size)
+{
+	struct rb_file_in in;
+	size_t got = 0;
+	int rc = rb_file_in_open(&in, path);
+
+	buf[0] = '\0';
+	if (rc)
+		return rc;
+	rc = rb_file_in_read(&in, buf, size - 1, &got);
+	rb_file_in_close(&in);
+	buf[got] = '\0';
+	return rc ? rc : (ssize_t)got;
+}
+
 /* Reads until end of file; the size from fstat is only a hint (pipes, /proc). */
-static int read_all(int fd, const char *path, size_t max, const char *kind, size_t hint,
-		    char **data, size_t *len)
+static int read_all(struct rb_file_in *in, size_t max, const char *kind, size_t hint, char **data,
+		    size_t *len)
 {
 	char *buf = NULL;
-	size_t cap = 0, n = 0;
-	ssize_t got;
+	size_t cap = 0, n = 0, got = 0;
+	int rc;
 
 	for (;;) {
 		/* n <= FILE_MAX here, so a full-size buffer always has room for one more
 		 * byte: a file at or past the limit is seen, never cut short */
 		if (n + 1 >= cap && grow(&buf, &cap, n + 2 + (n ? 0 : hint))) {
 			free(buf);
-			return rb_set_error(-ENOMEM, "cannot read '%s': out of memory", path);
+			return rb_set_error(-ENOMEM, "cannot read '%s': out of memory", in->path);
 		}
-		got = read(fd, buf + n, cap - n - 1);
+		rc = rb_file_in_read_some(in, buf + n, cap - n - 1, &got);
+		if (rc) {
+			free(buf);
+			return rc;
+		}
 		if (got == 0)
 			break;
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int err = errno;
-
-			free(buf);
-			return rb_set_error(-err, "cannot read '%s': %s", path, strerror(err));
-		}
-		n += (size_t)got;
+		n += got;
 		if (n > max) {
 			free(buf);
 			return rb_set_error(
-			    -EFBIG, "cannot read '%s': larger than the %zu MiB limit for %s", path,
-			    max >> 20, kind);
+			    -EFBIG, "cannot read '%s': larger than the %zu MiB limit for %s",
+			    in->path, max >> 20, kind);
 		}
 	}
 	buf[n] = '\0';
@@ -77,63 +234,23 @@ static int read_all(int fd, const char *path, size_t max, const char *kind, size
 	return 0;
 }
 
-/* A FIFO (or a pipe given as /dev/stdin) must get data or a writer within the
- * timeout: a named FIFO nobody writes to would otherwise block the command forever. */
-static int wait_fifo(int fd, const char *path)
-{
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	int r;
-
-	do
-		r = poll(&p, 1, RB_FIFO_TIMEOUT_MS);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return rb_set_error(-errno, "cannot read '%s': %s", path, strerror(errno));
-	if (r == 0)
-		return rb_set_error(-ETIMEDOUT,
-				    "cannot read '%s': it is a FIFO and nothing was written to it "
-				    "for %d s",
-				    path, RB_FIFO_TIMEOUT_MS / 1000);
-	return 0;
-}
-
 int rb_file_read_max(const char *path, size_t max, const char *kind, char **data, size_t *len)
 {
-	struct stat st;
+	struct rb_file_in in;
 	size_t n = 0, hint;
-	int fd, rc, err;
+	int rc;
 
 	*data = NULL;
-	/* non-blocking: opening a FIFO that has no writer must not hang (wait_fifo) */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		err = errno;
-		return rb_set_error(-err, "cannot open '%s': %s", path, strerror(err));
-	}
-	if (fstat(fd, &st) < 0) {
-		err = errno;
-		close(fd);
-		return rb_set_error(-err, "cannot read '%s': %s", path, strerror(err));
-	}
-	/* open() succeeds on a directory; say so instead of failing later in read() */
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		return rb_set_error(-EISDIR, "cannot read '%s': %s", path, strerror(EISDIR));
-	}
-	rc = S_ISFIFO(st.st_mode) ? wait_fifo(fd, path) : 0;
-	if (rc == 0 && fcntl(fd, F_SETFL, 0) < 0) /* blocking reads from here on */
-		rc = rb_set_error(-errno, "cannot read '%s': %s", path, strerror(errno));
-	if (rc < 0) {
-		close(fd);
+	rc = rb_file_in_open(&in, path);
+	if (rc)
 		return rc;
-	}
 	if (max > FILE_MAX)
 		max = FILE_MAX;
-	hint = S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < max
-		   ? (size_t)st.st_size
+	hint = S_ISREG(in.st.st_mode) && in.st.st_size > 0 && (size_t)in.st.st_size < max
+		   ? (size_t)in.st.st_size
 		   : 0;
-	rc = read_all(fd, path, max, kind, hint, data, &n);
-	close(fd);
+	rc = read_all(&in, max, kind, hint, data, &n);
+	rb_file_in_close(&in);
 	if (len)
 		*len = n;
 	return rc;

@@ -3,18 +3,17 @@
 
 #include <stdio.h>
 
+#include "core/fileio.h"
+
 size_t rb_devtree_read(const char *path, char *buf, size_t size)
 {
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	size_t n;
+	/* bounded (core/fileio.h): RKNN_BENCH_DTROOT or RKNN_BENCH_SYSFS may name a FIFO,
+	 * which must not hang the command, and a stop by a signal ends the wait */
+	ssize_t n = path ? rb_file_read_prefix(path, buf, size) : -1;
 
-	buf[0] = '\0';
-	if (!f)
-		return 0;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return n;
+	if (n <= 0)
+		buf[0] = '\0';
+	return n > 0 ? (size_t)n : 0;
 }
 
 const char *rb_devtree_last_string(const char *data, size_t len)

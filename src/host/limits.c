@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 
 #define MEMINFO "/proc/meminfo"
 
@@ -16,14 +17,15 @@
 static uint64_t meminfo_available(const char *path)
 {
 	static const char key[] = "MemAvailable:";
-	FILE *f = fopen(path, "r");
-	char line[256], *end;
+	char data[8192], *end; /* /proc/meminfo is ~1.5 KiB, MemAvailable its third line */
 	unsigned long long kib;
 	uint64_t bytes = 0;
 
-	if (!f)
+	/* bounded: RKNN_BENCH_MEMINFO may name a FIFO, and a signal must end the wait */
+	if (rb_file_read_prefix(path, data, sizeof(data)) <= 0)
 		return 0;
-	while (fgets(line, sizeof(line), f)) {
+	for (const char *line = data; line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		const char *num = line + sizeof(key) - 1;
 
 		if (strncmp(line, key, sizeof(key) - 1) != 0)
@@ -33,7 +35,6 @@ static uint64_t meminfo_available(const char *path)
 		if (!errno && end != num)
 			bytes = rb_mul_sat(kib, 1024);
 	}
-	fclose(f);
 	return bytes;
 }
 

@@ -9,10 +9,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 
 /* Far beyond any real header (a Llama 3 header has ~30 keys, ~300 tensors, token strings
  * of a few bytes), low enough that a hostile count cannot make us loop for hours. */
@@ -42,12 +45,22 @@ enum gguf_type {
 /* Bytes of a scalar type (0: string and array, which carry their length). */
 static const unsigned scalar_bytes[T_COUNT] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
 
+/* Past this, a stream of unknown size (a pipe) is no GGUF header: a header is a few MiB
+ * (a Llama 3 vocabulary of 128k tokens and its merges), and a hostile count followed by
+ * an endless stream (/dev/zero) must be refused at once, not read for hours. */
+#define MAX_HEADER (UINT64_C(256) << 20)
+
+/* The bytes come from a file on the bounded reader (core/fileio.h: a pipe or FIFO that
+ * stalls is given up, a signal ends the wait) through a buffer, or from memory. */
 struct reader {
-	FILE *f;
+	struct rb_file_in in; /* in.fd < 0: memory only */
 	const char *path;
+	const unsigned char *data; /* buf, or the memory */
+	size_t have, off;          /* bytes in data, and read of them */
 	uint64_t pos;
 	uint64_t size; /* UINT64_MAX: unknown (a pipe), then truncation shows as EOF */
 	bool seekable;
+	unsigned char buf[16384];
 };
 
 static int bad(const struct reader *r, uint64_t at, const char *fmt, ...) RB_PRINTF(3, 4);
@@ -63,9 +76,14 @@ static int bad(const struct reader *r, uint64_t at, const char *fmt, ...)
 	return rb_set_error(-EINVAL, "%s: byte %" PRIu64 ": %s", r->path, at, msg);
 }
 
-/* n more bytes must be in the file. */
+/* n more bytes must be in the file (or, of unknown size, within MAX_HEADER). */
 static int need(const struct reader *r, uint64_t n, const char *what)
 {
+	if (r->size == UINT64_MAX && n > MAX_HEADER - (r->pos < MAX_HEADER ? r->pos : MAX_HEADER))
+		return bad(r, r->pos,
+			   "%s (%" PRIu64 " bytes) would take the header past %" PRIu64
+			   " MiB: no GGUF header is that large",
+			   what, n, MAX_HEADER >> 20);
 	if (r->size == UINT64_MAX || n <= r->size - r->pos)
 		return 0;
 	return bad(r, r->pos,
@@ -74,12 +92,38 @@ static int need(const struct reader *r, uint64_t n, const char *what)
 		   what, n, r->size);
 }
 
+/* More bytes into the buffer: one read, what a pipe has (0 at the end of the file). */
+static int refill(struct reader *r)
+{
+	size_t got = 0;
+	int ret = r->in.fd < 0 ? 0 : rb_file_in_read_some(&r->in, r->buf, sizeof(r->buf), &got);
+
+	if (r->in.fd >= 0) {
+		r->data = r->buf;
+		r->have = got;
+		r->off = 0;
+	}
+	return ret;
+}
+
 static int get(struct reader *r, void *buf, size_t n, const char *what)
 {
+	unsigned char *out = buf;
+	size_t done = 0;
 	int ret = need(r, n, what);
 
-	if (ret == 0 && fread(buf, 1, n, r->f) != n)
-		ret = bad(r, r->pos, "the file ends inside %s: truncated?", what);
+	while (ret == 0 && done < n) {
+		size_t part = r->have - r->off;
+
+		if (!part && ((ret = refill(r)) != 0 || r->have == 0))
+			break;
+		part = r->have - r->off < n - done ? r->have - r->off : n - done;
+		memcpy(out + done, r->data + r->off, part);
+		r->off += part;
+		done += part;
+	}
+	if (ret == 0 && done != n)
+		ret = bad(r, r->pos + done, "the file ends inside %s: truncated?", what);
 	r->pos += n;
 	return ret;
 }
@@ -115,9 +159,13 @@ static int skip(struct reader *r, uint64_t n, const char *what)
 {
 	unsigned char chunk[4096];
 	int ret = need(r, n, what);
+	uint64_t buffered = r->have - r->off;
 
-	if (ret == 0 && r->seekable) {
-		if (fseeko(r->f, (off_t)n, SEEK_CUR) != 0)
+	if (ret == 0 && r->seekable) { /* the buffer first, then past it in the file */
+		uint64_t rest = n > buffered ? n - buffered : 0;
+
+		r->off += (size_t)(n - rest);
+		if (rest && lseek(r->in.fd, (off_t)rest, SEEK_CUR) < 0)
 			return bad(r, r->pos, "cannot seek over %s", what);
 		r->pos += n;
 		return 0;
@@ -151,6 +199,7 @@ static int string(struct reader *r, char *buf, size_t cap, bool *kept, const cha
 
 /* A value as far as the model's numbers need it. */
 struct value {
+	uint32_t type;
 	bool is_int;
 	int64_t i;
 	char s[64];
@@ -197,6 +246,7 @@ static int value(struct reader *r, uint32_t type, int depth, struct value *v)
 	int ret;
 
 	memset(v, 0, sizeof(*v));
+	v->type = type;
 	if (type >= T_COUNT)
 		return bad(r, at, "value type %" PRIu32 " is not a GGUF type", type);
 	if (type == T_STRING)
@@ -234,11 +284,15 @@ static const struct {
 };
 #define N_ARCH_KEYS (sizeof(arch_keys) / sizeof(arch_keys[0]))
 
-/* "<arch><suffix>" keys seen before the architecture is known: resolved at the end. */
+/* "<arch><suffix>" keys seen before the architecture is known: resolved at the end. A
+ * value present but unusable (not an integer, below 1) is kept with why, so that it is
+ * reported as such, not as missing. */
 struct pending {
 	char prefix[64];
 	size_t key;
 	int64_t value;
+	uint64_t at;          /* byte offset of the key */
+	const char *unusable; /* NULL: the value is good */
 };
 
 struct header {
@@ -246,9 +300,25 @@ struct header {
 	struct pending pending[64];
 	size_t n_pending;
 	int64_t tokens, output_vocab, embd_vocab;
+	uint64_t arch_at; /* byte offset of general.architecture, when seen */
 };
 
-static void note_arch_key(struct header *h, const char *key, const struct value *v)
+static const char *const type_names[T_COUNT] = {
+    "a uint8", "an int8",  "a uint16", "an int16", "a uint32", "an int32",  "a float32",
+    "a bool",  "a string", "an array", "a uint64", "an int64", "a float64",
+};
+
+/* Why a model number cannot be used, or NULL. */
+static const char *unusable(const struct value *v)
+{
+	if (v->type == T_UINT64 && !v->is_int)
+		return "a uint64 above 2^63";
+	if (!v->is_int)
+		return type_names[v->type < T_COUNT ? v->type : T_ARRAY];
+	return v->i < 1 ? "below 1" : NULL;
+}
+
+static void note_arch_key(struct header *h, const char *key, const struct value *v, uint64_t at)
 {
 	size_t len = strlen(key);
 
@@ -257,7 +327,7 @@ static void note_arch_key(struct header *h, const char *key, const struct value 
 		struct pending *p;
 
 		if (len <= sl || len - sl >= sizeof(p->prefix) ||
-		    strcmp(key + len - sl, arch_keys[k].suffix) != 0 || !v->is_int ||
+		    strcmp(key + len - sl, arch_keys[k].suffix) != 0 ||
 		    h->n_pending == sizeof(h->pending) / sizeof(h->pending[0]))
 			continue;
 		p = &h->pending[h->n_pending++];
@@ -265,6 +335,8 @@ static void note_arch_key(struct header *h, const char *key, const struct value 
 		p->prefix[len - sl] = '\0';
 		p->key = k;
 		p->value = v->i;
+		p->at = at;
+		p->unusable = unusable(v);
 	}
 }
 
@@ -284,13 +356,19 @@ static int key_value(struct reader *r, struct header *h)
 	if (ret || !kept)
 		return ret;
 	if (strcmp(key, "general.architecture") == 0) {
+		/* readers disagree on which of two wins: neither is taken */
+		if (h->m->arch[0])
+			return bad(r, at,
+				   "general.architecture appears twice (first at byte %" PRIu64 ")",
+				   h->arch_at);
 		if (type != T_STRING || !v.s_kept || !v.s[0])
 			return bad(r, at, "general.architecture must be a short string");
 		snprintf(h->m->arch, sizeof(h->m->arch), "%s", v.s);
+		h->arch_at = at;
 	} else if (strcmp(key, "tokenizer.ggml.tokens") == 0 && type == T_ARRAY) {
 		h->tokens = v.count > INT64_MAX ? 0 : (int64_t)v.count;
 	} else {
-		note_arch_key(h, key, &v);
+		note_arch_key(h, key, &v, at);
 	}
 	return 0;
 }
@@ -346,18 +424,27 @@ static int preamble(struct reader *r, struct rb_gguf_model *m)
 }
 
 /* The architecture's own keys, then the vocabulary size from the best source. */
-static void resolve(struct header *h)
+static int resolve(const struct reader *r, struct header *h)
 {
 	struct rb_gguf_model *m = h->m;
 
-	for (size_t i = 0; i < h->n_pending; i++)
-		if (strcmp(h->pending[i].prefix, m->arch) == 0)
-			*(int64_t *)((char *)m + arch_keys[h->pending[i].key].offset) =
-			    h->pending[i].value;
+	for (size_t i = 0; i < h->n_pending; i++) {
+		const struct pending *p = &h->pending[i];
+
+		if (strcmp(p->prefix, m->arch) != 0)
+			continue;
+		if (p->unusable)
+			return bad(r, p->at,
+				   "%s%s is present but unusable: %s, where a whole number from "
+				   "1 is needed (give the number by hand instead of --gguf)",
+				   p->prefix, arch_keys[p->key].suffix, p->unusable);
+		*(int64_t *)((char *)m + arch_keys[p->key].offset) = p->value;
+	}
 	if (!m->vocab)
 		m->vocab = h->tokens         ? h->tokens
 			   : h->output_vocab ? h->output_vocab
 					     : h->embd_vocab;
+	return 0;
 }
 
 static int read_header(struct reader *r, struct rb_gguf_model *m)
@@ -371,34 +458,44 @@ static int read_header(struct reader *r, struct rb_gguf_model *m)
 		ret = tensor_info(r, &h);
 	if (ret == 0 && !m->arch[0])
 		return bad(r, r->pos, "no general.architecture key in the header");
-	if (ret == 0)
-		resolve(&h);
-	return ret;
+	return ret ? ret : resolve(r, &h);
 }
 
-int rb_gguf_read_stream(FILE *f, const char *label, struct rb_gguf_model *m)
+int rb_gguf_read_buffer(const void *data, size_t len, const char *label, struct rb_gguf_model *m)
 {
-	struct reader r = {.f = f, .path = label, .size = UINT64_MAX};
-	struct stat st;
-	int fd = fileno(f);
+	struct reader *r = calloc(1, sizeof(*r));
+	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		r.size = (uint64_t)st.st_size;
-		r.seekable = true;
-	}
-	return read_header(&r, m);
+	if (!r)
+		return rb_set_error(-ENOMEM, "%s: out of memory", label);
+	*r = (struct reader){.in.fd = -1, .path = label, .data = data, .have = len, .size = len};
+	ret = read_header(r, m);
+	free(r);
+	return ret;
 }
 
 int rb_gguf_read(const char *path, struct rb_gguf_model *m)
 {
-	FILE *f = fopen(path, "rb");
+	struct reader *r = calloc(1, sizeof(*r));
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if (!f)
-		return rb_set_error(-errno, "%s: %s", path, strerror(errno));
-	ret = rb_gguf_read_stream(f, path, m);
-	fclose(f);
+	if (!r)
+		return rb_set_error(-ENOMEM, "%s: out of memory", path);
+	ret = rb_file_in_open(&r->in, path);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	r->path = path;
+	r->size = UINT64_MAX;
+	if (S_ISREG(r->in.st.st_mode)) {
+		r->size = (uint64_t)r->in.st.st_size;
+		r->seekable = true;
+	}
+	ret = read_header(r, m);
+	rb_file_in_close(&r->in);
+	free(r);
 	return ret;
 }

@@ -36,8 +36,7 @@ struct rb_gguf_model {
 /* 0; -EINVAL (not a GGUF, malformed, truncated: the message names the byte offset);
  * or the open's -errno. */
 int rb_gguf_read(const char *path, struct rb_gguf_model *m);
-/* The same from an open stream (`label` names it in messages): a regular file is
- * bounded by its size and skipped over with fseeko, anything else is read to its end. */
-int rb_gguf_read_stream(FILE *f, const char *label, struct rb_gguf_model *m);
+/* The same from memory (`label` names it in messages; the fuzz target). */
+int rb_gguf_read_buffer(const void *data, size_t len, const char *label, struct rb_gguf_model *m);
 
 #endif

@@ -86,6 +86,9 @@ static int check_dims(const struct rb_graph_model *m)
 					    dims[i].v ? "out of range" : "the model does not say");
 	if (m->layers > 100000)
 		return rb_set_error(-EINVAL, "--layers %" PRId64 ": at most 100000", m->layers);
+	if (m->head_dim > RB_SHAPE_DIM_MAX) /* then heads x head_dim fits in 64 bits */
+		return rb_set_error(-EINVAL, "--head-dim is %" PRId64 ": give 1 to 2^31",
+				    m->head_dim);
 	if (m->head_dim < 0 || (!m->head_dim && m->embd % m->heads))
 		return rb_set_error(-EINVAL,
 				    "--embd %" PRId64 " is not a multiple of --heads %" PRId64
@@ -120,23 +123,86 @@ static void node_kn(const struct rb_graph_model *m, enum rb_graph_node node, int
 	}
 }
 
+/* The pairs found so far, with a hash set of their indices so that a repeat is found in
+ * constant time: the scan of the whole list it replaces made 8,000 layers take 20 s. */
 struct pairs {
 	struct rb_graph_pair *v;
 	size_t n, cap;
+	size_t *slot;   /* index + 1 of a pair, 0 for a free slot; open addressing */
+	size_t n_slots; /* a power of two, at least twice n */
 };
 
-static bool has_pair(const struct pairs *p, const struct rb_graph_pair *x)
+static uint64_t pair_hash(const struct rb_graph_pair *x)
 {
+	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a over the name, then the dimensions */
+	const int64_t dims[] = {x->shape.m, x->shape.k, x->shape.n};
+
+	for (const char *c = x->name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3u;
+	for (size_t i = 0; i < 3; i++)
+		h = (h ^ (uint64_t)dims[i]) * 0x100000001b3u;
+	return h;
+}
+
+static bool same_pair(const struct rb_graph_pair *a, const struct rb_graph_pair *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->shape.m == b->shape.m &&
+	       a->shape.k == b->shape.k && a->shape.n == b->shape.n;
+}
+
+/* The slot holding x, or the free slot where it goes. */
+static size_t *find_slot(const struct pairs *p, const struct rb_graph_pair *x)
+{
+	size_t mask = p->n_slots - 1, i = (size_t)pair_hash(x) & mask;
+
+	while (p->slot[i] && !same_pair(&p->v[p->slot[i] - 1], x))
+		i = (i + 1) & mask;
+	return &p->slot[i];
+}
+
+static int grow_slots(struct pairs *p)
+{
+	size_t n_slots = p->n_slots ? 2 * p->n_slots : 256;
+	size_t *old = p->slot;
+
+	p->slot = calloc(n_slots, sizeof(*p->slot));
+	if (!p->slot) {
+		p->slot = old;
+		return rb_set_error(-ENOMEM, "out of memory for the pairs");
+	}
+	p->n_slots = n_slots;
+	free(old);
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->v[i].name, x->name) == 0 && p->v[i].shape.m == x->shape.m &&
-		    p->v[i].shape.k == x->shape.k && p->v[i].shape.n == x->shape.n)
-			return true;
-	return false;
+		*find_slot(p, &p->v[i]) = i + 1;
+	return 0;
+}
+
+/* The loader (core/shape.c) takes dimensions of 1 to 2^31 only: a pair outside is
+ * refused here, so that shapes never writes a file that `run` refuses. */
+static int check_pair(const struct rb_graph_pair *x)
+{
+	const int64_t dims[] = {x->shape.m, x->shape.k, x->shape.n};
+
+	for (size_t i = 0; i < 3; i++)
+		if (dims[i] < 1 || dims[i] > RB_SHAPE_DIM_MAX)
+			return rb_set_error(-EINVAL,
+					    "%s would be %" PRId64 "x%" PRId64 "x%" PRId64
+					    ": every dimension must be 1 to 2^31",
+					    x->name, x->shape.m, x->shape.k, x->shape.n);
+	return 0;
 }
 
 static int add_pair(struct pairs *p, const struct rb_graph_pair *x)
 {
-	if (has_pair(p, x))
+	size_t *slot;
+	int ret = check_pair(x);
+
+	if (ret == 0 && 2 * (p->n + 1) > p->n_slots)
+		ret = grow_slots(p);
+	if (ret)
+		return ret;
+	slot = find_slot(p, x);
+	if (*slot)
 		return 0;
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 64;
@@ -148,6 +214,7 @@ static int add_pair(struct pairs *p, const struct rb_graph_pair *x)
 		p->cap = cap;
 	}
 	p->v[p->n++] = *x;
+	*slot = p->n;
 	return 0;
 }
 
@@ -199,6 +266,7 @@ int rb_graph_pairs(const struct rb_graph_model *m, const struct rb_graph_opts *o
 		for (unsigned node = 0; ret == 0 && node < RB_NODE_COUNT; node++)
 			if (want & (1u << node))
 				ret = add_node(&p, m, o, (enum rb_graph_node)node, o->tokens[t]);
+	free(p.slot);
 	if (ret < 0) {
 		free(p.v);
 		return ret;

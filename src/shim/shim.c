@@ -86,7 +86,8 @@ static const char mem_tag[] = "rknn-bench shim memory";
 struct shim_mem {
 	rknn_tensor_mem mem;
 	struct rb_matmul_buffer *buf;
-	unsigned refs; /* with registry_lock */
+	uint64_t bytes; /* as created: mem.size is the application's to change */
+	unsigned refs;  /* with registry_lock */
 };
 
 struct shim_ctx {
@@ -187,8 +188,11 @@ static struct shim_ctx *acquire(rknn_matmul_ctx handle, int *code)
 		;
 	if (c && atomic_flag_test_and_set(&c->busy)) {
 		pthread_mutex_unlock(&registry_lock);
-		*code = fail(RKNN_ERR_CTX_INVALID, "context %#llx is used by another thread",
-			     (unsigned long long)handle);
+		/* a valid context, busy: not RKNN_ERR_CTX_INVALID, which says the handle is
+		 * wrong; the API has no busy code, so the generic failure with why */
+		*code =
+		    fail(RKNN_ERR_FAIL, "context %#llx is busy: another thread is in a call on it",
+			 (unsigned long long)handle);
 		return NULL;
 	}
 	pthread_mutex_unlock(&registry_lock);
@@ -550,6 +554,7 @@ static int new_mem(uint64_t size, struct shim_mem *m)
 			   (unsigned long long)size, rb_last_error());
 	if (ret == RKNN_SUCC) {
 		m->refs = 1;
+		m->bytes = size;
 		live_mems++;
 	} else {
 		close_shared();
@@ -625,6 +630,27 @@ static int set_slot(struct shim_ctx *c, struct shim_mem **slot, struct shim_mem 
 	return RKNN_SUCC;
 }
 
+/* The bytes a memory must hold for one of the context's tensors: the context's own
+ * sizes (fill_io_attr), never the caller's attr->size, which may be anything. */
+static uint64_t tensor_bytes(const struct shim_ctx *c, char name)
+{
+	rknn_matmul_io_attr io;
+
+	fill_io_attr(&c->info, &io);
+	return name == 'A' ? io.A.size : name == 'B' ? io.B.size : io.C.size;
+}
+
+/* The memory holds the tensor at its offset, by the size it was created with. */
+static int check_fits(const char *name, const struct shim_mem *m, uint64_t need)
+{
+	if (m->mem.offset < 0 || m->bytes < (uint64_t)m->mem.offset + need)
+		return fail(RKNN_ERR_PARAM_INVALID,
+			    "%s: memory of %llu bytes at offset %d; the context's %s needs %llu",
+			    name, (unsigned long long)m->bytes, m->mem.offset, name,
+			    (unsigned long long)need);
+	return RKNN_SUCC;
+}
+
 int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem *mem, rknn_matmul_tensor_attr *attr)
 {
 	int code = RKNN_SUCC;
@@ -648,11 +674,8 @@ int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem *mem, rknn_matmu
 	else
 		return release(
 		    c, fail(RKNN_ERR_PARAM_INVALID, "attr '%.16s' is not A, B or C", attr->name));
-	if ((uint64_t)mem->size < (uint64_t)mem->offset + attr->size || mem->offset < 0)
-		return release(c, fail(RKNN_ERR_PARAM_INVALID,
-				       "%s: memory of %u bytes at offset %d, %u needed", attr->name,
-				       mem->size, mem->offset, attr->size));
-	return release(c, set_slot(c, slot, m));
+	code = check_fits(attr->name, m, tensor_bytes(c, attr->name[0]));
+	return release(c, code == RKNN_SUCC ? set_slot(c, slot, m) : code);
 }
 
 /* ---- run ---- */
@@ -696,6 +719,31 @@ static int run_ctx(struct shim_ctx *c)
 	return RKNN_SUCC;
 }
 
+/* Before a run, every memory set is still the application's (not destroyed: with the
+ * vendor runtime its buffer would be gone) and still holds its tensor at the offset the
+ * application may have moved since it was set. */
+static int check_bound(struct shim_ctx *c)
+{
+	struct shim_mem **slots[] = {&c->a, &c->b, &c->c};
+	static const char *const names[] = {"A", "B", "C"};
+	int code = RKNN_SUCC;
+
+	for (size_t i = 0; i < 3 && code == RKNN_SUCC; i++) {
+		const struct shim_mem *m = *slots[i];
+
+		pthread_mutex_lock(&registry_lock);
+		if (m->mem.priv_data != mem_tag)
+			code = fail(RKNN_ERR_INPUT_INVALID,
+				    "rknn_matmul_run: the memory set as %s was destroyed "
+				    "(rknn_destroy_mem); set a live one",
+				    names[i]);
+		pthread_mutex_unlock(&registry_lock);
+		if (code == RKNN_SUCC)
+			code = check_fits(names[i], m, tensor_bytes(c, names[i][0]));
+	}
+	return code;
+}
+
 int rknn_matmul_run(rknn_matmul_ctx ctx)
 {
 	int code = RKNN_SUCC;
@@ -706,7 +754,8 @@ int rknn_matmul_run(rknn_matmul_ctx ctx)
 	if (!c->a || !c->b || !c->c)
 		return release(c, fail(RKNN_ERR_INPUT_INVALID,
 				       "rknn_matmul_run: set the A, B and C memories first"));
-	return release(c, run_ctx(c));
+	code = check_bound(c);
+	return release(c, code == RKNN_SUCC ? run_ctx(c) : code);
 }
 
 /* ---- layouts for the application ---- */

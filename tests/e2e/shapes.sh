@@ -146,3 +146,36 @@ expect_exit 2 "--for ggml-rknn --dtype int8" -- $RKNN_BENCH shapes $TINY --vocab
 expect_grep "creates every context as fp16" "$TMP/err" "int8: the backend makes fp16 contexts"
 expect_exit 2 "--for another backend" -- $RKNN_BENCH shapes $TINY --vocab 1024 --for cuda
 expect_exit 2 "--threads 0" -- $RKNN_BENCH shapes $TINY --vocab 1024 --threads 0
+
+# Linear in the pairs (issue 35): each pair is checked against the others through a hash
+# set. 12,000 layers (72,001 pairs) took ~7 s of CPU with the scan of the whole list it
+# replaced (8,000: 3.1 s); now ~0.4 s. The CPU-time limit (not a wall clock: the
+# machine may be busy) kills a quadratic build.
+BIG="--arch llama --embd 4096 --ff 11008 --heads 32 --heads-kv 32 --vocab 32000"
+cpu=2
+[ -n "${RUNNER:-}" ] && cpu=60 # an emulated CPU (make check-aarch64)
+(ulimit -t "$cpu" && exec $RKNN_BENCH shapes $BIG --layers 12000 -o "$TMP/big.json") 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 0 ] && [ "$(grep -c '"name":' "$TMP/big.json")" -eq 72001 ] &&
+	ok "shapes --layers 12000: 72,001 pairs within $cpu s of CPU" ||
+	not_ok "shapes --layers 12000 within $cpu s of CPU" "exit $rc" "$(head -c 300 "$TMP/err")"
+
+# shapes never writes a file that its own loader (plan, run) refuses: every variant
+# round-trips, and a pair outside the loader's 1..2^31 is refused before writing.
+SMALL="--arch llama --embd 256 --ff 512 --heads 4 --heads-kv 2 --vocab 512 --layers 2"
+for v in "" "--tokens 1,32,1" "--tokens 1,32 --all-logits" "--dtype int8 --tokens 1,8" \
+	"--for ggml-rknn --tokens 1,32" "--for ggml-rknn --threads 4" \
+	"--nodes ffn_up,result_output --tokens 3,1"; do
+	# shellcheck disable=SC2086 # v is a list of options
+	$RKNN_BENCH shapes $SMALL $v -o "$TMP/rt.json" 2>"$TMP/err" &&
+		$RKNN_BENCH plan "$TMP/rt.json" >/dev/null 2>>"$TMP/err" &&
+		ok "shapes ${v:-(defaults)}: its output loads (plan)" ||
+		not_ok "shapes ${v:-(defaults)}: its output loads" "$(head -c 600 "$TMP/err")"
+done
+rm -f "$TMP/rt.json"
+expect_exit 2 "a head of 2^31 x 4 heads (N = 2^33) is refused" -- $RKNN_BENCH shapes \
+	--arch llama --embd 64 --ff 64 --heads 4 --heads-kv 4 --head-dim 2147483647 --vocab 64 \
+	--layers 1 -o "$TMP/rt.json"
+expect_grep 'Qcur-0 would be 1x64x8589934588: every dimension must be 1 to 2\^31' "$TMP/err" \
+	"the refusal names the pair and the rule"
+[ ! -e "$TMP/rt.json" ] && ok "no file written for it" || not_ok "no file written for it"

@@ -40,7 +40,7 @@ expect_exit 0 "memories' lives and B rewritten, on sim" -- api sim --mems
 expect_grep '^memories, B native \(rewritten, set again\): verified$' "$TMP/out" \
 	"a native B rewritten in its memory and set again is what the next run reads"
 expect_grep '^memories, B normal \(rewritten, set again\): verified$' "$TMP/out" \
-	"a normal B is packed when set; memories outlive their context or are kept while set"
+	"a normal B is packed when set; memories outlive their context; a destroyed one set is refused on run"
 RKNN_BENCH_DEVICE=sim:rocket built "$API" --mems >"$TMP/out" 2>&1
 [ "$(grep -c ', set again): verified$' "$TMP/out")" -eq 2 ] &&
 	ok "and on sim:rocket, where a memory lives in the files of the cores that read it" ||

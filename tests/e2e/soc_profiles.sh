@@ -115,3 +115,15 @@ expect_grep "^  hardware profile +rk3588-lpddr4x.json v1 .*chosen by board 'Xunl
 	"info: the profile run and tune use"
 RKNN_BENCH_DTROOT=$TMP/opi5u $RKNN_BENCH info --device sim --format json >"$TMP/info.json" 2>/dev/null
 expect_value "$TMP/info.json" board.memory lpddr5 "info --format json: board.memory"
+
+# Profiles are checked against an RK3588's physical ranges (docs/reliability.md) when
+# loaded, so a bad number is an input error (exit 2) naming the key, not a crash of the
+# timing model (a tiny clock: SIGFPE, exit 136), a wrong time (a tiny efficiency
+# overflowed into times faster than efficiency 1) or a device error later (one core: 3).
+for bad in "clock_mhz 1e-9" "mac.fp16_efficiency 1e-300" "cores 1" "ddr.gbps_total 1e-12"; do
+	key=${bad% *}
+	sed "s/\(\"${key##*.}\": {\"value\": \)[^,]*/\1${bad#* }/" configs/soc/rk3588.json >"$TMP/bad-soc.json"
+	expect_exit 2 "--soc with $bad: exit 2" -- $RKNN_BENCH run --device sim --shape 1x64x64 \
+		--iters 1 --warmup 0 --soc "$TMP/bad-soc.json"
+	expect_grep "bad-soc.json: $key is .*: must be" "$TMP/err" "--soc with $bad: the key and its range named"
+done

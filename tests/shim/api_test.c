@@ -310,8 +310,8 @@ static bool run_layouts(void)
 /* ---- memories: lives, and when B is read ---- */
 
 /* One layout of B: memories made before the context (ctx 0), B rewritten and set again
- * (native: read where it is; normal: packed again), B destroyed while set (the context
- * keeps it), A and C destroyed after the context. */
+ * (native: read where it is; normal: packed again), B destroyed while set (runs refused
+ * until a live B is set), A and C destroyed after the context. */
 static bool mems_one(int bl)
 {
 	static const struct shape s = {2, 64, 32, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
@@ -335,9 +335,19 @@ static bool mems_one(int bl)
 	fill_b_layout(&s, bl, &info, b->virt_addr, 2);
 	ok = ok && rknn_matmul_set_io_mem(ctx, b, &io.B) == RKNN_SUCC &&
 	     rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 2);
+	/* B destroyed while set: with the vendor runtime its buffer is gone, so a run is
+	 * refused (and C left alone) until a live B is set */
 	ok = ok && rknn_destroy_mem(ctx, b) == RKNN_SUCC;
 	memset(c->virt_addr, 0, c->size);
-	ok = ok && rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 2);
+	ok = ok && rknn_matmul_run(ctx) == RKNN_ERR_INPUT_INVALID &&
+	     ((float *)c->virt_addr)[0] == 0.0f;
+	b = rknn_create_mem(0, s.k * s.n * 2);
+	ok = ok && b;
+	if (b)
+		fill_b_layout(&s, bl, &info, b->virt_addr, 2);
+	ok = ok && rknn_matmul_set_io_mem(ctx, b, &io.B) == RKNN_SUCC &&
+	     rknn_matmul_run(ctx) == RKNN_SUCC && normal_c_ok(&s, c, 2);
+	ok = rknn_destroy_mem(0, b) == RKNN_SUCC && ok;
 	ok = rknn_matmul_destroy(ctx) == RKNN_SUCC && ok;
 	ok = rknn_destroy_mem(ctx, a) == RKNN_SUCC && ok;
 	return rknn_destroy_mem(0, c) == RKNN_SUCC && ok;
@@ -379,7 +389,8 @@ static void *keep_running(void *arg)
 	return NULL;
 }
 
-/* Another thread's run on the same context: refused while one is in progress. */
+/* Another thread's run on the same context: refused as busy (RKNN_ERR_FAIL, not
+ * RKNN_ERR_CTX_INVALID: the handle is good) while one is in progress. */
 static void concurrent_use(rknn_matmul_ctx ctx)
 {
 	struct contender t = {ctx, false};
@@ -390,14 +401,46 @@ static void concurrent_use(rknn_matmul_ctx ctx)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	pthread_create(&tid, NULL, keep_running, &t);
 	do {
-		refused += rknn_matmul_run(ctx) == RKNN_ERR_CTX_INVALID;
+		refused += rknn_matmul_run(ctx) == RKNN_ERR_FAIL;
 		nanosleep(&pause, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (!refused && now.tv_sec - start.tv_sec < 20);
 	t.stop = true;
 	pthread_join(tid, NULL);
-	expect(refused ? RKNN_ERR_CTX_INVALID : RKNN_SUCC, RKNN_ERR_CTX_INVALID,
-	       "a context used by two threads at once");
+	expect(refused ? RKNN_ERR_FAIL : RKNN_SUCC, RKNN_ERR_FAIL,
+	       "a context used by two threads at once: busy");
+}
+
+/* Issue 35: memories are checked against the context's own tensor sizes, not the
+ * caller's attr->size (a short C was overrun on run: ASan, a write in copy_lines), on
+ * set and again on run (the offset is the application's to move); a memory destroyed
+ * while set is refused on run. ASan (make SANITIZE=1) sees any overrun left. */
+static void short_and_destroyed(rknn_matmul_ctx ctx, const rknn_matmul_io_attr *io,
+				rknn_tensor_mem *a, rknn_tensor_mem *c)
+{
+	rknn_matmul_tensor_attr lie[3] = {io->A, io->B, io->C};
+	rknn_tensor_mem *small = rknn_create_mem(ctx, 64), *spare;
+
+	for (int i = 0; i < 3; i++) {
+		lie[i].size = 64; /* the caller says 64 bytes are enough: they are not */
+		expect(rknn_matmul_set_io_mem(ctx, small, &lie[i]), RKNN_ERR_PARAM_INVALID,
+		       i == 0   ? "a short A, with an attr->size that fits"
+		       : i == 1 ? "a short B, with an attr->size that fits"
+				: "a short C, with an attr->size that fits");
+	}
+	c->offset = 64; /* moved after it was set: C no longer fits */
+	expect(rknn_matmul_run(ctx), RKNN_ERR_PARAM_INVALID, "C's offset moved past its end");
+	c->offset = 0;
+	spare = rknn_create_mem(ctx, io->A.size);
+	memcpy(spare->virt_addr, a->virt_addr, io->A.size);
+	expect(rknn_matmul_set_io_mem(ctx, spare, (rknn_matmul_tensor_attr *)&io->A), RKNN_SUCC,
+	       "set a spare A");
+	expect(rknn_destroy_mem(ctx, spare), RKNN_SUCC, "destroy A while it is set");
+	expect(rknn_matmul_run(ctx), RKNN_ERR_INPUT_INVALID, "run with a destroyed A");
+	expect(rknn_matmul_set_io_mem(ctx, a, (rknn_matmul_tensor_attr *)&io->A), RKNN_SUCC,
+	       "set a live A again");
+	expect(rknn_matmul_run(ctx), RKNN_SUCC, "run with live memories again");
+	rknn_destroy_mem(ctx, small);
 }
 
 static void run_errors(void)
@@ -451,6 +494,7 @@ static void run_errors(void)
 		   rknn_matmul_set_io_mem(ctx, c, &io.C),
 	       RKNN_SUCC, "set the memories");
 	concurrent_use(ctx);
+	short_and_destroyed(ctx, &io, a, c);
 	rknn_destroy_mem(ctx, a);
 	rknn_destroy_mem(ctx, b);
 	rknn_destroy_mem(ctx, c);

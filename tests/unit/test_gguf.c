@@ -184,6 +184,44 @@ static void test_malformed(void **state)
 	free(w.buf);
 }
 
+/* Issue 35: a second architecture is refused (readers disagree on which wins), and a
+ * number present but unusable is reported as such, not as missing. */
+static void test_duplicate_and_unusable(void **state)
+{
+	static const struct {
+		uint32_t type;
+		uint64_t value;
+		unsigned bytes;
+		const char *words;
+	} cases[] = {
+	    {GW_FLOAT32, 0x41800000, 4, "llama.block_count is present but unusable: a float32"},
+	    {GW_STRING, 0, 0, "llama.block_count is present but unusable: a string"},
+	    {GW_INT32, 0xffffffff, 4, "llama.block_count is present but unusable: below 1"},
+	    {GW_UINT64, UINT64_MAX, 8, "llama.block_count is present but unusable: a uint64 above"},
+	};
+	struct gw w = {0};
+
+	(void)state;
+	gw_header(&w, 3, 0, 2);
+	gw_kv_str(&w, "general.architecture", "llama");
+	gw_kv_str(&w, "general.architecture", "qwen2");
+	expect_refused(&w, w.len, "byte 69: general.architecture appears twice (first at byte 24)");
+	free(w.buf);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&w, 0, sizeof(w));
+		gw_header(&w, 3, 0, 2);
+		gw_kv_str(&w, "general.architecture", "llama");
+		gw_str(&w, "llama.block_count");
+		gw_le(&w, cases[i].type, 4);
+		if (cases[i].type == GW_STRING)
+			gw_str(&w, "16");
+		else
+			gw_le(&w, cases[i].value, cases[i].bytes);
+		expect_refused(&w, w.len, cases[i].words);
+		free(w.buf);
+	}
+}
+
 static void test_missing_file(void **state)
 {
 	struct rb_gguf_model m;
@@ -284,6 +322,7 @@ int main(void)
 	    T(test_key_order),
 	    T(test_truncated),
 	    T(test_malformed),
+	    T(test_duplicate_and_unusable),
 	    cmocka_unit_test(test_missing_file),
 	    cmocka_unit_test(test_graph_llama),
 	    cmocka_unit_test(test_graph_errors),

@@ -93,6 +93,12 @@ static void test_board_clock(void **state)
 	soc.pinned = true;
 	rb_soc_for_driver(&soc, true, root);
 	assert_true(soc.clock_mhz == 1000);
+	/* outside the 100-1000 MHz a profile may have (docs/reliability.md): not taken,
+	 * 1 Hz divided by zero in the timing model */
+	write_file(file, "1\n");
+	assert_int_equal(rb_soc_read_npu_clock_hz(root, from, sizeof(from)), 0);
+	write_file(file, "2000000000\n");
+	assert_int_equal(rb_soc_read_npu_clock_hz(root, from, sizeof(from)), 0);
 	unlink(file);
 	rmdir(dir);
 	snprintf(dir, sizeof(dir), "%s/kernel/debug/clk", root);

@@ -368,7 +368,8 @@ struct bad_profile {
 
 static const struct bad_profile bad_profiles[] = {
     {"ddr.gbps_total", "value", "-3",
-     "rk3588.json: ddr.gbps_total is -3: must be a positive number"},
+     "rk3588.json: ddr.gbps_total is -3: must be from 0.1 to 51.2 GB/s (51.2: LPDDR5-6400 on the "
+     "RK3588's 64-bit bus)"},
     {"ddr", "gbps_total", NULL, "rk3588.json: ddr.gbps_total is missing"},
     {"ddr", "gbps_total", "\"fast\"",
      "rk3588.json: ddr.gbps_total must be an object like {\"value\": 1, \"source\": "
@@ -382,9 +383,32 @@ static const struct bad_profile bad_profiles[] = {
     {"ddr.gbps_total", "source", "\"\"",
      "rk3588.json: ddr.gbps_total.source must be a non-empty string, not an empty string"},
     {"", "ddr", "[]", "rk3588.json: ddr must be an object, not an array"},
-    {"cores", "value", "4", "rk3588.json: cores is 4: must be an integer from 1 to 3"},
+    /* physical ranges (docs/reliability.md): an RK3588 has 3 cores, a 100-1000 MHz NPU
+     * clock, at most 51.2 GB/s of DRAM; a tiny clock divided by zero in the timing
+     * model, a tiny efficiency overflowed it into times faster than efficiency 1 */
+    {"cores", "value", "4",
+     "rk3588.json: cores is 4: must be 3: the RK3588 has three NPU cores, and plans use all "
+     "of them"},
+    {"cores", "value", "1",
+     "rk3588.json: cores is 1: must be 3: the RK3588 has three NPU cores, and plans use all "
+     "of them"},
+    {"clock_mhz", "value", "1e-9",
+     "rk3588.json: clock_mhz is 1e-09: must be from 100 to 1000 MHz (the RK3588 NPU's clock "
+     "range)"},
+    {"clock_mhz", "value", "2000",
+     "rk3588.json: clock_mhz is 2000: must be from 100 to 1000 MHz (the RK3588 NPU's clock "
+     "range)"},
+    {"mac.fp16_efficiency", "value", "1e-300",
+     "rk3588.json: mac.fp16_efficiency is 1e-300: must be from 0.01 to 2 (1: the TRM's MAC "
+     "rate)"},
+    {"mac.int8_efficiency", "value", "0",
+     "rk3588.json: mac.int8_efficiency is 0: must be from 0.01 to 2 (1: the TRM's MAC rate)"},
     {"ddr.gbps_per_core", "value", "1e5",
-     "rk3588.json: ddr.gbps_per_core is 100000: must be at most 10000"},
+     "rk3588.json: ddr.gbps_per_core is 100000: must be from 0.1 to 51.2 GB/s (51.2: LPDDR5-6400 "
+     "on the RK3588's 64-bit bus)"},
+    {"ddr.gbps_per_stream", "value", "1e-12",
+     "rk3588.json: ddr.gbps_per_stream is 1e-12: must be from 0.1 to 51.2 GB/s (51.2: LPDDR5-6400 "
+     "on the RK3588's 64-bit bus)"},
     {"cbuf.banks", "value", "12.5",
      "rk3588.json: cbuf.banks is 12.5: must be an integer from 1 to 15"},
     {"cbuf.banks", "value", "8",
