@@ -10,4 +10,5 @@ void rb_sim_config_init(struct rb_sim_config *cfg)
 	cfg->threads = 0;              /* one host thread per online CPU */
 	cfg->mem_budget = 0;           /* 4 GiB: the whole 32-bit NPU address space */
 	cfg->cpu_cache = true;         /* as strict as a board: syncs are needed */
+	cfg->vendor_cleanup = true;    /* as strict as a board: old jobs are dropped */
 }

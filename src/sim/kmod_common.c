@@ -937,6 +937,7 @@ struct rb_sim_kmod *rb_kmod_new(const struct rb_sim_config *cfg, const struct km
 	k->ops = ops;
 	k->mem_budget = cfg->mem_budget ? cfg->mem_budget : DEFAULT_BUDGET;
 	k->cpu_cache = cfg->cpu_cache && !cfg->model_only; /* no data moves without data */
+	k->vendor_cleanup = cfg->vendor_cleanup;
 	k->next_token = OBJ_TOKEN_START;
 	k->next_offset = MMAP_OFFSET_START;
 	k->files[0].open = true;

@@ -147,7 +147,8 @@ struct rb_sim_kmod {
 	struct kmod_dmabuf dmabufs[16];
 	int next_dmabuf;
 	uint64_t mem_used, mem_budget;
-	bool cpu_cache; /* rb_sim_config.cpu_cache, and not model_only */
+	bool cpu_cache;      /* rb_sim_config.cpu_cache, and not model_only */
+	bool vendor_cleanup; /* rb_sim_config.vendor_cleanup */
 	uint64_t next_token, next_offset;
 	_Atomic uint64_t now; /* the latest time any thread reached */
 	struct kmod_group group;

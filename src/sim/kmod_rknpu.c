@@ -771,7 +771,7 @@ static int ioctl_submit(struct rb_sim_kmod *k, void *arg)
 		return err;
 	job->submit_ns = rb_kmod_thread_now(k) + k->cost.submit;
 	rb_kmod_thread_advance(k, job->submit_ns);
-	if (a->flags & RKNPU_JOB_NONBLOCK)
+	if ((a->flags & RKNPU_JOB_NONBLOCK) && k->vendor_cleanup)
 		timeout_clean(k, job->nparts ? job_cores(job) : a->core_mask, job->submit_ns);
 	if (a->flags & RKNPU_JOB_FENCE_OUT) {
 		a->fence_fd = fence_alloc(k, job);

@@ -45,6 +45,10 @@ struct rb_sim_config {
 	 * (rknpu's task descriptors) go through the CPU's view, as a kernel mapping shares
 	 * the CPU's caches. */
 	bool cpu_cache;
+	/* The vendor driver's cleanup on non-blocking submits (on by default): a job whose
+	 * age in µs has reached its timeout in ms is dropped (kmod_rknpu.c). Off only where
+	 * the emulator predicts the time of runs that completed on a board (calibrate). */
+	bool vendor_cleanup;
 	/* The hardware profile the timing model and the kernel's fixed costs come from
 	 * (soc.h); NULL: the embedded configs/soc/rk3588.json. Copied at creation. */
 	const struct rb_soc_profile *soc;

@@ -326,6 +326,9 @@ static int model_times(const struct rb_calib *c, const struct rb_soc_profile *so
 	if (!ops)
 		return -EINVAL;
 	opts.sim.model_only = true; /* timing only: no arithmetic */
+	/* Each row ran to the end on the board: a candidate profile slow enough that the
+	 * vendor's cleanup would drop its jobs is a bad fit, not a run that failed. */
+	opts.sim.vendor_cleanup = false;
 	opts.sim.soc = soc;
 	ret = rb_engine_open(&e, ops, &opts);
 	if (ret)

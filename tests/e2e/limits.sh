@@ -3,7 +3,10 @@
 # the 4 GiB NPU address space or the machine's memory are refused up front with the
 # number that does not fit (exit 2, no output file), and shapes just under still plan
 # and run. The machine's memory comes from a meminfo fixture (RKNN_BENCH_MEMINFO), so
-# the limits are exact and nothing big is ever allocated.
+# the limits are exact and nothing big is ever allocated. The sizes are those of the
+# planner's fixed default plan (--split auto); without a config flag the model-guided
+# default may rank another plan, with other buffers.
+FIXED="--split auto"
 # shellcheck source=tests/e2e/lib.sh
 . tests/e2e/lib.sh
 
@@ -28,16 +31,16 @@ expect_refusal() {
 
 # 4 GiB NPU address space: B of 1x32768x65296 fits with A and C (the planner's own
 # check), but not with the programs and task descriptors; 16 kernels fewer fit.
-expect_exit 2 "plan: just over the NPU address space" -- "$RKNN_BENCH" plan --shape 1x32768x65296
+expect_exit 2 "plan: just over the NPU address space" -- "$RKNN_BENCH" plan $FIXED --shape 1x32768x65296
 expect_grep "needs 4\.0 GiB of NPU buffers \(4295114752 bytes: A 64\.0 KiB, B 4\.0 GiB, C 1\.0 MiB, regcmd 13\.5 MiB, task descriptors 640\.0 KiB\), more than the 4 GiB NPU address space \(4294963200 bytes\)" \
 	"$TMP/err" "plan: the refusal gives the number and the limit"
-expect_exit 0 "plan: just under the NPU address space" -- "$RKNN_BENCH" plan --shape 1x32768x65280
+expect_exit 0 "plan: just under the NPU address space" -- "$RKNN_BENCH" plan $FIXED --shape 1x32768x65280
 # run refuses it before allocating its 4 GiB of inputs (a 1 MiB machine proves it:
 # the NPU limit is named, not the memory)
 printf 'MemAvailable:       1024 kB\n' >"$TMP/tiny"
 expect_refusal "run: just over the NPU address space, before any input exists" \
 	"1x32768x65296: shape 1x32768x65296 fp16 needs 4.0 GiB of NPU buffers (4295114752 bytes" \
-	-- env RKNN_BENCH_MEMINFO="$TMP/tiny" "$RKNN_BENCH" run --device sim --shape 1x32768x65296
+	-- env RKNN_BENCH_MEMINFO="$TMP/tiny" "$RKNN_BENCH" run $FIXED --device sim --shape 1x32768x65296
 
 # The machine's memory: 1x4096x8192 fp16 needs A 8 KiB + B 64 MiB + 2 x C 32 KiB =
 # 65608 KiB of host copies, and on the emulator 64 MiB more of NPU buffers.
@@ -52,9 +55,9 @@ printf 'MemAvailable:      131415 kB\n' >"$TMP/both-over"
 printf 'MemAvailable:      131416 kB\n' >"$TMP/both-under"
 expect_refusal "run sim: NPU buffers and host copies just over the memory" \
 	"shape 1x4096x8192 fp16 needs 128.3 MiB of memory for its NPU buffers and host copies of A, B and 2 of C (134569984 bytes), more than the 128.3 MiB available (134568960 bytes" \
-	-- env RKNN_BENCH_MEMINFO="$TMP/both-over" "$RKNN_BENCH" run --device sim --shape 1x4096x8192 --iters 1 --warmup 0
+	-- env RKNN_BENCH_MEMINFO="$TMP/both-over" "$RKNN_BENCH" run $FIXED --device sim --shape 1x4096x8192 --iters 1 --warmup 0
 expect_exit 0 "run sim: NPU buffers and host copies just fit" -- env RKNN_BENCH_MEMINFO="$TMP/both-under" \
-	"$RKNN_BENCH" run --device sim --shape 1x4096x8192 --iters 1 --warmup 0
+	"$RKNN_BENCH" run $FIXED --device sim --shape 1x4096x8192 --iters 1 --warmup 0
 
 # A + B + C beyond 4 GiB (the planner's own check) is refused by run before its 8 GiB of
 # inputs exist: with 1 MiB of memory it is still the NPU limit that is named.
