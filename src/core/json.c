@@ -226,18 +226,37 @@ int rb_json_load(const char *json, size_t len, const char *label, const char *ex
 	return rc;
 }
 
+/* What rb_json_load_file hands to rb_json_load through rb_json_load_file_with. */
+struct value_dest {
+	const char *expected;
+	cJSON **root;
+};
+
+static int load_value(void *out, const char *json, size_t len, const char *label)
+{
+	const struct value_dest *d = out;
+
+	return rb_json_load(json, len, label, d->expected, d->root);
+}
+
 int rb_json_load_file(const char *path, size_t limit, const char *expected, cJSON **root)
 {
-	char *data;
-	size_t len;
-	int ret;
+	struct value_dest d = {expected, root};
 
 	(void)limit;
 	*root = NULL;
-	ret = rb_file_read(path, &data, &len);
+	return rb_json_load_file_with(path, load_value, &d);
+}
+
+int rb_json_load_file_with(const char *path, rb_json_text_loader load, void *out)
+{
+	char *data;
+	size_t len;
+	int ret = rb_file_read(path, &data, &len);
+
 	if (ret < 0)
 		return ret;
-	ret = rb_json_load(data, len, path, expected, root);
+	ret = load(out, data, len, path);
 	free(data);
 	return ret;
 }

@@ -20,6 +20,17 @@ int rb_json_load(const char *json, size_t len, const char *label, const char *ex
 /* The same for a file read with rb_file_read (its errors name the path). */
 int rb_json_load_file(const char *path, size_t limit, const char *expected, cJSON **root);
 
+/* A loader of one document from JSON text (len bytes), its messages naming `label`. */
+typedef int (*rb_json_text_loader)(void *out, const char *json, size_t len, const char *label);
+/* Reads the file at path (rb_file_read) and loads its text with `load` into out,
+ * labelled with the path: the one _load_file of every loader that takes text. */
+int rb_json_load_file_with(const char *path, rb_json_text_loader load, void *out);
+
+/* Adds s's m, k, n and dtype to the object o, as every document names a shape (in
+ * core/shape.c, beside the dtype names). */
+struct rb_shape;
+void rb_json_add_shape(cJSON *o, const struct rb_shape *s);
+
 /* What an empty shapes file should have held (for messages). */
 #define RB_JSON_EMPTY_SHAPES "an object like {\"pairs\": [...]}"
 

@@ -48,6 +48,14 @@ int rb_dtype_parse(const char *text, enum rb_dtype *out)
 			    text ? text : "(null)");
 }
 
+void rb_json_add_shape(cJSON *o, const struct rb_shape *s)
+{
+	cJSON_AddNumberToObject(o, "m", (double)s->m);
+	cJSON_AddNumberToObject(o, "k", (double)s->k);
+	cJSON_AddNumberToObject(o, "n", (double)s->n);
+	cJSON_AddStringToObject(o, "dtype", rb_dtype_name(s->dtype));
+}
+
 size_t rb_dtype_in_size(enum rb_dtype dtype)
 {
 	switch (dtype) {
@@ -819,15 +827,12 @@ int rb_shape_list_load_string(struct rb_shape_list *list, const char *json, size
 	return 0;
 }
 
+static int load_shapes(void *list, const char *json, size_t len, const char *label)
+{
+	return rb_shape_list_load_string(list, json, len, label);
+}
+
 int rb_shape_list_load_file(struct rb_shape_list *list, const char *path)
 {
-	char *data;
-	size_t len;
-	int rc = rb_file_read(path, &data, &len);
-
-	if (rc)
-		return rc;
-	rc = rb_shape_list_load_string(list, data, len, path);
-	free(data);
-	return rc;
+	return rb_json_load_file_with(path, load_shapes, list);
 }

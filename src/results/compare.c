@@ -279,19 +279,15 @@ int rb_compare_parse(struct rb_compare_report *rep, const char *json, size_t len
 	return ret;
 }
 
+static int load_report(void *rep, const char *json, size_t len, const char *label)
+{
+	return rb_compare_parse(rep, json, len, label);
+}
+
 int rb_compare_load(struct rb_compare_report *rep, const char *path)
 {
-	char *text;
-	size_t len;
-	int ret;
-
 	memset(rep, 0, sizeof(*rep));
-	ret = rb_file_read(path, &text, &len);
-	if (ret < 0)
-		return ret;
-	ret = rb_compare_parse(rep, text, len, path);
-	free(text);
-	return ret;
+	return rb_json_load_file_with(path, load_report, rep);
 }
 
 void rb_compare_report_release(struct rb_compare_report *rep)

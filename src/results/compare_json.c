@@ -3,6 +3,7 @@
 
 #include <cJSON.h>
 
+#include "core/json.h"
 #include "results/compare.h"
 
 /* Undefined numbers are null (README "Output"). */
@@ -49,10 +50,7 @@ static cJSON *row_json(const struct rb_compare_row *row)
 
 	cJSON_AddStringToObject(r, "name", row->name);
 	shape = cJSON_AddObjectToObject(r, "shape");
-	cJSON_AddNumberToObject(shape, "m", (double)e->shape.m);
-	cJSON_AddNumberToObject(shape, "k", (double)e->shape.k);
-	cJSON_AddNumberToObject(shape, "n", (double)e->shape.n);
-	cJSON_AddStringToObject(shape, "dtype", rb_dtype_name(e->shape.dtype));
+	rb_json_add_shape(shape, &e->shape);
 	add_side(r, "base", row->base);
 	add_side(r, "new", row->new_);
 	add_number(r, "change_pct", row->change * 100);

@@ -114,6 +114,26 @@ void rb_engine_close(struct rb_engine *engine)
 	memset(engine, 0, sizeof(*engine));
 }
 
+int rb_engine_configure(struct rb_engine *e, const char *plan, enum rb_npu_launch launch)
+{
+	rb_plan_config_init(&e->opts.plan);
+	e->opts.launch = launch;
+	return rb_plan_config_parse(&e->opts.plan, plan);
+}
+
+int rb_engine_model_us(struct rb_engine *e, const struct rb_shape *shape, const char *plan,
+		       enum rb_npu_launch launch, double *us)
+{
+	struct rb_inputs shape_only = {.shape = *shape};
+	int err = rb_engine_configure(e, plan, launch);
+
+	if (!err)
+		err = e->ops->prepare(e, &shape_only);
+	if (!err)
+		err = e->ops->run(e, NULL, us);
+	return err;
+}
+
 void rb_engine_reproducer(const struct rb_engine *e, const struct rb_result *r, uint64_t seed,
 			  enum rb_data_kind data, enum rb_verify_mode verify, char *buf,
 			  size_t size)

@@ -104,6 +104,14 @@ int rb_engine_open_npu_device(struct rb_npu_device *dev, const struct rb_engine_
 /* What a device needs of every plan config: the mainline program variant on rocket. */
 void rb_engine_plan_for_device(struct rb_plan_config *cfg, const struct rb_npu_device *dev);
 
+/* Sets e's plan config from its text and its launch mode, for the next prepare: 0 or
+ * the plan parser's -EINVAL. */
+int rb_engine_configure(struct rb_engine *e, const char *plan, enum rb_npu_launch launch);
+/* The time of one run of plan on shape, prepared from the shape alone (no data): what a
+ * model-only emulator engine (sim_opts.model_only) gives as the modeled time. */
+int rb_engine_model_us(struct rb_engine *e, const struct rb_shape *shape, const char *plan,
+		       enum rb_npu_launch launch, double *us);
+
 int rb_engine_open(struct rb_engine *engine, const struct rb_engine_ops *ops,
 		   const struct rb_engine_opts *opts);
 void rb_engine_close(struct rb_engine *engine);

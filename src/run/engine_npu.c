@@ -308,31 +308,27 @@ static void npu_close(struct rb_engine *e)
 	e->priv = NULL;
 }
 
+/* The four NPU engines differ only in name, description, whether times are modeled
+ * and whether the vendor driver's check runs; the rest is one implementation. */
+#define NPU_ENGINE_OPS                                                                             \
+	.open = npu_open, .prepare = npu_prepare, .run = npu_run, .read_c = npu_read_c,            \
+	.config = npu_config, .close = npu_close
+
 const struct rb_engine_ops rb_engine_sim = {
     .name = "sim",
     .description = "emulated RK3588 NPU behind the emulated rknpu kernel driver; "
 		   "times are modeled (timing model of a hardware profile calibrated to "
 		   "published measurements)",
     .modeled = true,
-    .open = npu_open,
+    NPU_ENGINE_OPS,
     .check = npu_check,
-    .prepare = npu_prepare,
-    .run = npu_run,
-    .read_c = npu_read_c,
-    .config = npu_config,
-    .close = npu_close,
 };
 
 const struct rb_engine_ops rb_engine_rknpu = {
     .name = "rknpu",
     .description = "RK3588 NPU through the vendor rknpu DRM driver; device wall-clock time",
-    .open = npu_open,
+    NPU_ENGINE_OPS,
     .check = npu_check,
-    .prepare = npu_prepare,
-    .run = npu_run,
-    .read_c = npu_read_c,
-    .config = npu_config,
-    .close = npu_close,
 };
 
 const struct rb_engine_ops rb_engine_sim_rocket = {
@@ -340,22 +336,12 @@ const struct rb_engine_ops rb_engine_sim_rocket = {
     .description = "emulated RK3588 NPU behind the emulated mainline rocket kernel driver; "
 		   "times are modeled",
     .modeled = true,
-    .open = npu_open,
-    .prepare = npu_prepare,
-    .run = npu_run,
-    .read_c = npu_read_c,
-    .config = npu_config,
-    .close = npu_close,
+    NPU_ENGINE_OPS,
 };
 
 const struct rb_engine_ops rb_engine_rocket = {
     .name = "rocket",
     .description = "RK3588 NPU through the mainline rocket accel driver "
 		   "(default: the first accel node of driver rocket); device wall-clock time",
-    .open = npu_open,
-    .prepare = npu_prepare,
-    .run = npu_run,
-    .read_c = npu_read_c,
-    .config = npu_config,
-    .close = npu_close,
+    NPU_ENGINE_OPS,
 };

@@ -65,9 +65,7 @@ static int run_case(struct runner *r, struct rb_selftest_case *c, struct rb_resu
 	memset(&res, 0, sizeof(res));
 	rb_verify_opts_init(&r->verify, c->shape.dtype);
 	r->verify.mode = r->mode;
-	rb_plan_config_init(&r->e.opts.plan);
-	err = rb_plan_config_parse(&r->e.opts.plan, c->plan);
-	r->e.opts.launch = c->launch;
+	err = rb_engine_configure(&r->e, c->plan, c->launch);
 	if (!err)
 		err = rb_measure_entry(&m, &r->e, &entry, r->st->opts.seed, RB_DATA_EXACT, &res);
 	c->err = err;
@@ -624,25 +622,6 @@ static const struct timing_run timing[] = {
     {"mask=0x7", RB_LAUNCH_THREADS, true, {{1, 1024, 4096, FP16}}},
 };
 
-/* The modeled time of c on the built-in profile, through a model-only emulator of the
- * same kernel. */
-static int model_time(const struct rb_selftest *st, struct rb_engine *model,
-		      struct rb_selftest_case *c)
-{
-	struct rb_inputs shape_only = {.shape = c->shape};
-	int err;
-
-	rb_plan_config_init(&model->opts.plan);
-	err = rb_plan_config_parse(&model->opts.plan, c->plan);
-	model->opts.launch = c->launch;
-	if (!err)
-		err = model->ops->prepare(model, &shape_only);
-	if (!err)
-		err = model->ops->run(model, NULL, &c->model_us);
-	(void)st;
-	return err;
-}
-
 static int keep_result(struct rb_selftest *st, struct rb_result *res,
 		       const struct rb_selftest_case *c, size_t run)
 {
@@ -678,7 +657,8 @@ static int timing_case(struct runner *r, struct rb_engine *model, const struct t
 
 	make_case(&c, &s, t->plan, t->launch);
 	memset(&res, 0, sizeof(res));
-	err = model_time(r->st, model, &c);
+	/* the modeled time on the built-in profile: a model-only emulator of the same kernel */
+	err = rb_engine_model_us(model, &c.shape, c.plan, c.launch, &c.model_us);
 	if (err)
 		return rb_selftest_fail(r->st, 7, err, "device-error", NULL,
 					"the model cannot run %s: %s", t->plan, rb_last_error());

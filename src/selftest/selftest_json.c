@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "selftest/selftest.h"
 
 static cJSON *case_json(const struct rb_selftest_case *c)
@@ -10,10 +11,7 @@ static cJSON *case_json(const struct rb_selftest_case *c)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "what", c->what);
-	cJSON_AddNumberToObject(o, "m", (double)c->shape.m);
-	cJSON_AddNumberToObject(o, "k", (double)c->shape.k);
-	cJSON_AddNumberToObject(o, "n", (double)c->shape.n);
-	cJSON_AddStringToObject(o, "dtype", rb_dtype_name(c->shape.dtype));
+	rb_json_add_shape(o, &c->shape);
 	cJSON_AddStringToObject(o, "plan", c->plan);
 	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(c->launch));
 	cJSON_AddStringToObject(o, "status", c->err ? "error" : c->wrong ? "wrong" : "ok");

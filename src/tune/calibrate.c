@@ -298,21 +298,6 @@ int rb_calib_add_report(struct rb_calib *c, const char *path)
 
 /* ---- the model of the rows: each plan run through the emulator ---- */
 
-static int run_row(struct rb_engine *e, const struct rb_calib_row *row, double *us)
-{
-	struct rb_inputs shape_only = {.shape = row->shape};
-	int ret;
-
-	rb_plan_config_init(&e->opts.plan);
-	ret = rb_plan_config_parse(&e->opts.plan, row->plan);
-	e->opts.launch = row->launch;
-	if (!ret)
-		ret = e->ops->prepare(e, &shape_only);
-	if (!ret)
-		ret = e->ops->run(e, NULL, us);
-	return ret;
-}
-
 /* The modeled time of every row on `soc`. */
 static int model_times(const struct rb_calib *c, const struct rb_soc_profile *soc, double *us)
 {
@@ -334,16 +319,17 @@ static int model_times(const struct rb_calib *c, const struct rb_soc_profile *so
 	if (ret)
 		return ret;
 	for (size_t i = 0; ret == 0 && i < c->n_rows; i++) {
-		ret = run_row(&e, &c->rows[i], &us[i]);
+		const struct rb_calib_row *row = &c->rows[i];
+
+		ret = rb_engine_model_us(&e, &row->shape, row->plan, row->launch, &us[i]);
 		if (ret) {
 			char why[512];
 
 			snprintf(why, sizeof(why), "%s",
 				 rb_last_error()); /* the buffer is reused */
 			ret = rb_set_error(ret, "%s: the model cannot run %s (%s, %s): %s",
-					   c->reports[c->rows[i].report], c->rows[i].name,
-					   c->rows[i].plan, rb_npu_launch_name(c->rows[i].launch),
-					   why);
+					   c->reports[row->report], row->name, row->plan,
+					   rb_npu_launch_name(row->launch), why);
 		}
 	}
 	rb_engine_close(&e);

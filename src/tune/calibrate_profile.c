@@ -84,10 +84,7 @@ static cJSON *row_json(const struct rb_calib *c, const struct rb_calib_row *r)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "name", r->name);
-	cJSON_AddNumberToObject(o, "m", (double)r->shape.m);
-	cJSON_AddNumberToObject(o, "k", (double)r->shape.k);
-	cJSON_AddNumberToObject(o, "n", (double)r->shape.n);
-	cJSON_AddStringToObject(o, "dtype", rb_dtype_name(r->shape.dtype));
+	rb_json_add_shape(o, &r->shape);
 	cJSON_AddStringToObject(o, "plan", r->plan);
 	cJSON_AddStringToObject(o, "launch", rb_npu_launch_name(r->launch));
 	cJSON_AddStringToObject(o, "report", c->reports[r->report]);

@@ -23,11 +23,12 @@
 
 #include "core/json.h"
 #include "core/error.h"
-#include "core/fileio.h"
 #include "npu/plan.h"
 #include "tune/tuned_doc.h"
 
-#define MAX_WARNINGS 32
+/* What an empty tuned file should have held (for messages). */
+#define TUNED_EXPECTED "a tuned kernel JSON"
+#define MAX_WARNINGS   32
 
 struct rb_tuned_db {
 	cJSON *root;
@@ -459,17 +460,21 @@ static int load_pairs(struct rb_tuned_db *db, const char *label)
 	return ret;
 }
 
-int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len, const char *label)
+/* Takes root (a loaded tuned JSON, NULL when loading failed with ret) into a new db. */
+static int tuned_from_root(struct rb_tuned_db **out, cJSON *root, int ret, const char *label)
 {
-	struct rb_tuned_db *db = calloc(1, sizeof(*db));
-	int ret;
+	struct rb_tuned_db *db;
 
 	*out = NULL;
-	if (!db)
+	if (ret < 0)
+		return ret;
+	db = calloc(1, sizeof(*db));
+	if (!db) {
+		cJSON_Delete(root);
 		return rb_set_error(-ENOMEM, "%s: out of memory", label);
-	ret = rb_json_load(json, len, label, "a tuned kernel JSON", &db->root);
-	if (ret == 0)
-		ret = load_pairs(db, label);
+	}
+	db->root = root;
+	ret = load_pairs(db, label);
 	if (ret < 0) {
 		rb_tuned_free(db);
 		return ret;
@@ -478,18 +483,20 @@ int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len,
 	return 0;
 }
 
+int rb_tuned_load_string(struct rb_tuned_db **out, const char *json, size_t len, const char *label)
+{
+	cJSON *root = NULL;
+	int ret = rb_json_load(json, len, label, TUNED_EXPECTED, &root);
+
+	return tuned_from_root(out, root, ret, label);
+}
+
 int rb_tuned_load_file(struct rb_tuned_db **db, const char *path)
 {
-	char *data;
-	size_t len;
-	int ret = rb_file_read(path, &data, &len);
+	cJSON *root = NULL;
+	int ret = rb_json_load_file(path, 0, TUNED_EXPECTED, &root);
 
-	*db = NULL;
-	if (ret < 0)
-		return ret;
-	ret = rb_tuned_load_string(db, data, len, path);
-	free(data);
-	return ret;
+	return tuned_from_root(db, root, ret, path);
 }
 
 void rb_tuned_free(struct rb_tuned_db *db)
