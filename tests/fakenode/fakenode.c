@@ -67,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -139,6 +140,7 @@ static struct {
 	int (*munmap)(void *, size_t);
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*close)(int);
+	int (*flock)(int, int);
 } real;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -246,6 +248,7 @@ static void init(void)
 	real.munmap = dlsym(RTLD_NEXT, "munmap");
 	real.poll = dlsym(RTLD_NEXT, "poll");
 	real.close = dlsym(RTLD_NEXT, "close");
+	real.flock = dlsym(RTLD_NEXT, "flock");
 }
 
 static void init_once_(void)
@@ -1126,6 +1129,25 @@ int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 }
 
 /* ---- close ---- */
+
+/* rknn-bench takes an exclusive flock on the device node (dev/npu_device.c). A fake
+ * node's descriptor is /dev/null underneath, one inode for every fake node of every
+ * process, so a real flock would make unrelated tests running side by side (and any
+ * other user of /dev/null) hold each other's "NPU": on a fake descriptor the lock is
+ * granted at once. The fake node is one board per process; the lock between processes
+ * is tested on the emulator's node file (tests/e2e/device_lock.sh). */
+int flock(int fd, int op)
+{
+	bool fake = false;
+
+	init_once_();
+	if (fd >= 0 && fd < FD_SLOTS) {
+		pthread_mutex_lock(&lock);
+		fake = slots[fd].type != SLOT_FREE;
+		pthread_mutex_unlock(&lock);
+	}
+	return fake ? 0 : real.flock(fd, op);
+}
 
 int close(int fd)
 {
