@@ -344,8 +344,15 @@ static void write_grids(FILE *f, const struct rb_page *page)
 		fputs("<p class=\"note\">No tune cache with records among the inputs.</p>\n", f);
 		return;
 	}
-	fputs("<div class=\"grids\">\n", f);
+	fputs("<p class=\"note\">Green the fastest cell, red the slowest (the scale under each "
+	      "map); ★ and an outline mark the best cell.</p>\n",
+	      f);
 	for (size_t i = 0; i < page->n_grids; i++) {
+		if (i == 0 || strcmp(page->grids[i].source, page->grids[i - 1].source) != 0) {
+			fputs(i ? "</div>\n<h3>" : "<h3>", f);
+			html_text(f, page->grids[i].source);
+			fputs("</h3>\n<div class=\"grids\">\n", f);
+		}
 		fputs("<div>", f);
 		heading(f, "h4", page->grids[i].title, page->grids[i].modeled);
 		svg_grid(f, &page->grids[i]);

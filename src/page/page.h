@@ -88,6 +88,7 @@ struct rb_page_bars {
 
 struct rb_page_grid {
 	char title[RB_PAGE_TEXT * 2];
+	char source[RB_PAGE_TEXT]; /* the cache and which records: "c.jsonl, the timing model" */
 	char row_axis[32], col_axis[32];
 	char rows[RB_PAGE_GRID][32], cols[RB_PAGE_GRID][32];
 	size_t n_rows, n_cols;

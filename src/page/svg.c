@@ -272,7 +272,7 @@ void svg_bars(FILE *f, const struct rb_page_bar *bar, const struct rb_page_bars 
 }
 
 #define CELL_W  90.0
-#define CELL_H  28.0
+#define CELL_H  24.0
 #define GRID_X0 100.0
 #define GRID_Y0 36.0
 
@@ -296,13 +296,16 @@ static void grid_range(const struct rb_page_grid *g, double *lo, double *hi)
 			}
 }
 
+/* A cell; the first with the grid's best time is marked as the best (*marked then
+ * set), any later one with the same time says it ties. */
 static void grid_cell(FILE *f, const struct rb_page_grid *g, size_t i, size_t j, double lo,
-		      double hi)
+		      double hi, bool *marked)
 {
 	double x = GRID_X0 + (double)j * CELL_W, y = GRID_Y0 + (double)i * CELL_H;
 	double us = g->us[i][j];
-	bool best = isfinite(us) && us == lo;
+	bool ties = isfinite(us) && us == lo, best = ties && !*marked;
 
+	*marked = *marked || best;
 	fprintf(f, "<rect class=\"cell%s\" x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"",
 		isfinite(us) ? (best ? " best" : "") : " empty", x, y, CELL_W - 2, CELL_H - 2);
 	if (isfinite(us)) {
@@ -316,7 +319,8 @@ static void grid_cell(FILE *f, const struct rb_page_grid *g, size_t i, size_t j,
 	html_text(f, g->cols[j]);
 	fputs(": ", f);
 	if (isfinite(us))
-		fprintf(f, "%.1f µs%s</title></rect>", us, best ? " (the best)" : "");
+		fprintf(f, "%.1f µs%s</title></rect>", us,
+			best ? " (the best)" : (ties ? " (ties the best)" : ""));
 	else
 		fprintf(f, "%s</title></rect>",
 			g->tried[i][j] ? "every config failed" : "not in the space");
@@ -331,7 +335,7 @@ static void grid_cell(FILE *f, const struct rb_page_grid *g, size_t i, size_t j,
 
 #define LEGEND_STEPS 10
 #define LEGEND_W     24.0
-#define LEGEND_H     44.0
+#define LEGEND_H     24.0
 
 /* The colour scale under the grid: fastest (green) to slowest (red) in steps, the end
  * values in µs, the best cell's mark and the grey of cells without a time. */
@@ -355,15 +359,15 @@ static void grid_legend(FILE *f, double top, double lo, double hi)
 	}
 	x += LEGEND_STEPS * LEGEND_W;
 	fprintf(f,
-		"<text class=\"tick\" x=\"%.0f\" y=\"%.0f\">%.1f µs (slowest)</text>"
-		"<text class=\"tick\" x=\"4\" y=\"%.0f\">★ the best cell (outlined); grey: every "
-		"config failed (failed) or none in the space (-)</text></g>",
-		x + 6, top + 14, hi, top + 34);
+		"<text class=\"tick\" x=\"%.0f\" y=\"%.0f\">%.1f µs (slowest); grey: no "
+		"time</text></g>",
+		x + 6, top + 14, hi);
 }
 
 void svg_grid(FILE *f, const struct rb_page_grid *g)
 {
 	double lo, hi, bottom = GRID_Y0 + (double)g->n_rows * CELL_H;
+	bool marked = false;
 
 	grid_range(g, &lo, &hi);
 	fprintf(f,
@@ -388,7 +392,7 @@ void svg_grid(FILE *f, const struct rb_page_grid *g)
 		html_text(f, g->rows[i]);
 		fputs("</text>", f);
 		for (size_t j = 0; j < g->n_cols; j++)
-			grid_cell(f, g, i, j, lo, hi);
+			grid_cell(f, g, i, j, lo, hi, &marked);
 	}
 	if (isfinite(lo))
 		grid_legend(f, bottom + 8, lo, hi);
