@@ -447,7 +447,7 @@ void svg_totals(FILE *f, const struct rb_page_total *const *rows, size_t n)
 	fprintf(f,
 		"<svg class=\"totals\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
 		"height=\"%.0f\">",
-		TOT_LABEL + TOT_W + 200, (double)n * (TOT_H + 4) + 4);
+		TOT_LABEL + TOT_W + 300, (double)n * (TOT_H + 4) + 4);
 	for (size_t i = 0; i < n; i++) {
 		double tps = tokens_per_s(rows[i]), y = 2 + (double)i * (TOT_H + 4);
 		double w = max > 0 && isfinite(tps) ? tps / max * TOT_W : 0;
