@@ -74,8 +74,8 @@ static void grid_add(struct rb_page_grid *g, const char *row, const char *col,
 static void grid_setup(struct rb_page_grid *g, const char *title, const char *shape,
 		       const char *row_axis, const char *col_axis, bool modeled)
 {
-	snprintf(g->title, sizeof(g->title), "%s, %s: best time over %s x %s", shape, title,
-		 row_axis, col_axis);
+	snprintf(g->title, sizeof(g->title), "%s: %s x %s", shape, row_axis, col_axis);
+	snprintf(g->source, sizeof(g->source), "%s", title);
 	snprintf(g->row_axis, sizeof(g->row_axis), "%s", row_axis);
 	snprintf(g->col_axis, sizeof(g->col_axis), "%s", col_axis);
 	for (size_t i = 0; i < RB_PAGE_GRID; i++)
@@ -116,8 +116,8 @@ static int shape_grids(struct rb_page *page, const struct rb_tune_cache *c, cons
 		return -ENOMEM;
 	a = &page->grids[page->n_grids - 2]; /* the two just added */
 	b = a + 1;
-	snprintf(title, sizeof(title), "%s (%s)",
-		 kind == RB_TUNE_MODEL ? "the timing model" : "the device", path);
+	snprintf(title, sizeof(title), "%s: the best time per cell, %s", path,
+		 kind == RB_TUNE_MODEL ? "by the timing model" : "measured on the device");
 	grid_setup(a, title, shape, "core mask", "bank split", modeled);
 	grid_setup(b, title, shape, "split weights", "launch mode", modeled);
 	for (int pass = 0; pass < 2; pass++) {

@@ -231,6 +231,8 @@ struct rb_page_bar *page_bar(struct rb_page_bars *c, const char *name, const cha
 	c->n_bars++;
 	snprintf(b->name, sizeof(b->name), "%s", name);
 	snprintf(b->shape, sizeof(b->shape), "%s", shape);
+	b->count = 1;
+	b->share = NAN;
 	for (int i = 0; i < RB_PAGE_BARS; i++)
 		b->us[i] = NAN;
 	return b;
@@ -371,6 +373,14 @@ int rb_page_add_compare(struct rb_page *page, const struct rb_compare *cmp, cons
 		return -ENOMEM;
 	snprintf(c->series[0], sizeof(c->series[0]), "base");
 	snprintf(c->series[1], sizeof(c->series[1]), "new");
+	snprintf(c->notes, sizeof(c->notes), "change and verdict");
+	page->compare = (struct rb_page_compare){.present = true,
+						 .matched = cmp->matched,
+						 .regressions = cmp->regressions,
+						 .improvements = cmp->improvements,
+						 .only_base = cmp->only_base,
+						 .only_new = cmp->only_new,
+						 .geomean_change = cmp->geomean_change};
 	for (size_t i = 0; i < cmp->n_rows; i++) {
 		const struct rb_compare_row *row = &cmp->rows[i];
 		const struct rb_compare_entry *e = row->base ? row->base : row->new_;
@@ -383,6 +393,8 @@ int rb_page_add_compare(struct rb_page *page, const struct rb_compare *cmp, cons
 			return -ENOMEM;
 		b->us[0] = row->base ? row->base->median_us : NAN;
 		b->us[1] = row->new_ ? row->new_->median_us : NAN;
+		b->m = (long long)e->shape.m;
+		snprintf(b->verdict, sizeof(b->verdict), "%s", rb_verdict_name(row->verdict));
 		if (isfinite(row->change))
 			snprintf(b->note[1], sizeof(b->note[1]), "%+.2f%% %s", row->change * 100,
 				 rb_verdict_name(row->verdict));

@@ -13,13 +13,17 @@
  *              the MAC ceiling (per dtype) and the DDR ceiling: the ones a run report
  *              records, else those of the embedded hardware profile (hw/soc.h) with
  *              every core. Where they come from is written under the chart.
- *   bars       per pair of a tuned JSON: the default config's time, the tuned one and
- *              the best rknn_matmul_api config, with the configs beside them;
- *              compare: base and new median per paired result.
+ *   bars       per unique shape of a tuned JSON (its pairs counted and named, its
+ *              share of the total at its M): the default config's time, the tuned
+ *              one and the best rknn_matmul_api config, with the configs beside
+ *              them, on one scale per shape; compare: base and new median per
+ *              paired result, the verdicts coloured, the geomean and the counts.
  *   heatmaps   per shape of a cache: the best time over core mask x CBUF bank split and
  *              over split weights x launch mode (the timing model's records when the
  *              cache has them, else the device's).
- *   totals     the per-token decode and per-prompt prefill totals a report records.
+ *   totals     the per-token decode and per-prompt prefill totals a report records,
+ *              as a chart of tokens per second (decode 1e6 / µs per token, prefill
+ *              M x 1e6 / µs per prompt) with the µs beside.
  *   provenance every scalar of a run report's context, a tuned JSON's top level and a
  *              cache's header, and the host-settings warnings.
  *
@@ -58,18 +62,25 @@ struct rb_page_roofline {
 	size_t n_points, cap_points;
 };
 
-/* One group of bars: up to three times of one layer. */
+/* One group of bars: up to three times of one unique shape, shared by `count` pairs
+ * (a tuned JSON lists a shape once per layer: 16 identical rows per decode layer). */
 #define RB_PAGE_BARS 3
 struct rb_page_bar {
-	char name[RB_PAGE_TEXT];
+	char name[RB_PAGE_TEXT];      /* the first pair's name */
+	char names[RB_PAGE_TEXT * 2]; /* every pair's, as many as fit ("" when one) */
 	char shape[64];
-	double us[RB_PAGE_BARS];                   /* NAN: none */
+	long long m;             /* rows of A: the prompt or token the pair belongs to */
+	size_t count;            /* pairs with this shape */
+	double share;            /* of the chart's total at this m (count x time); NAN: none */
+	double us[RB_PAGE_BARS]; /* NAN: none */
 	char note[RB_PAGE_BARS][RB_PAGE_TEXT * 2]; /* shown beside the bars (a config) */
+	char verdict[32]; /* compare: the verdict ("regression", ...); "" otherwise */
 };
 
 struct rb_page_bars {
 	char title[RB_PAGE_TEXT * 2];
 	char series[RB_PAGE_BARS][32]; /* "default", "tuned", "rknn_matmul_api"; "" unused */
+	char notes[32];                /* the heading of the notes' column */
 	bool modeled;
 	struct rb_page_bar *bars;
 	size_t n_bars, cap_bars;
@@ -77,6 +88,7 @@ struct rb_page_bars {
 
 struct rb_page_grid {
 	char title[RB_PAGE_TEXT * 2];
+	char source[RB_PAGE_TEXT]; /* the cache and which records: "c.jsonl, the timing model" */
 	char row_axis[32], col_axis[32];
 	char rows[RB_PAGE_GRID][32], cols[RB_PAGE_GRID][32];
 	size_t n_rows, n_cols;
@@ -110,8 +122,16 @@ struct rb_page_source {
 	size_t n_facts, cap_facts;
 };
 
+/* A comparison's summary, as the text output ends with. */
+struct rb_page_compare {
+	bool present;
+	size_t matched, regressions, improvements, only_base, only_new;
+	double geomean_change; /* new/base - 1; NAN: no matched row */
+};
+
 struct rb_page {
 	char title[RB_PAGE_TEXT];
+	struct rb_page_compare compare;
 	struct rb_page_source *sources;
 	size_t n_sources, cap_sources;
 	struct rb_page_roofline *rooflines;

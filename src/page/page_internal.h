@@ -41,5 +41,10 @@ void svg_roofline(FILE *f, const struct rb_page_roofline *r);
 void svg_bars(FILE *f, const struct rb_page_bar *bar, const struct rb_page_bars *chart,
 	      double max_us);
 void svg_grid(FILE *f, const struct rb_page_grid *g);
+/* One total per way of running a file's pairs at one M, as tokens per second. */
+#define RB_PAGE_TOTAL_ROWS 8
+void svg_totals(FILE *f, const struct rb_page_total *const *rows, size_t n);
+/* The human name of a totals array ("tuned" -> "tuned (rknn-bench)"). */
+const char *page_total_label(const char *which);
 
 #endif

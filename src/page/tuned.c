@@ -88,42 +88,98 @@ static double with_host(double device_us, double host_us)
 	return device_us + (isfinite(host_us) ? host_us : 0);
 }
 
-/* One bar group per pair with a tuned config: default, tuned, rknn_matmul_api; each bar
- * device + host time, the parts in its note. */
+/* The bar of an earlier pair with the same shape (and so the same configs and times:
+ * tune measures each unique shape once), or NULL. */
+static struct rb_page_bar *same_shape(struct rb_page_bars *c, const char *shape)
+{
+	for (size_t i = 0; i < c->n_bars; i++)
+		if (strcmp(c->bars[i].shape, shape) == 0)
+			return &c->bars[i];
+	return NULL;
+}
+
+/* Another pair of the bar's shape: counted, and named while the list is short (the
+ * rest stand as "…": the count says how many). */
+#define PAIR_NAMES 72
+static void add_name(struct rb_page_bar *b, const char *name)
+{
+	size_t used = strlen(b->names);
+
+	if (!used)
+		used = (size_t)snprintf(b->names, sizeof(b->names), "%s", b->name);
+	if (used + strlen(name) < PAIR_NAMES)
+		snprintf(b->names + used, sizeof(b->names) - used, ", %s", name);
+	else if (!strstr(b->names, ", …"))
+		snprintf(b->names + used, sizeof(b->names) - used, ", …");
+	b->count++;
+}
+
+/* Each shape's share of the total at its M: count x its time (tuned, else default)
+ * over the sum of those at the same M. */
+static void bar_shares(struct rb_page_bars *c)
+{
+	for (size_t i = 0; i < c->n_bars; i++) {
+		struct rb_page_bar *b = &c->bars[i];
+		int s = isfinite(b->us[1]) ? 1 : 0;
+		double sum = 0;
+
+		for (size_t j = 0; j < c->n_bars; j++)
+			if (c->bars[j].m == b->m && isfinite(c->bars[j].us[s]))
+				sum += (double)c->bars[j].count * c->bars[j].us[s];
+		b->share = sum > 0 && isfinite(b->us[s]) ? (double)b->count * b->us[s] / sum : NAN;
+	}
+}
+
+/* The bars of a pair: default, tuned, rknn_matmul_api; each device + host time, the
+ * parts in its note. */
+static void pair_bars(struct rb_page_bar *b, const struct rb_tuned_config *t,
+		      const struct rb_tuned_times *times)
+{
+	b->m = (long long)t->shape.m;
+	b->us[0] = with_host(times->default_us, times->default_host_us);
+	snprintf(b->note[0], sizeof(b->note[0]), "all auto, three cores, fences");
+	b->us[1] = with_host(t->median_us, times->host_us);
+	snprintf(b->note[1], sizeof(b->note[1]),
+		 "%s (%s): device %.1f µs + host %.1f µs (modeled, Cortex-A76)", t->config,
+		 t->launch, t->median_us, b->us[1] - t->median_us);
+	if (t->api.present) {
+		b->us[2] = with_host(t->api.median_us, times->api_host_us);
+		api_note(b->note[2], sizeof(b->note[2]), &t->api);
+	}
+}
+
+/* One bar group per unique shape with a tuned config, its pairs counted and named. */
 static int tuned_bars(struct rb_page *page, const struct rb_tuned_db *db, const char *path,
 		      bool modeled)
 {
 	char title[2 * RB_PAGE_TEXT];
 	struct rb_page_bars *c;
 
-	snprintf(title, sizeof(title), "Time per layer before and after tuning (%s)", path);
+	snprintf(title, sizeof(title), "Time per unique shape before and after tuning (%s)", path);
 	c = page_chart(page, title, modeled);
 	if (!c)
 		return -ENOMEM;
 	snprintf(c->series[0], sizeof(c->series[0]), "default");
 	snprintf(c->series[1], sizeof(c->series[1]), "tuned");
 	snprintf(c->series[2], sizeof(c->series[2]), "rknn_matmul_api");
+	snprintf(c->notes, sizeof(c->notes), "configs");
 	for (size_t j = 0; j < rb_tuned_count(db); j++) {
 		const struct rb_tuned_config *t = rb_tuned_at(db, j);
-		const struct rb_tuned_times *times = rb_tuned_times_at(db, j);
 		struct rb_page_bar *b;
 		char shape[64];
 
 		page_shape_text(&t->shape, shape, sizeof(shape));
+		b = same_shape(c, shape);
+		if (b) {
+			add_name(b, t->name);
+			continue;
+		}
 		b = page_bar(c, t->name, shape);
 		if (!b)
 			return -ENOMEM;
-		b->us[0] = with_host(times->default_us, times->default_host_us);
-		snprintf(b->note[0], sizeof(b->note[0]), "all auto, three cores, fences");
-		b->us[1] = with_host(t->median_us, times->host_us);
-		snprintf(b->note[1], sizeof(b->note[1]),
-			 "%s (%s): device %.1f µs + host %.1f µs (modeled, Cortex-A76)", t->config,
-			 t->launch, t->median_us, b->us[1] - t->median_us);
-		if (t->api.present) {
-			b->us[2] = with_host(t->api.median_us, times->api_host_us);
-			api_note(b->note[2], sizeof(b->note[2]), &t->api);
-		}
+		pair_bars(b, t, rb_tuned_times_at(db, j));
 	}
+	bar_shares(c);
 	return 0;
 }
 

@@ -2,9 +2,11 @@
 # run report, a tuned JSON and its tune cache (marks counted against the inputs), bad
 # inputs (file named, exit 2, no output file), and a real browser: headless Chromium
 # renders the page to build/artifacts/report.png, with no console error and the same
-# marks in the DOM it built. The browser part is skipped under a RUNNER (qemu) and
-# where Chromium is missing.
+# marks in the DOM it built, and lays it out under a height. The browser part is skipped
+# under a RUNNER (qemu) and where Chromium is missing. The structure checks shared with
+# the prefill tune (tuned_roundtrip_models.sh) are in lib_report.sh.
 . tests/e2e/lib.sh
+. tests/e2e/lib_report.sh
 ARTIFACTS=${BUILD:-build}/artifacts
 RUN_FAST="--device sim --iters 1 --warmup 0 --verify sample"
 FAST="$RUN_FAST --quiet"
@@ -20,7 +22,6 @@ cat >"$TMP/space.json" <<'EOF'
 EOF
 
 json() { "$JSONCHECK" "$1" "$2" 2>&1; }
-count() { grep -o -- "$1" "$2" | wc -l | tr -d ' '; }
 
 # The heatmap cells a cache should give: per shape, with the timing model's records if
 # it has any (else the device's), distinct masks x distinct bank splits plus distinct
@@ -91,6 +92,12 @@ expect_grep 'host_settings' "$PAGE" "provenance: host settings"
 expect_grep 'fp16 MAC [0-9]+ GFLOP/s' "$PAGE" "MAC ceiling drawn"
 expect_grep 'DDR [0-9.]+ GB/s' "$PAGE" "DDR ceiling drawn"
 
+expect_grep '<h1>rknn-bench report: run report, tuned JSON and tune cache<span class="badge modeled"' \
+	"$PAGE" "the title names every kind of file shown, modeled as they all are"
+expect_exit 0 "report on the tuned JSON and its cache" -- \
+	$RKNN_BENCH report "$TMP/tuned.json" "$CACHE" -o "$TMP/tuned.html"
+page_structure tuned "$TMP/tuned.html" "$TMP/tuned.json"
+
 expect_exit 0 "-o - writes the page to stdout" -- $RKNN_BENCH report "$TMP/tuned.json" -o -
 expect_grep '^<!DOCTYPE html>' "$TMP/out" "stdout holds the page"
 
@@ -104,6 +111,7 @@ if [ "${CHECK_SCOPE:-}" != quick ]; then
 	got=$(count '<rect class="cell' "$TMP/default.html")
 	[ "$got" = "$cells" ] && ok "default tune: heatmap cells as in the cache ($got)" ||
 		not_ok "default tune heatmap cells" "got $got, wanted $cells"
+	page_structure "default tune" "$TMP/default.html" "$TMP/default.json"
 fi
 
 # --- compare --------------------------------------------------------------------------
@@ -113,6 +121,19 @@ expect_grep '^<!DOCTYPE html>' "$TMP/out" "compare writes the page"
 got=$(count '<rect class="bar ' "$TMP/out")
 [ "$got" = $((2 * results)) ] && ok "compare: base and new bar per result" ||
 	not_ok "compare bars" "got $got, wanted $((2 * results))"
+cp "$TMP/out" "$TMP/cmp-stdout.html"
+$RKNN_BENCH compare "$TMP/run.json" "$TMP/run.json" >"$TMP/cmp.txt" 2>&1
+summary=$(tail -n 1 "$TMP/cmp.txt" | sed 's/^geomean: //')
+grep -q "^geomean: .*regressions\?, .*improvements\?\$" "$TMP/cmp.txt" &&
+	[ "$(sed -e 's/<[^>]*>//g' "$TMP/cmp-stdout.html" | grep -c -F "geomean: $summary")" = 1 ] &&
+	ok "compare page: the geomean and counts of the text output ($summary)" ||
+	not_ok "compare page geomean" "text: $(tail -n 1 "$TMP/cmp.txt")"
+expect_grep '<th>change and verdict</th>' "$TMP/cmp-stdout.html" "compare page: the verdicts' column"
+[ "$(count '<span class="verdict same">' "$TMP/cmp-stdout.html")" -ge "$results" ] &&
+	ok "compare page: each verdict in its colour (identical runs: grey)" ||
+	not_ok "compare page: coloured verdicts"
+expect_grep '<h1>rknn-bench compare: [^<]*: run reports<span class="badge modeled"' \
+	"$TMP/cmp-stdout.html" "compare page: the title names the kind of file"
 expect_exit 0 "compare -o x.html" -- \
 	$RKNN_BENCH compare "$TMP/run.json" "$TMP/run.json" -o "$TMP/cmp.html"
 expect_grep '^base: ' "$TMP/out" "the table still goes to stdout"
@@ -150,20 +171,10 @@ expect_exit 2 "an error keeps an existing output" -- \
 	not_ok "the existing output is untouched"
 
 # --- a real browser -------------------------------------------------------------------
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -n "${RUNNER:-}" ]; then
-	ok "headless Chromium render # SKIP under RUNNER (emulated target; the HTML is checked above)"
-elif [ -z "$CHROMIUM" ]; then
-	ok "headless Chromium render # SKIP chromium missing"
+skip=$(chrome_skip)
+if [ -n "$skip" ]; then
+	ok "headless Chromium render # SKIP $skip"
 else
-	# chrome FILE ARGS...: one headless run on FILE, its log in $TMP/chrome.log.
-	chrome() {
-		f=$1
-		shift
-		timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
-			--user-data-dir="$TMP/profile" --enable-logging=stderr --v=0 "$@" \
-			"file://$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" 2>"$TMP/chrome.log"
-	}
 	# The console check must be able to fail: a page with an error shows up in the log.
 	echo '<html><body><script>console.error("boom")</script></body></html>' >"$TMP/bad.html"
 	chrome "$TMP/bad.html" --dump-dom >/dev/null
@@ -175,13 +186,18 @@ else
 		not_ok "chromium loaded the page" "$(tail -n 5 "$TMP/chrome.log")"
 	! grep -q 'CONSOLE' "$TMP/chrome.log" && ok "no console message" ||
 		not_ok "no console message" "$(grep CONSOLE "$TMP/chrome.log" | head -n 5)"
+	maps=$(count 'class="heatmap"' "$PAGE")
+	totals=$(($(totals_entries "$TMP/tuned.json") + $(json "$TMP/run.json" totals.#)))
 	for mark in "circle class=\"point:$points" "rect class=\"bar :$bars" \
-		"rect class=\"cell:$(expected_cells "$CACHE")"; do
+		"rect class=\"cell:$(expected_cells "$CACHE")" "rect class=\"cell best:$maps" \
+		"g class=\"legend\":$maps" "rect class=\"total :$totals"; do
 		want=${mark##*:}
 		got=$(count "<${mark%:*}" "$TMP/dom.html")
 		[ "$got" = "$want" ] && ok "DOM has $want <${mark%:*}> marks" ||
 			not_ok "DOM marks <${mark%:*}>" "got $got, wanted $want"
 	done
+
+	page_height_check "the page of a run, a tuned JSON and a cache" "$PAGE" 6000
 
 	mkdir -p "$ARTIFACTS"
 	rm -f "$ARTIFACTS/report.png"

@@ -19,3 +19,7 @@ SPACE
 
 roundtrip qwen configs/qwen2.5-1.5b.json
 roundtrip prefill configs/llama-3.2-1b-prefill.json --space "$TMP/prefill-space.json" --top 1
+# The report page of this prefill tune (lib_report.sh): a row per unique shape, under
+# 6,000 px in Chromium.
+. tests/e2e/lib_report.sh
+report_prefill_check "$TMP/prefill.json"

@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "page/page.h"
+#include "page/page_internal.h"
 
 #define HEADER                                                                                     \
 	"{\"schema\":\"rknn-bench-tune-cache/1\",\"tool_version\":\"0.1.0\",\"device\":\"sim\","   \
@@ -134,8 +135,144 @@ static void test_tuned(void **state)
 	fclose(f);
 	assert_null(strstr(html, "<script"));
 	assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-	assert_non_null(strstr(html, "<title>a &amp; b</title>"));
+	assert_non_null(strstr(html, "<title>a &amp; b: tuned JSON (modeled)</title>"));
 	assert_non_null(strstr(html, "class=\"badge modeled\""));
+	free(html);
+	rb_page_release(&page);
+}
+
+/* Three pairs, two of one shape: one row for them (counted, both named, their share of
+ * the M = 1 total), totals as a tokens/s chart, a title naming the kind of file. */
+#define PAIR(name, n, us, def)                                                                     \
+	"{\"src0\":{\"row\":1,\"col\":64},\"src1\":{\"row\":64,\"col\":" n "},\"name\":\"" name    \
+	"\",\"tuned\":{\"config\":\"mask=0x1\",\"launch\":\"fences\"},\"measured\":{\"device\":"   \
+	"\"sim\",\"modeled\":true,\"median_us\":" us ",\"gflops\":0.8,\"gbps\":0.8,"               \
+	"\"default_us\":" def "}}"
+#define TOTAL(us)                                                                                  \
+	"[{\"m\":1,\"kind\":\"decode\",\"per\":\"token\",\"pairs\":3,\"total_us\":" us "}]"
+
+static const char grouped[] =
+    "{\"schema\":\"rknn-bench-tuned/1\",\"device\":\"sim\",\"modeled\":true,\"soc\":\"x\","
+    "\"pairs\":[" PAIR("q-0", "64", "10", "12") "," PAIR("q-1", "64", "10", "12") "," PAIR(
+	"up", "128", "30",
+	"40") "],\"totals\":{\"default\":" TOTAL("64") ",\"tuned\":" TOTAL("50") "}}";
+
+static char *page_html(const struct rb_page *page)
+{
+	char *html = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&html, &len);
+
+	assert_non_null(f);
+	assert_int_equal(rb_page_write_html(f, page), 0);
+	fclose(f);
+	return html;
+}
+
+static size_t count(const char *text, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+static void test_grouped(void **state)
+{
+	const struct rb_page_bar *b;
+	struct rb_page page;
+	char *html;
+
+	(void)state;
+	rb_page_init(&page, "t");
+	assert_int_equal(rb_page_add_tuned(&page, "g.json", grouped, sizeof(grouped) - 1), 0);
+	assert_int_equal(page.charts[0].n_bars, 2); /* two unique shapes of three pairs */
+	b = &page.charts[0].bars[0];
+	assert_int_equal(b->count, 2);
+	assert_string_equal(b->names, "q-0, q-1");
+	assert_true(fabs(b->share - 20.0 / 50.0) < 1e-9); /* 2 x 10 of 2 x 10 + 30 */
+	assert_int_equal(page.charts[0].bars[1].count, 1);
+	assert_true(fabs(page.charts[0].bars[1].share - 30.0 / 50.0) < 1e-9);
+	html = page_html(&page);
+	assert_int_equal(count(html, "<tr class=\"group\">"), 2);
+	assert_non_null(strstr(html, "<b>2 pairs</b>: q-0, q-1"));
+	assert_non_null(strstr(html, "<td class=\"num\">40.0%</td>"));
+	/* decode tokens/s = 1e6 / µs per token: 20000 tuned, 15625 default */
+	assert_int_equal(count(html, "<rect class=\"total "), 2);
+	assert_non_null(strstr(html, "20000.0 tokens/s (50.0 µs per token)"));
+	assert_non_null(strstr(html, "15625.0 tokens/s (64.0 µs per token)"));
+	assert_non_null(strstr(html, "<title>t: tuned JSON (modeled)</title>"));
+	free(html);
+	rb_page_release(&page);
+}
+
+/* The heatmaps' legends and best cells; roofline points at one spot under one label. */
+static void test_legend_and_labels(void **state)
+{
+	struct rb_page_roofline *r;
+	struct rb_page page;
+	char *html;
+
+	(void)state;
+	rb_page_init(&page, "t");
+	assert_int_equal(rb_page_add_cache(&page, "c.jsonl", cache, sizeof(cache) - 1), 0);
+	r = page_roofline(&page, "sim", true);
+	assert_non_null(r);
+	r->peak_gflops[0] = 1000;
+	r->ddr_gbps = 10;
+	for (int i = 0; i < 3; i++) /* points 1-3 at one spot, 4 far from them */
+		assert_int_equal(page_point(r, "same", false, 50, 100), 0);
+	assert_int_equal(page_point(r, "apart", false, 2, 10), 0);
+	html = page_html(&page);
+	/* mask 0x7 with auto banks, and even weights with fences: 20 µs, the best */
+	assert_int_equal(count(html, "<rect class=\"cell best\""), 2);
+	assert_int_equal(count(html, "20.0 µs (the best)"), 2);
+	assert_int_equal(count(html, "<g class=\"legend\">"), 2);
+	assert_int_equal(count(html, "50.0 µs (slowest)"), 2);
+	assert_int_equal(count(html, "<text class=\"num\""), 2);
+	assert_non_null(strstr(html, ">1-3</text>"));
+	assert_non_null(strstr(html, ">4</text>"));
+	/* a page of one modeled cache says modeled; its title names the kind */
+	assert_non_null(strstr(html, "<title>t: tune cache (modeled)</title>"));
+	free(html);
+	rb_page_release(&page);
+}
+
+/* The compare page: the geomean and the counts as the text output ends with, the
+ * verdicts coloured under a column named for them; a measured file and a modeled one
+ * make a title that says both. */
+static void test_compare(void **state)
+{
+	struct rb_compare_entry base = {
+	    .shape = {.m = 1, .k = 64, .n = 64}, .device = "sim", .modeled = true, .median_us = 10};
+	struct rb_compare_entry new_ = base;
+	struct rb_compare_row row = {.base = &base,
+				     .new_ = &new_,
+				     .name = "q",
+				     .change = 0.5,
+				     .verdict = RB_VERDICT_REGRESSION};
+	struct rb_compare cmp = {
+	    .rows = &row, .n_rows = 1, .matched = 1, .regressions = 1, .geomean_change = 0.5};
+	struct rb_page page;
+	char *html;
+
+	(void)state;
+	new_.median_us = 15;
+	rb_page_init(&page, "c");
+	assert_int_equal(rb_page_add_compare(&page, &cmp, "a.json", "b.json"), 0);
+	assert_non_null(page_source(&page, "a.json", "run report", true));
+	assert_non_null(page_source(&page, "b.json", "run report", false));
+	html = page_html(&page);
+	assert_non_null(strstr(html, "geomean: +50.00% over 1 matched row (new/base median); "
+				     "<span class=\"verdict regression\">1 regression</span>"));
+	assert_non_null(strstr(html, "<th>change and verdict</th>"));
+	assert_null(strstr(html, "<th>configs</th>"));
+	assert_non_null(strstr(html, "<span class=\"verdict regression\">+50.00% regression"));
+	assert_non_null(strstr(html, "<title>c: run reports (modeled and measured)</title>"));
+	assert_non_null(strstr(html,
+			       "<h1>c: run reports<span class=\"badge modeled\">modeled</span>"
+			       "<span class=\"badge measured\">and measured</span></h1>"));
 	free(html);
 	rb_page_release(&page);
 }
@@ -162,10 +299,10 @@ static void test_bad_totals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cache_grids),
-	    cmocka_unit_test(test_cache_errors),
-	    cmocka_unit_test(test_tuned),
-	    cmocka_unit_test(test_bad_totals),
+	    cmocka_unit_test(test_cache_grids), cmocka_unit_test(test_cache_errors),
+	    cmocka_unit_test(test_tuned),       cmocka_unit_test(test_bad_totals),
+	    cmocka_unit_test(test_grouped),     cmocka_unit_test(test_legend_and_labels),
+	    cmocka_unit_test(test_compare),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
