@@ -374,10 +374,12 @@ static int collect_paths(const struct cli_command *cmd, void *o, const struct cl
 
 	FOR_EACH_OPT(cmd, r)
 	{
-		const char *path =
-		    *(const char **)((char *)group_of(cmd, o, r.group) + r.opt->offset);
+		const char *path;
 
-		if (!r.opt->path || !path)
+		if (!r.opt->path) /* only a path option's offset holds a string */
+			continue;
+		path = *(const char **)((char *)group_of(cmd, o, r.group) + r.opt->offset);
+		if (!path)
 			continue;
 		if (cli_paths_add(p, label_of(r.opt, labels[k++]), path, r.opt->path) < 0)
 			return -1;
