@@ -477,10 +477,12 @@ void *rb_kmod_bo_cpu(const struct kbo *bo)
 
 void rb_kmod_bo_sync(struct kbo *bo, uint64_t offset, uint64_t len, bool to_device)
 {
-	char *mem = (char *)bo->mem + offset, *cpu = (char *)bo->cpu + offset;
+	char *mem, *cpu;
 
-	if (!bo->cpu || !len)
+	if (!bo->cpu || !len) /* coherent: nothing to copy */
 		return;
+	mem = (char *)bo->mem + offset;
+	cpu = (char *)bo->cpu + offset;
 	if (to_device)
 		memcpy(mem, cpu, len);
 	else
