@@ -7,36 +7,22 @@
 
 #include "core/error.h"
 #include "model/ggml_rknn.h"
+#include "npu/plan_rank.h"
 #include "tune/tune.h"
 
-/* Bytes over the modeled bandwidth (1 GB/s is 1000 bytes per µs), in whole ns as the
- * emulator's clock counts: sums of these round as sums of device times do, so a merged
- * tune adds up to the same totals as a whole one. */
-static double host_bytes_us(double bytes)
-{
-	return round(bytes / RB_TUNE_HOST_GBPS) / 1e3;
-}
-
+/* The host part of a config is the planner's model of it (npu/plan_rank.c), in the
+ * tune's own struct. */
 void rb_tune_host_model(const struct rb_plan *p, struct rb_tune_host *h)
 {
-	const struct rb_shape *s = &p->shape;
-	double c_bytes = (double)s->m * (double)s->n * (double)rb_dtype_out_size(s->dtype);
-	double a_bytes = (double)s->m * (double)s->k * p->bpe;
-	/* fp16 partials go through a float buffer first (npu/job.c unpack_block) */
-	double per_slice =
-	    (double)p->c_cube_bytes + 2 * c_bytes + (p->out == RB_PREC_FP16 ? 2 * c_bytes : 0);
+	struct rb_plan_host ph;
 
-	h->pack_a_us = host_bytes_us(a_bytes + (double)p->a_bytes);
-	h->unpack_us = host_bytes_us((double)p->c_cube_bytes + c_bytes);
-	h->kslice_us = host_bytes_us(per_slice * (p->n_kslices > 1 ? p->n_kslices - 1 : 0));
+	rb_plan_host_model(p, &ph);
+	*h = (struct rb_tune_host){ph.pack_a_us, ph.unpack_us, ph.kslice_us};
 }
 
 double rb_tune_host_us(const struct rb_plan *plan)
 {
-	struct rb_tune_host h;
-
-	rb_tune_host_model(plan, &h);
-	return h.pack_a_us + h.unpack_us + h.kslice_us;
+	return rb_plan_host_us(plan);
 }
 
 void rb_tune_point_host(struct rb_tune_point *p, const struct rb_shape *shape)

@@ -41,6 +41,7 @@
 
 #include "npu/job.h"
 #include "npu/plan.h"
+#include "npu/plan_rank.h"
 #include "rknn_bench/shape.h"
 
 /* ---- the space ---- */
@@ -131,7 +132,7 @@ struct rb_tune_point {
  * is bytes moved by each host phase over RB_TUNE_HOST_GBPS (docs/tuned-json.md, "The
  * host part", gives the figure's public source: it is the SoC's sequential bandwidth,
  * more than one thread reaches, so host_us is a lower bound). */
-#define RB_TUNE_HOST_GBPS  17.0
+#define RB_TUNE_HOST_GBPS  RB_PLAN_HOST_GBPS
 #define RB_TUNE_HOST_MODEL "cortex-a76 bytes/17GB/s v1"
 
 struct rb_tune_host {
